@@ -1,0 +1,1 @@
+"""The deterministic provider simulator (OpenAI- and Anthropic-shaped)."""

@@ -1,0 +1,1 @@
+"""Session stores behind one small interface (:class:`simulator.store.base.SessionStore`)."""
