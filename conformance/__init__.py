@@ -1,0 +1,28 @@
+"""Conformance checks for Hermes context engines, as a pytest plugin and a plain API.
+
+``pytest --engine=mypkg:Engine`` runs every registered check; ``run_conformance`` runs
+the same registry without pytest. Checks are registered by contract clause
+(``docs/contract.md``) in :mod:`conformance.registry`.
+"""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+import pytest
+
+pytest.register_assert_rewrite("conformance.expect")
+
+try:
+    __version__ = _version("context-engine-kit")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.1.0+source"
+
+from simulator.contract import CONTRACT_VERSION  # noqa: E402
+
+__all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
+
+
+def run_conformance(engine_factory, **kwargs):
+    """Run every registered check against ``engine_factory``; see :func:`conformance.runner.run_conformance`."""
+    from conformance.runner import run_conformance as _run
+
+    return _run(engine_factory, **kwargs)

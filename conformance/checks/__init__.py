@@ -1,0 +1,1 @@
+"""Check modules, one per contract section (a_surface: A, v_messages: V, ...)."""

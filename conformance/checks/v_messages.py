@@ -1,0 +1,96 @@
+"""Checks of contract section V: compress() output and select_context() replacements are
+valid OpenAI-format message sequences (V1-V4).
+
+Each clause is checked on both surfaces (variants ``compress`` and ``select_context``).
+Histories are drawn with Hypothesis; half of them cross the engine's threshold so the
+engine really compacts.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from conformance.checks._drive import compress_like_host, overrides_select_context, select_like_host
+from conformance.context import CheckSkipped
+from conformance.expect import MUST, fail, v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.registry import check
+from conformance.strategies import transcripts
+
+SURFACES = ("compress", "select_context")
+
+
+def _outputs(ctx, clause, variant, validate):
+    """Draw histories, run the surface, and call ``validate(history, output)`` on real outputs."""
+    probe = ctx.new_engine()
+    if variant == "select_context" and not overrides_select_context(probe):
+        raise CheckSkipped("engine keeps the ABC default select_context (returns None); the host never calls it (H2)")
+
+    @ctx.settings()
+    @given(data=st.data())
+    def run(data):
+        engine = ctx.new_engine()
+        threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or ctx.window // 2
+        over = data.draw(st.booleans(), label="over_threshold")
+        history = data.draw(transcripts(min_tokens=threshold + 500 if over else 0), label="history")
+        if variant == "compress":
+            out = compress_like_host(clause, MUST, engine, history)
+        else:
+            out = select_like_host(clause, MUST, engine, history)
+            if out is None:
+                return  # "no change": H3
+        validate(history, out)
+
+    run()
+
+
+def _report(clause, variant, problems, history, out):
+    if problems:
+        where = "compress() output" if variant == "compress" else "select_context() replacement"
+        fail(clause, MUST, where, expected=_EXPECT[clause], got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+             context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}",
+             example={"history": history})
+
+
+_EXPECT = {
+    "V1": "a list of dicts, each with a role in system/user/assistant/tool",
+    "V2": "every tool call answered exactly once after it, and no orphan tool result",
+    "V3": "content a str, a list of typed parts, or None only on an assistant with tool_calls",
+    "V4": "the system prompt to stay first",
+}
+
+
+@check("V1", "list-of-role-dicts", level=MUST, variants=SURFACES,
+       title="output is a list of dicts with valid roles")
+def check_list_of_role_dicts(ctx, variant):
+    """V1: every item is a dict whose role is system/user/assistant/tool."""
+    _outputs(ctx, "V1", variant, lambda h, out: _report("V1", variant, v1_problems(out), h, out))
+
+
+@check("V2", "tool-results-paired", level=MUST, variants=SURFACES,
+       title="no orphan tool calls or tool results")
+def check_tool_results_paired(ctx, variant):
+    """V2: each assistant tool_calls id has exactly one later tool result, and vice versa."""
+    def validate(h, out):
+        if not v1_problems(out):
+            _report("V2", variant, v2_problems(out), h, out)
+    _outputs(ctx, "V2", variant, validate)
+
+
+@check("V3", "content-types", level=MUST, variants=SURFACES,
+       title="content is a str, a list of parts, or None where allowed")
+def check_content_types(ctx, variant):
+    """V3: content types by role."""
+    def validate(h, out):
+        if not v1_problems(out):
+            _report("V3", variant, v3_problems(out), h, out)
+    _outputs(ctx, "V3", variant, validate)
+
+
+@check("V4", "system-prompt-first", level=MUST, variants=SURFACES,
+       title="the system prompt, if any, stays first")
+def check_system_prompt_first(ctx, variant):
+    """V4: when the input starts with a system message, so does the output (a note may be appended)."""
+    def validate(h, out):
+        if not v1_problems(out):
+            _report("V4", variant, v4_problems(h, out), h, out)
+    _outputs(ctx, "V4", variant, validate)

@@ -1,0 +1,92 @@
+"""``context-engine-kit``: the command-line front end.
+
+Subcommands:
+- ``check MODULE:ATTR [--engine-kwargs JSON] [--json FILE] [pytest/plugin options...]``:
+  run the conformance checks (through pytest, so every plugin option works) and exit
+  non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
+  ``--state-dir`` is given.
+- ``serve``: the provider simulator over HTTP on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sys
+import tempfile
+from typing import List, Optional
+
+from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
+
+
+def _plugin_autoloaded() -> bool:
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    try:
+        eps = importlib.metadata.entry_points(group="pytest11")
+    except Exception:
+        return False
+    return any(ep.value == "conformance.plugin" for ep in eps)
+
+
+def _check(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="context-engine-kit check",
+        description="Run the conformance checks against an engine and print a verdict by clause. "
+                    "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).")
+    parser.add_argument("engine", help="MODULE:ATTR of a ContextEngine subclass or factory")
+    parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the verdict as JSON")
+    parser.add_argument("--state-dir", default=None, metavar="DIR",
+                        help="where failure files go (default: a new temp dir)")
+    args, rest = parser.parse_known_args(argv)
+    try:
+        load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast, kit-style message
+    except EngineSpecError as exc:
+        print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
+        return 4
+    import pytest
+
+    state = args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-")
+    pytest_args = ["--engine", args.engine, "-p", "no:cacheprovider", "--rootdir", state,
+                   "--conformance-failures-dir", os.path.join(state, "failures")]
+    if not _plugin_autoloaded():
+        pytest_args += ["-p", "conformance.plugin"]
+    if args.engine_kwargs:
+        pytest_args += ["--engine-kwargs", args.engine_kwargs]
+    if args.json:
+        pytest_args += ["--conformance-json", os.path.abspath(args.json)]
+    print(f"context-engine-kit: state in {state}")
+    return int(pytest.main(pytest_args + rest))
+
+
+def _serve(argv: List[str]) -> int:
+    try:
+        from simulator.provider import http
+    except ImportError as exc:  # pragma: no cover - the provider ships http
+        print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
+        return 2
+    return int(http.main(argv) or 0)
+
+
+COMMANDS = {"check": _check, "serve": _serve}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``context-engine-kit`` console script; returns the exit code."""
+    from simulator.host import shim
+
+    shim.install()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
+              "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
+              "  serve               run the provider simulator over HTTP on 127.0.0.1\n",
+              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

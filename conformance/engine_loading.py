@@ -1,0 +1,135 @@
+"""Resolve ``--engine=MODULE:ATTR`` (plus ``--engine-kwargs`` JSON) into an engine factory.
+
+ATTR is a class or a factory callable; it may be dotted (``pkg.mod:Outer.Engine``). Every
+failure raises :class:`EngineSpecError` with one paragraph naming what was tried and
+what to do; no traceback from inside the kit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional
+
+REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
+
+SPEC_HELP = (
+    "Give the engine as MODULE:ATTR, where ATTR is a ContextEngine subclass or a factory "
+    "returning one, e.g. --engine=mypkg.engine:MyEngine (kwargs with --engine-kwargs='{\"k\": 1}')."
+)
+
+
+class EngineSpecError(Exception):
+    """The ``--engine`` value could not be turned into an engine; the message says why."""
+
+
+def parse_kwargs(text: Optional[str]) -> Dict[str, Any]:
+    """Parse ``--engine-kwargs``: a JSON object, or empty.
+
+    Raises:
+        EngineSpecError: not valid JSON, or not an object.
+    """
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EngineSpecError(
+            f"--engine-kwargs={text!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
+            "Give a JSON object, e.g. --engine-kwargs='{\"model\": \"test\"}'."
+        ) from None
+    if not isinstance(value, dict):
+        raise EngineSpecError(
+            f"--engine-kwargs must be a JSON object, got {type(value).__name__} ({text!r})."
+        )
+    return value
+
+
+def looks_like_engine(obj: Any) -> bool:
+    """True when ``obj`` has ``name`` and the required methods (A1-A4)."""
+    return all(callable(getattr(obj, m, None)) for m in REQUIRED_METHODS) and hasattr(obj, "name")
+
+
+@dataclass
+class EngineFactory:
+    """Builds a fresh engine per call: ``target(**kwargs)``.
+
+    Attributes:
+        spec: the ``MODULE:ATTR`` text (used in repro commands).
+        target: the class or factory callable.
+        kwargs: keyword arguments from ``--engine-kwargs``.
+    """
+
+    spec: str
+    target: Callable[..., Any]
+    kwargs: Dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> Any:
+        return self.target(**self.kwargs)
+
+    def repro_args(self) -> str:
+        """The command-line options that select this engine again."""
+        out = f"--engine={self.spec}"
+        if self.kwargs:
+            out += " --engine-kwargs='" + json.dumps(self.kwargs, sort_keys=True) + "'"
+        return out
+
+
+def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> EngineFactory:
+    """Resolve ``MODULE:ATTR`` into an :class:`EngineFactory`.
+
+    Raises:
+        EngineSpecError: no colon, module not importable, attribute missing, or the
+            object is neither an engine class nor a callable.
+    """
+    from simulator.host import shim
+
+    shim.install()
+    spec = (spec or "").strip()
+    if ":" not in spec or spec.startswith(":") or spec.endswith(":"):
+        raise EngineSpecError(f"--engine={spec!r} is not of the form MODULE:ATTR. {SPEC_HELP}")
+    module_name, _, attr_path = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        where = "; ".join(p or "." for p in sys.path[:4])
+        raise EngineSpecError(
+            f"--engine={spec!r}: module {module_name!r} could not be imported "
+            f"(ModuleNotFoundError: {exc}). Searched sys.path starting with: {where} ... "
+            "Install your package in this environment (pip install -e .) or add its folder to "
+            "PYTHONPATH."
+        ) from None
+    except Exception as exc:
+        raise EngineSpecError(
+            f"--engine={spec!r}: importing module {module_name!r} raised "
+            f"{type(exc).__name__}: {exc}. Fix the error in your module (run "
+            f"python -c 'import {module_name}' to see the traceback)."
+        ) from None
+    target: Any = module
+    for part in attr_path.split("."):
+        if not hasattr(target, part):
+            names = sorted(n for n in dir(target) if not n.startswith("_"))[:12]
+            raise EngineSpecError(
+                f"--engine={spec!r}: {getattr(target, '__name__', module_name)!r} has no attribute "
+                f"{part!r}. Public names there: {', '.join(names) or '(none)'}. {SPEC_HELP}"
+            )
+        target = getattr(target, part)
+    if inspect.isclass(target):
+        if not looks_like_engine(target):
+            missing = [m for m in REQUIRED_METHODS if not callable(getattr(target, m, None))]
+            raise EngineSpecError(
+                f"--engine={spec!r} names class {target.__name__!r}, which is not a context engine "
+                f"(missing {', '.join(missing) or 'name'}). Subclass "
+                "agent.context_engine.ContextEngine and implement name, update_from_response, "
+                "should_compress and compress."
+            )
+    elif not callable(target):
+        raise EngineSpecError(
+            f"--engine={spec!r} names a {type(target).__name__}, not a class or factory. "
+            "If it is an engine instance, give its class or a function that returns a new one. "
+            + SPEC_HELP
+        )
+    return EngineFactory(spec, target, dict(kwargs or {}))

@@ -1,0 +1,201 @@
+"""Hypothesis strategies for OpenAI-format transcripts, valid by construction.
+
+``transcripts()`` draws whole histories: an optional system prompt, then turns of a user
+message, optionally an assistant ``tool_calls`` message (parallel calls, reused provider
+ids) with its ``tool`` results (in any order), and an assistant reply. Text comes from
+Faker locales (Latin, CJK, RTL, Cyrillic) plus emoji, seeded by a drawn integer; long
+tool outputs are built from a drawn seed, never drawn character by character. Every draw
+is labelled so a failure's shrunk example reads clearly.
+
+Knobs: ``min_turns``/``max_turns``, ``min_tokens`` (forces threshold-crossing histories by
+appending filler tool turns), ``tool_calls``, ``multipart``, ``long_outputs``,
+``uids`` (``"none"``, ``"all"``, ``"some"``, ``"duplicates"``, ``"any"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from functools import lru_cache
+from typing import Any, Dict, List, Optional
+
+from hypothesis import strategies as st
+
+from simulator.provider.tokens import count_messages
+
+LOCALES = ("en_US", "ja_JP", "zh_CN", "ar_AA", "ru_RU", "he_IL", "ko_KR")
+EMOJI = ("🚀", "✅", "🔥", "🧪", "📦", "👩‍💻", "🇯🇵", "❤️")
+LONG_OUTPUT_CHARS = (400, 2_000, 8_000, 40_000)
+TOOL_NAMES = ("read_file", "search_code", "run_tests", "list_dir", "web_fetch")
+
+
+@lru_cache(maxsize=None)
+def _faker(locale: str):
+    from faker import Faker
+
+    return Faker(locale)
+
+
+def text_from_seed(seed: int, locale: str, sentences: int) -> str:
+    """Deterministic text of about ``sentences`` sentences in ``locale`` (plus maybe emoji)."""
+    fake = _faker(locale)
+    fake.seed_instance(seed)
+    text = fake.paragraph(nb_sentences=max(1, sentences))
+    if seed % 3 == 0:
+        text += " " + EMOJI[seed % len(EMOJI)]
+    return text
+
+
+def blob_from_seed(seed: int, chars: int) -> str:
+    """A JSON-ish tool output of about ``chars`` characters, built from ``seed``."""
+    rng = random.Random(seed)
+    rows = []
+    size = 0
+    i = 0
+    while size < chars:
+        row = json.dumps({"path": f"src/mod_{rng.randrange(1000)}/file_{i}.py", "line": rng.randrange(1, 5000),
+                          "match": "def handler_%d(request): return %d" % (rng.randrange(10**6), rng.randrange(100))})
+        rows.append(row)
+        size += len(row) + 1
+        i += 1
+    return "\n".join(rows)[:chars]
+
+
+def uid_from_seed(seed: int, index: int) -> str:
+    """A deterministic ``message_uid``-shaped value (32 lowercase hex)."""
+    return hashlib.sha256(f"{seed}:{index}".encode()).hexdigest()[:32]
+
+
+@st.composite
+def texts(draw, *, label: str = "text", max_sentences: int = 6) -> str:
+    """Natural-language text in a drawn locale."""
+    locale = draw(st.sampled_from(LOCALES), label=f"{label}.locale")
+    seed = draw(st.integers(0, 2**31 - 1), label=f"{label}.seed")
+    sentences = draw(st.integers(1, max_sentences), label=f"{label}.sentences")
+    return text_from_seed(seed, locale, sentences)
+
+
+@st.composite
+def user_content(draw, *, multipart: bool = True, label: str = "user") -> Any:
+    """A user message's content: a string, or a list of text and image parts."""
+    text = draw(texts(label=label))
+    if multipart and draw(st.booleans(), label=f"{label}.multipart"):
+        parts: List[Dict[str, Any]] = [{"type": "text", "text": text}]
+        if draw(st.booleans(), label=f"{label}.image"):
+            parts.append({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+        return parts
+    return text
+
+
+@st.composite
+def tool_turn(draw, *, first_call: int, parallel: bool = True, long_outputs: bool = True,
+              reuse_ids: bool = True, label: str = "tools") -> List[Dict[str, Any]]:
+    """An assistant ``tool_calls`` message followed by its ``tool`` results (any order)."""
+    n = draw(st.integers(1, 3 if parallel else 1), label=f"{label}.calls")
+    reuse = reuse_ids and draw(st.integers(0, 9), label=f"{label}.reuse_id") == 0
+    ids = [f"call_{first_call + k}" for k in range(n)]
+    if reuse:
+        ids[0] = "call_0"  # a provider id reused from an earlier turn (valid once answered)
+    calls = []
+    for cid in ids:
+        name = draw(st.sampled_from(TOOL_NAMES), label=f"{label}.name")
+        calls.append({"id": cid, "type": "function",
+                      "function": {"name": name, "arguments": json.dumps({"query": cid, "limit": 5})}})
+    content = draw(st.sampled_from([None, "", "Let me look."]), label=f"{label}.assistant_content")
+    msgs: List[Dict[str, Any]] = [{"role": "assistant", "content": content, "tool_calls": calls}]
+    order = draw(st.permutations(list(range(n))), label=f"{label}.result_order")
+    for k in order:
+        if long_outputs:
+            chars = draw(st.sampled_from(LONG_OUTPUT_CHARS), label=f"{label}.output_chars")
+            seed = draw(st.integers(0, 2**31 - 1), label=f"{label}.output_seed")
+            output = blob_from_seed(seed, chars)
+        else:
+            output = draw(texts(label=f"{label}.output"))
+        msgs.append({"role": "tool", "tool_call_id": ids[k], "content": output})
+    return msgs
+
+
+def _stamp_uids(messages: List[Dict[str, Any]], mode: str, seed: int) -> None:
+    for i, m in enumerate(messages):
+        if mode == "all" or (mode == "some" and (seed + i) % 3) or mode == "duplicates":
+            m["message_uid"] = uid_from_seed(seed, i)
+    if mode == "duplicates" and len(messages) > 3:
+        messages[-2]["message_uid"] = messages[1]["message_uid"]
+
+
+@st.composite
+def transcripts(
+    draw,
+    *,
+    min_turns: int = 1,
+    max_turns: int = 10,
+    system: Optional[bool] = None,
+    tool_calls: bool = True,
+    parallel: bool = True,
+    multipart: bool = True,
+    long_outputs: bool = True,
+    min_tokens: int = 0,
+    uids: str = "any",
+    end_with_user: Optional[bool] = None,
+) -> List[Dict[str, Any]]:
+    """A valid OpenAI-format history (V1-V4 hold by construction).
+
+    Args:
+        min_turns, max_turns: number of user turns drawn.
+        system: force a system prompt (True), none (False) or draw it (None).
+        min_tokens: if the drawn history has fewer cl100k tokens, filler tool turns
+            (deterministic, from a drawn seed) are appended until it has more.
+        uids: how ``message_uid`` is stamped (U2 tolerance: present, absent, duplicated).
+        end_with_user: end on a user message (True), an assistant reply (False) or draw.
+    """
+    has_system = draw(st.booleans(), label="system") if system is None else system
+    messages: List[Dict[str, Any]] = []
+    if has_system:
+        messages.append({"role": "system", "content": draw(texts(label="system_prompt", max_sentences=4))})
+    turns = draw(st.integers(min_turns, max_turns), label="turns")
+    next_call = 0
+    for t in range(turns):
+        messages.append({"role": "user", "content": draw(user_content(multipart=multipart, label=f"turn{t}.user"))})
+        if tool_calls and draw(st.booleans(), label=f"turn{t}.uses_tools"):
+            block = draw(tool_turn(first_call=next_call, parallel=parallel, long_outputs=long_outputs,
+                                   label=f"turn{t}.tools"))
+            next_call += len(block[0]["tool_calls"])
+            messages.extend(block)
+        messages.append({"role": "assistant", "content": draw(texts(label=f"turn{t}.reply"))})
+    if min_tokens:
+        seed = draw(st.integers(0, 2**31 - 1), label="filler_seed")
+        k = 0
+        while count_messages(messages) <= min_tokens:
+            cid = f"call_fill_{k}"
+            messages += [
+                {"role": "user", "content": text_from_seed(seed + k, "en_US", 3)},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"big.json\"}"}}]},
+                {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + k, 6_000)},
+                {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 2)},
+            ]
+            k += 1
+    wants_user_end = draw(st.booleans(), label="end_with_user") if end_with_user is None else end_with_user
+    if wants_user_end:
+        messages.append({"role": "user", "content": draw(texts(label="last_user"))})
+    mode = draw(st.sampled_from(["none", "all", "some", "duplicates"]), label="uids") if uids == "any" else uids
+    _stamp_uids(messages, mode, draw(st.integers(0, 2**31 - 1), label="uid_seed"))
+    return messages
+
+
+def usage_dicts() -> st.SearchStrategy[Dict[str, int]]:
+    """A2 usage dicts: the three required keys, and any subset of the five buckets."""
+    tokens = st.integers(0, 2_000_000)
+
+    @st.composite
+    def build(draw):
+        prompt = draw(tokens, label="prompt_tokens")
+        completion = draw(st.integers(0, 100_000), label="completion_tokens")
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
+            if draw(st.booleans(), label=f"has_{key}"):
+                usage[key] = draw(st.integers(0, prompt + completion), label=key)
+        return usage
+
+    return build()

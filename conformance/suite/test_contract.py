@@ -1,0 +1,19 @@
+"""One parametrized test, one item per registered check (ids are the check ids)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import registry
+from conformance.outcome import raise_for_result
+from conformance.runner import run_check
+
+_CHECKS = registry.all_checks()
+
+
+@pytest.mark.parametrize("check_id", [c.id for c in _CHECKS], ids=[c.id for c in _CHECKS])
+def test_contract(check_id, conformance_context, conformance_run_options):
+    """Run the registered check ``check_id`` against the engine under test."""
+    chk = registry.get(check_id)
+    result = run_check(chk, conformance_context, **conformance_run_options(chk))
+    raise_for_result(result, strict=conformance_run_options.strict)

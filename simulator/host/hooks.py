@@ -1,0 +1,100 @@
+"""Per-request and per-turn hooks: identity skipping (H2) and fail-open calls (H1, H3, H5).
+
+``overrides(engine, name)`` follows Hermes: a hook counts as overridden unless its
+underlying function *is* the ABC's default. An instance-attribute function counts as an
+override; an engine that is not a ContextEngine but has a callable hook is called.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any, Dict, List, Optional
+
+from simulator.host import shim
+
+log = logging.getLogger("simulator.host")
+
+SELECT_CONTEXT_FAILED = "Context engine select_context hook failed; using unmodified request messages"
+SELECT_CONTEXT_INVALID = (
+    "Context engine select_context returned an invalid value (not a non-empty list of dicts); "
+    "ignoring it and using unmodified request messages"
+)
+ON_TURN_COMPLETE_FAILED = "Context engine on_turn_complete hook failed; ignoring"
+
+
+def overrides(engine: Any, name: str) -> bool:
+    """H2: True when ``engine.<name>`` is callable and is not the ABC's default function."""
+    if engine is None:
+        return False
+    hook = getattr(engine, name, None)
+    if not callable(hook):
+        return False
+    default = shim.default_method(name)
+    if default is None:
+        return True
+    return getattr(hook, "__func__", None) is not default
+
+
+def apply_select_context(
+    engine: Any,
+    request_messages: List[Dict[str, Any]],
+    *,
+    conversation_messages: Optional[List[Dict[str, Any]]],
+    incoming_message: Optional[Dict[str, Any]],
+    budget_tokens: int,
+    recorder: Any = None,
+) -> List[Dict[str, Any]]:
+    """H1-H4: return the messages for one provider call.
+
+    Skipped by identity when the engine keeps the ABC default (H2): the very same list
+    object comes back and nothing is copied. Otherwise the engine gets deep copies of
+    the persisted history and the incoming message (so it cannot corrupt them), and:
+    None -> the same object, silently; an exception, ``[]``, a non-list or a list holding
+    a non-dict -> the same object with a WARNING (fail-open, H1/H3); a non-empty list of
+    dicts -> used for this one call only.
+    """
+    if not overrides(engine, "select_context"):
+        return request_messages
+    conv = copy.deepcopy(conversation_messages) if conversation_messages is not None else None
+    incoming = copy.deepcopy(incoming_message) if isinstance(incoming_message, dict) else incoming_message
+    call = recorder.call if recorder is not None else _plain_call
+    try:
+        selected = call(
+            engine,
+            "select_context",
+            request_messages,
+            conversation_messages=conv,
+            incoming_message=incoming,
+            budget_tokens=budget_tokens,
+        )
+    except Exception:
+        log.warning(SELECT_CONTEXT_FAILED, exc_info=True)
+        return request_messages
+    if selected is None:
+        return request_messages
+    if isinstance(selected, list) and selected and all(isinstance(m, dict) for m in selected):
+        return selected
+    log.warning(SELECT_CONTEXT_INVALID)
+    return request_messages
+
+
+def fire_on_turn_complete(
+    engine: Any,
+    transcript: List[Dict[str, Any]],
+    usage: Optional[Dict[str, Any]],
+    recorder: Any = None,
+    **meta: Any,
+) -> None:
+    """H5: hand the engine a shallow copy of the final transcript; swallow and log errors."""
+    if not overrides(engine, "on_turn_complete"):
+        return
+    call = recorder.call if recorder is not None else _plain_call
+    try:
+        call(engine, "on_turn_complete", list(transcript), usage, **meta)
+    except Exception:
+        log.warning(ON_TURN_COMPLETE_FAILED, exc_info=True)
+
+
+def _plain_call(engine: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(engine, method)(*args, **kwargs)
