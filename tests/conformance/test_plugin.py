@@ -29,7 +29,7 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester):
     assert "host ABC context-engine-kit" in out
     assert "conformance verdict by clause" in out
     assert "verdict: PASS" in out
-    result.assert_outcomes(passed=11, skipped=4)
+    result.assert_outcomes(passed=12, skipped=4)
 
 
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
@@ -125,5 +125,5 @@ def test_xdist_gives_the_same_outcomes(kit_pytester):
     pytest.importorskip("xdist")
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-n", "2")
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=11, skipped=4)
+    result.assert_outcomes(passed=12, skipped=4)
     assert "verdict: PASS" in result.stdout.str()
