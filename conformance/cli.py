@@ -37,7 +37,8 @@ def _check(argv: List[str]) -> int:
         return 4
     import pytest
 
-    state = args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-")
+    state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
+    os.makedirs(state, exist_ok=True)
     pytest_args = ["--engine", args.engine, "-p", "no:cacheprovider", "--rootdir", state,
                    "--conformance-failures-dir", os.path.join(state, "failures")]
     # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
