@@ -1,17 +1,24 @@
-"""What a check gets: the engine factory, the Hypothesis settings, the host ABC.
+"""What a check gets: the engine factory, the Hypothesis settings, draws that can be replayed.
 
 Checks build a fresh engine per example with :meth:`CheckContext.new_engine`, which
-calls ``update_model`` with the check window (small by default so that
+calls ``update_model`` with the check window (small by default, 16 000 tokens, so that
 threshold-crossing histories stay small; Hermes itself refuses windows under 64k, a
-documented divergence).
+documented divergence: docs/coverage.md).
+
+Drawing goes through :meth:`CheckContext.examples`: the check body receives a ``draw``
+function; every value drawn is labelled and recorded, so a failure carries the shrunk
+draws (written to ``.conformance/failures/<check>.json``) and ``--conformance-replay``
+runs the body once with exactly those values instead of drawing.
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
-from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis import HealthCheck, Verbosity, given, seed as hyp_seed, settings, strategies as st
 
 from simulator.host.shim import AbcInfo, abc_info
 
@@ -19,7 +26,22 @@ from simulator.host.shim import AbcInfo, abc_info
 CHECK_WINDOW_TOKENS = 16_000
 CHECK_MODEL = "sim-model"
 
-PROFILES: Dict[str, int] = {"quick": 8, "default": 25, "thorough": 200}
+#: max_examples per Hypothesis check, per profile.
+PROFILES: Dict[str, int] = {"quick": 6, "default": 20, "thorough": 200}
+#: stateful_step_count per profile (lifecycle state machine).
+STATEFUL_STEPS: Dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
+#: Default per-check wall-clock limit in seconds (hostile engines that hang).
+DEFAULT_CHECK_TIMEOUT_S = 120.0
+
+_CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "BUILDKITE", "CIRCLECI", "JENKINS_URL")
+
+#: The draws of the example being run (set by :meth:`CheckContext.examples`).
+CURRENT_DRAWS: contextvars.ContextVar = contextvars.ContextVar("conformance_draws", default=None)
+
+
+def in_ci() -> bool:
+    """True when a CI environment variable is set (the run is then derandomized)."""
+    return any(os.environ.get(v) for v in _CI_VARS)
 
 
 class CheckSkipped(Exception):
@@ -30,6 +52,45 @@ class EngineUnavailable(Exception):
     """The engine could not be constructed or configured; the message says why."""
 
 
+class _Draw:
+    """``draw(strategy, label)``: draws through Hypothesis and records the value by label."""
+
+    def __init__(self, data: Any):
+        self._data = data
+        self.values: Dict[str, Any] = {}
+
+    def __call__(self, strategy: Any, label: str) -> Any:
+        value = self._data.draw(strategy, label=label)
+        self.values[_unique(self.values, label)] = value
+        return value
+
+
+class _ReplayDraw:
+    """``draw(strategy, label)`` during replay: returns the recorded value for ``label``."""
+
+    def __init__(self, recorded: Mapping[str, Any]):
+        self._recorded = dict(recorded)
+        self.values: Dict[str, Any] = {}
+
+    def __call__(self, strategy: Any, label: str) -> Any:
+        key = _unique(self.values, label)
+        if key not in self._recorded:
+            raise CheckSkipped(f"replay file has no draw {key!r} for this check (recorded: "
+                               f"{', '.join(sorted(self._recorded)) or 'none'}); was it written by another kit version?")
+        value = self._recorded[key]
+        self.values[key] = value
+        return value
+
+
+def _unique(values: Mapping[str, Any], label: str) -> str:
+    if label not in values:
+        return label
+    n = 2
+    while f"{label}#{n}" in values:
+        n += 1
+    return f"{label}#{n}"
+
+
 @dataclass
 class CheckContext:
     """Per-run state shared by checks.
@@ -37,9 +98,16 @@ class CheckContext:
     Attributes:
         engine_factory: returns a new engine per call (an ``EngineFactory`` or any callable).
         profile: ``quick``, ``default`` or ``thorough`` (max examples per Hypothesis check).
-        derandomize: Hypothesis derandomize (the default: a deterministic verdict).
+        derandomize: Hypothesis derandomize (default: True, a deterministic verdict; always
+            True under CI).
         window: context length passed to ``update_model`` for each new engine, in tokens.
         abc: which ContextEngine ABC is in use.
+        timeout: per-check wall-clock limit in seconds (a hanging engine method fails the
+            check, naming the method; the run continues).
+        seed: Hypothesis seed when not derandomized (recorded in replay files).
+        replay: recorded draws to run once instead of drawing (``--conformance-replay``).
+        plugin_dir: an engine plugin folder for the R4-R6 checks (``--engine-plugin``).
+        scenarios: whether bundled scenario checks run (``--conformance-no-scenarios``).
     """
 
     engine_factory: Callable[[], Any]
@@ -47,10 +115,19 @@ class CheckContext:
     derandomize: bool = True
     window: int = CHECK_WINDOW_TOKENS
     abc: AbcInfo = field(default_factory=abc_info)
+    timeout: float = DEFAULT_CHECK_TIMEOUT_S
+    seed: Optional[int] = None
+    replay: Optional[Dict[str, Any]] = None
+    plugin_dir: Optional[str] = None
+    scenarios: bool = True
     _capabilities: Optional[frozenset] = None
 
-    def new_engine(self, *, window: Optional[int] = None, configure: bool = True) -> Any:
-        """A fresh engine; with ``configure``, ``update_model(CHECK_MODEL, window)`` is called.
+    def __post_init__(self) -> None:
+        if in_ci():
+            self.derandomize = True
+
+    def new_engine(self, *, window: Optional[int] = None, configure: bool = True, model: str = CHECK_MODEL) -> Any:
+        """A fresh engine; with ``configure``, ``update_model(model, window)`` is called.
 
         Raises:
             EngineUnavailable: the factory or update_model raised.
@@ -61,7 +138,7 @@ class CheckContext:
             raise EngineUnavailable(f"constructing the engine raised {type(exc).__name__}: {exc}") from exc
         if configure and callable(getattr(engine, "update_model", None)):
             try:
-                engine.update_model(model=CHECK_MODEL, context_length=window or self.window,
+                engine.update_model(model=model, context_length=window or self.window,
                                     base_url="", api_key="", provider="", api_mode="chat_completions")
             except Exception as exc:
                 raise EngineUnavailable(f"update_model() raised {type(exc).__name__}: {exc}") from exc
@@ -75,16 +152,64 @@ class CheckContext:
             self._capabilities = frozenset(getattr(engine, "conformance_capabilities", ()) or ())
         return self._capabilities
 
+    @property
+    def max_examples(self) -> int:
+        return PROFILES.get(self.profile, PROFILES["default"])
+
     def settings(self, **overrides: Any) -> settings:
         """Hypothesis settings for this profile: no deadline, no database, quiet."""
         base = dict(
-            max_examples=PROFILES.get(self.profile, PROFILES["default"]),
+            max_examples=self.max_examples,
             deadline=None,
             derandomize=self.derandomize,
             database=None,
             print_blob=False,
             verbosity=Verbosity.quiet,
             suppress_health_check=list(HealthCheck),
+            stateful_step_count=STATEFUL_STEPS.get(self.profile, STATEFUL_STEPS["default"]),
         )
         base.update(overrides)
         return settings(**base)
+
+    def examples(self, body: Callable[[Callable[[Any, str], Any]], None], *, max_examples: Optional[int] = None) -> None:
+        """Run ``body(draw)`` over Hypothesis examples, or once over the replayed draws.
+
+        ``draw(strategy, label)`` returns a drawn value and records it; a
+        :class:`~conformance.expect.ContractViolation` raised by ``body`` gets the
+        (shrunk) draws attached as its example, for the replay file.
+        """
+        from conformance.expect import ContractViolation
+
+        def run_once(draw: Any) -> None:
+            token = CURRENT_DRAWS.set(draw.values)
+            try:
+                body(draw)
+            except ContractViolation as exc:
+                exc.attach_draws(draw.values)
+                raise
+            finally:
+                CURRENT_DRAWS.reset(token)
+
+        if self.replay is not None:
+            run_once(_ReplayDraw(self.replay))
+            return
+        overrides = {"max_examples": max_examples} if max_examples else {}
+
+        @self.settings(**overrides)
+        @given(data=st.data())
+        def test(data: Any) -> None:
+            run_once(_Draw(data))
+
+        if not self.derandomize and self.seed is not None:
+            test = hyp_seed(self.seed)(test)
+        test()
+
+    def exposes(self, engine: Any, *names: str) -> bool:
+        """True when the engine's own class (not only the kit's ABC) defines every attribute."""
+        from simulator.host.shim import default_method  # noqa: F401  (shim installed)
+
+        for name in names:
+            owners = [k for k in type(engine).__mro__ if name in vars(k)]
+            if not owners or all(k.__module__.startswith(("simulator.host.abc", "agent.")) for k in owners):
+                return False
+        return True

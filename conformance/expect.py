@@ -21,6 +21,17 @@ SHOULD = "SHOULD"
 ROLES = ("system", "user", "assistant", "tool")
 
 
+#: Kit clauses that are not contract clauses: documented in docs/coverage.md.
+KIT_CLAUSES = {"S0": "structural gate (kit practice)", "D1": "determinism (kit practice)"}
+
+
+def link(clause: str) -> str:
+    """Where a failure message points: the contract anchor, or docs/coverage.md for kit clauses."""
+    if clause in KIT_CLAUSES:
+        return f"docs/coverage.md#{clause.lower()}"
+    return clause_link(clause)
+
+
 class ContractViolation(AssertionError):
     """An engine broke a contract clause.
 
@@ -39,19 +50,89 @@ class ContractViolation(AssertionError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        return f"[{self.clause} {self.level}] {self.detail} See {clause_link(self.clause)}."
+        return f"[{self.clause} {self.level}] {self.detail} See {link(self.clause)}."
+
+    def attach_draws(self, draws: Dict[str, Any]) -> None:
+        """Record the (shrunk) Hypothesis draws that produced this failure (for replay)."""
+        example = dict(self.example or {})
+        example["draws"] = dict(draws)
+        self.example = example
+
+
+class HostileEngine(BaseException):
+    """An engine call misbehaved in a way that must stop the check at once, without shrinking.
+
+    Raised for SystemExit from an engine method, oversized return values and leaked
+    threads. It derives from BaseException so Hypothesis does not retry or shrink it;
+    the runner turns it into a failure of ``clause`` naming ``method``.
+    """
+
+    def __init__(self, clause: str, level: str, method: str, detail: str):
+        self.clause = clause
+        self.level = level
+        self.method = method
+        self.detail = detail
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return f"[{self.clause} {self.level}] {self.method}(): {self.detail} See {link(self.clause)}."
+
+
+HOST_PRACTICE = "host practice"
 
 
 def fail(clause: str, level: str, what: str, *, expected: str, got: str, context: str = "",
-         example: Optional[Dict[str, Any]] = None) -> None:
-    """Raise a :class:`ContractViolation` in the kit's grammar: what, expected vs got, context."""
+         example: Optional[Dict[str, Any]] = None, host_practice: bool = False) -> None:
+    """Raise a :class:`ContractViolation` in the kit's grammar: what, expected vs got, context.
+
+    ``host_practice`` marks clauses that come from Hermes' code rather than its docs: the
+    message then says "(host practice)".
+    """
     __tracebackhide__ = True
+    if host_practice:
+        context = f"{context}; host practice" if context else HOST_PRACTICE
     ctx = f" ({context})" if context else ""
     raise ContractViolation(clause, level, f"{what}: expected {expected}, got {got}{ctx}.", example)
 
 
+#: Values larger than this (approximate bytes) are never copied, printed or serialised.
+MAX_VALUE_BYTES = 32 * 1024 * 1024
+
+
+def approx_size(value: Any, limit: int = MAX_VALUE_BYTES) -> int:
+    """Approximate size in bytes of a JSON-like value, walking at most until ``limit`` is passed.
+
+    Strings count their length, containers their items (plus 8 per slot); the walk stops
+    as soon as the running total exceeds ``limit``, so a 256 MB value costs little.
+    """
+    total = 0
+    stack = [value]
+    seen = 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, (str, bytes, bytearray)):
+            total += len(v)
+        elif isinstance(v, Mapping):
+            total += 8 * len(v)
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            total += 8 * len(v)
+            if total <= limit:
+                stack.extend(v)
+        else:
+            total += 8
+        if total > limit or seen > 2_000_000:
+            return max(total, limit + 1)
+    return total
+
+
 def short(value: Any, limit: int = 160) -> str:
-    """A bounded repr for messages: never prints more than ``limit`` characters."""
+    """A bounded repr for messages: never prints more than ``limit`` characters, never
+    serialises a huge value (checked with :func:`approx_size` first)."""
+    if approx_size(value, 1_000_000) > 1_000_000:
+        return f"<{type(value).__name__} of more than 1 MB>"
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except Exception:

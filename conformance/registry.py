@@ -21,9 +21,25 @@ from conformance.expect import MUST, SHOULD
 
 _ID_RE = re.compile(r"^[A-Z]{1,3}[0-9]*(-[a-z0-9]+)?-[a-z0-9-]+(\[[a-z0-9_-]+\])?$")
 _CHECK_MODULES = (
+    "conformance.checks.s_structure",
     "conformance.checks.a_surface",
     "conformance.checks.v_messages",
+    "conformance.checks.o_optional",
+    "conformance.checks.h_hooks",
+    "conformance.checks.u_identity",
+    "conformance.checks.t_tools",
+    "conformance.checks.c_clones",
+    "conformance.checks.l_lifecycle",
+    "conformance.checks.k_config",
+    "conformance.checks.ts_threads",
+    "conformance.checks.b_compressor",
+    "conformance.checks.r_plugin",
+    "conformance.checks.d_determinism",
+    "conformance.checks.reg_cases",
 )
+#: Kinds of check (tiers): the structural gate, Hypothesis contract checks, the lifecycle
+#: state machine, determinism, regression cases from public reports, bundled scenarios.
+KINDS = ("structural", "contract", "stateful", "determinism", "regression", "scenario")
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,12 @@ class Check:
         abc_feature: ABC feature the clause needs (e.g. ``"select_context"``); the check is
             skipped under an ABC that lacks it (hermes-agent 0.19.0).
         params: variant parameters passed to ``func``.
+        excludes: capabilities that make the check not apply (e.g. the SHOULD twin of a
+            check that is MUST for ``compressor`` engines).
+        kind: one of :data:`KINDS`.
+        practice: ``"host"`` or ``"kit"`` when the clause text comes from Hermes' code or
+            the kit rather than the seeds (failure messages then say so).
+        owner: the issue that owns the clause (docs/coverage.md).
     """
 
     id: str
@@ -52,6 +74,10 @@ class Check:
     requires: frozenset = frozenset()
     abc_feature: Optional[str] = None
     params: Tuple[Tuple[str, str], ...] = ()
+    excludes: frozenset = frozenset()
+    kind: str = "contract"
+    practice: Optional[str] = None
+    owner: str = "issue 6"
 
 
 _REGISTRY: Dict[str, Check] = {}
@@ -68,18 +94,30 @@ def check(
     abc_feature: Optional[str] = None,
     variants: Iterable[str] = (),
     variant_levels: Optional[Dict[str, str]] = None,
+    reg: Optional[str] = None,
+    excludes: Iterable[str] = (),
+    kind: str = "contract",
+    practice: Optional[str] = None,
+    owner: str = "issue 6",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated function as one check per variant (or one check).
 
     ``variant_levels`` overrides ``level`` for some variants (e.g. V checks are MUST on
     compress() output but SHOULD on select_context() replacements, which the host sanitises).
+    ``reg`` ("a".."j") makes a regression case: id ``REG-<reg>-<slug>``, still serving
+    ``clause``.
     """
     if level not in (MUST, SHOULD):
         raise ValueError(f"level must be MUST or SHOULD, got {level!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if reg is not None:
+        kind = "regression" if kind == "contract" else kind
 
     def decorate(func: Callable) -> Callable:
         for variant in tuple(variants) or (None,):
-            cid = f"{clause}-{slug}" + (f"[{variant}]" if variant else "")
+            prefix = f"REG-{reg}" if reg else clause
+            cid = f"{prefix}-{slug}" + (f"[{variant}]" if variant else "")
             if not _ID_RE.match(cid):
                 raise ValueError(f"check id {cid!r} is not of the form CLAUSE-slug[variant]")
             if cid in _REGISTRY:
@@ -91,6 +129,7 @@ def check(
                 id=cid, clause=clause, level=(variant_levels or {}).get(variant, level), since=since, title=title, func=func,
                 requires=frozenset(requires), abc_feature=feature,
                 params=(("variant", variant),) if variant else (),
+                excludes=frozenset(excludes), kind=kind, practice=practice, owner=owner,
             )
         return func
 
@@ -115,6 +154,11 @@ def _sort_key(cid: str):
     m = re.match(r"^([A-Z]+)(\d*)", cid)
     letters, number = (m.group(1), int(m.group(2) or 0)) if m else (cid, 0)
     return (letters, number, cid)
+
+
+def clause_key(clause: str):
+    """Sort key of a clause id in contract order (letters, then number)."""
+    return _sort_key(clause)
 
 
 def get(check_id: str) -> Check:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass
@@ -16,7 +17,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from conformance import registry
 from conformance.context import CheckContext, CheckSkipped, EngineUnavailable
-from conformance.expect import ContractViolation, MUST, SHOULD
+from conformance.checks._drive import CURRENT_CALL
+from conformance.expect import ContractViolation, HostileEngine, MUST, SHOULD
 from conformance.netguard import block_network
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
@@ -64,27 +66,123 @@ def applicability(chk: registry.Check, ctx: CheckContext) -> Optional[str]:
     missing = sorted(chk.requires - ctx.capabilities)
     if missing:
         return f"engine lacks capability {', '.join(repr(m) for m in missing)} (conformance_capabilities)"
+    present = sorted(chk.excludes & ctx.capabilities)
+    if present:
+        return (f"engine declares capability {', '.join(repr(m) for m in present)}; the "
+                f"{'/'.join(sorted(chk.excludes))} variant of this case applies instead")
+    if chk.kind == "scenario" and not ctx.scenarios:
+        return "bundled scenarios left out (--conformance-no-scenarios)"
     return None
 
 
-def write_replay(chk: registry.Check, violation: ContractViolation, failures_dir: Path, engine_spec: str) -> Optional[str]:
-    """Write the shrunk example of a failure to ``failures_dir/<check>.json``; return the path."""
-    if violation.example is None:
+def write_replay(chk: registry.Check, violation: Any, failures_dir: Path, engine_spec: str,
+                 ctx: Optional[CheckContext] = None) -> Optional[str]:
+    """Write the shrunk example of a failure to ``failures_dir/<check>.json``; return the path.
+
+    The file holds the check id, clause, level, engine, message, the shrunk draws (the
+    transcript and every other drawn value, by label) and the Hypothesis seed/derandomize
+    setting. Under the derandomized profile a seed alone does not reproduce a failure:
+    rerun the file with ``--conformance-replay FILE``.
+    """
+    example = getattr(violation, "example", None)
+    if example is None:
         return None
     failures_dir.mkdir(parents=True, exist_ok=True)
     path = failures_dir / (_SAFE_RE.sub("_", chk.id) + ".json")
     payload = {"check": chk.id, "clause": chk.clause, "level": chk.level, "engine": engine_spec,
-               "message": violation.render(), "example": violation.example}
+               "message": violation.render(), "example": example,
+               "seed": getattr(ctx, "seed", None), "derandomize": getattr(ctx, "derandomize", True),
+               "profile": getattr(ctx, "profile", None)}
     path.write_text(json.dumps(payload, indent=1, ensure_ascii=False, default=repr), encoding="utf-8")
     return str(path)
+
+
+def load_replay(path: Path) -> Dict[str, Any]:
+    """Read a replay file written by :func:`write_replay`.
+
+    Raises:
+        ValueError: the file is not a kit replay file (the message says what is missing).
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--conformance-replay {path}: cannot read it ({exc}); give a file written to "
+                         ".conformance/failures/ by a failing run") from None
+    if not isinstance(data, dict) or "check" not in data or "example" not in data:
+        raise ValueError(f"--conformance-replay {path}: not a conformance replay file (needs 'check' and 'example')")
+    return data
+
+
+def read_xfails_file(path: Path) -> Dict[str, str]:
+    """Expected failures from a file: one check id, id prefix or clause per line, then an
+    optional reason after whitespace or ``#``; blank lines and ``#`` comments ignored.
+
+    Raises:
+        ValueError: the file cannot be read.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--conformance-xfails {path}: cannot read it ({exc})") from None
+    out: Dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, reason = line.partition("#")
+        parts = key.split(None, 1)
+        out[parts[0]] = (reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}").strip()
+    return out
+
+
+def unmatched_xfails(xfails: Mapping[str, str], checks: Iterable[registry.Check]) -> List[str]:
+    """Expected-failure keys that match no registered check (the user is warned about them)."""
+    checks = list(checks)
+    return sorted(k for k in xfails if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in checks))
+
+
+class _Worker(threading.Thread):
+    """Runs one check body on a daemon thread so a hanging engine cannot stop the run."""
+
+    def __init__(self, target: Callable[[], None]):
+        super().__init__(name="conformance-check", daemon=True)
+        self._target_fn = target
+        self.error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            self._target_fn()
+        except BaseException as exc:  # handed to the main thread
+            self.error = exc
+
+
+def _run_with_timeout(fn: Callable[[], None], timeout: float) -> Optional[_Worker]:
+    """Run ``fn`` on a worker; return None when it finished, the worker when it timed out.
+
+    Re-raises the worker's exception. KeyboardInterrupt in the waiting thread propagates
+    (Ctrl-C still stops the run).
+    """
+    worker = _Worker(fn)
+    worker.start()
+    deadline = time.monotonic() + timeout
+    while worker.is_alive():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return worker
+        worker.join(min(0.05, remaining))
+    if worker.error is not None:
+        raise worker.error
+    return None
 
 
 def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failures_dir: Optional[Path] = None,
               engine_spec: str = "", xfails: Optional[Mapping[str, str]] = None) -> Result:
     """Run one check with the network blocked; never raises except KeyboardInterrupt.
 
-    ``repro`` is appended to failure messages; with ``failures_dir`` the shrunk example
-    is written there for replay.
+    The check runs on a worker thread limited to ``ctx.timeout`` seconds: a hanging
+    engine method becomes a failure naming the method. ``repro`` is appended to failure
+    messages; with ``failures_dir`` the shrunk example is written there for replay, and
+    the repro line names that file.
     """
     started = time.perf_counter()
 
@@ -100,29 +198,52 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     if reason:
         return result("skipped", reason)
     xfail = _xfail_reason(chk, xfails or {})
-    try:
+
+    def body() -> None:
         with block_network():
             chk.func(ctx, **dict(chk.params))
+
+    def failed(exc: Any) -> Result:
+        replay = write_replay(chk, exc, failures_dir, engine_spec, ctx) if failures_dir else None
+        text = exc.render()
+        if chk.level != getattr(exc, "level", chk.level) and chk.level == SHOULD:
+            pass
+        tail = ""
+        if replay:
+            tail = f" Repro: {_replay_repro(repro, replay)}"
+        elif repro:
+            tail = f" Repro: {repro}"
+        if xfail is not None:
+            return result("xfailed", f"{text} [expected failure: {xfail}]", replay)
+        return result("failed", text + tail, replay)
+
+    try:
+        hung = _run_with_timeout(body, ctx.timeout)
     except KeyboardInterrupt:
         raise
     except CheckSkipped as exc:
         return result("skipped", str(exc))
-    except ContractViolation as exc:
-        replay = write_replay(chk, exc, failures_dir, engine_spec) if failures_dir else None
-        tail = f" Repro: {repro}" if repro else ""
-        if replay:
-            tail += f" (shrunk example: {replay})"
-        if xfail is not None:
-            return result("xfailed", f"{exc.render()} [expected failure: {xfail}]", replay)
-        return result("failed", exc.render() + tail, replay)
+    except (ContractViolation, HostileEngine) as exc:
+        return failed(exc)
     except EngineUnavailable as exc:
         return result("error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip())
-    except BaseException as exc:  # SystemExit from an engine, kit bugs, Hypothesis errors
+    except BaseException as exc:  # kit bugs, Hypothesis errors
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return result("error", f"[{chk.clause} {chk.level}] check could not complete: {tb[:500]}. {repro}".strip())
+    if hung is not None:
+        clause, level, method = CURRENT_CALL.get(hung.ident, (chk.clause, chk.level, "?"))
+        exc = HostileEngine(clause, level, method,
+                            f"did not return within {ctx.timeout:g} s (check {chk.id} timed out; the call was "
+                            "abandoned on a daemon thread and the run continued)")
+        return failed(exc)
     if xfail is not None:
         return result("xpassed", f"expected failure did not happen ({xfail})")
     return result("passed")
+
+
+def _replay_repro(repro: str, replay_file: str) -> str:
+    base = repro.split(" -k ")[0] if repro else "pytest"
+    return f"{base} --conformance-replay {replay_file}"
 
 
 def select(checks: Iterable[registry.Check], only: Optional[Iterable[str]] = None) -> List[registry.Check]:
@@ -135,7 +256,9 @@ def select(checks: Iterable[registry.Check], only: Optional[Iterable[str]] = Non
 
 def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "default", only: Optional[Iterable[str]] = None,
                     failures_dir: Optional[Path] = None, derandomize: bool = True,
-                    xfails: Optional[Mapping[str, str]] = None) -> List[Result]:
+                    xfails: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
+                    replay: Optional[Path] = None, plugin_dir: Optional[str] = None, scenarios: bool = True,
+                    seed: Optional[int] = None, window: Optional[int] = None) -> List[Result]:
     """Run every registered check (or those matching ``only``) against ``engine_factory``.
 
     Args:
@@ -143,17 +266,33 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         profile: ``quick``, ``default`` or ``thorough``.
         only: check-id prefixes or clause ids to run.
         failures_dir: where shrunk failing examples are written (none if None).
+        xfails: expected failures ``{check id | prefix | clause: reason}`` (non-strict).
+        timeout: per-check limit in seconds (default 120).
+        replay: a replay file; runs only its check, once, on the recorded draws.
+        plugin_dir: engine plugin folder for the R4-R6 checks.
+        scenarios: False leaves bundled scenario checks out.
     Returns:
         one :class:`Result` per check, in registry order.
     """
-    ctx = CheckContext(engine_factory, profile=profile, derandomize=derandomize)
+    ctx = CheckContext(engine_factory, profile=profile, derandomize=derandomize, plugin_dir=plugin_dir,
+                       scenarios=scenarios, seed=seed)
+    if timeout is not None:
+        ctx.timeout = float(timeout)
+    if window is not None:
+        ctx.window = int(window)
+    checks = registry.all_checks()
+    if replay is not None:
+        data = load_replay(Path(replay))
+        ctx.replay = dict(data["example"].get("draws") or {})
+        only = [data["check"]]
+        checks = [c for c in checks if c.id == data["check"]]
     spec = getattr(engine_factory, "spec", getattr(engine_factory, "__qualname__", repr(engine_factory)))
     try:
         engine_xfails = expected_failures(engine_factory(), xfails)
     except Exception:
         engine_xfails = dict(xfails or {})
     return [run_check(c, ctx, failures_dir=failures_dir, engine_spec=str(spec), xfails=engine_xfails)
-            for c in select(registry.all_checks(), only)]
+            for c in select(checks, only)]
 
 
 def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:

@@ -138,7 +138,7 @@ def transcripts(
     multipart: bool = True,
     long_outputs: bool = True,
     min_tokens: int = 0,
-    uids: str = "any",
+    uids: str = "all",
     end_with_user: Optional[bool] = None,
 ) -> List[Dict[str, Any]]:
     """A valid OpenAI-format history (V1-V4 hold by construction).
@@ -167,23 +167,67 @@ def transcripts(
         messages.append({"role": "assistant", "content": draw(texts(label=f"turn{t}.reply"))})
     if min_tokens:
         seed = draw(st.integers(0, 2**31 - 1), label="filler_seed")
-        k = 0
-        while count_messages(messages) <= min_tokens:
-            cid = f"call_fill_{k}"
-            messages += [
-                {"role": "user", "content": text_from_seed(seed + k, "en_US", 3)},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"big.json\"}"}}]},
-                {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + k, 6_000)},
-                {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 2)},
-            ]
-            k += 1
+        add_filler(messages, min_tokens, seed)
     wants_user_end = draw(st.booleans(), label="end_with_user") if end_with_user is None else end_with_user
     if wants_user_end:
         messages.append({"role": "user", "content": draw(texts(label="last_user"))})
     mode = draw(st.sampled_from(["none", "all", "some", "duplicates"]), label="uids") if uids == "any" else uids
     _stamp_uids(messages, mode, draw(st.integers(0, 2**31 - 1), label="uid_seed"))
     return messages
+
+
+def filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]]:
+    """One user turn that reads a big file: user, assistant tool_calls, tool result, reply (V2-valid)."""
+    cid = f"call_fill_{k}"
+    return [
+        {"role": "user", "content": text_from_seed(seed + k, "en_US", 2)},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"big.json\"}"}}]},
+        {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + k, chars)},
+        {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 1)},
+    ]
+
+
+def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int) -> None:
+    """Append as few filler blocks as possible (one, usually) until ``messages`` hold more
+    than ``min_tokens`` cl100k tokens. Blob sizes are computed, never drawn, so shrinking
+    stays cheap and counterexamples short."""
+    k = 0
+    while True:
+        deficit = min_tokens - count_messages(messages)
+        if deficit < 0:
+            return
+        chars = min(max(400, int(deficit * 3.2) + 400), 120_000)
+        messages.extend(filler_block(seed, chars, k))
+        k += 1
+
+
+@st.composite
+def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system: bool = True,
+                          focus_fact: Optional[str] = None) -> List[Dict[str, Any]]:
+    """A history over ``min_tokens`` whose tokens sit in the compressible middle (A4, B, REG).
+
+    Layout: [system] + a short first exchange + filler tool turns (the bulk) [+ a planted
+    ``focus_fact`` user/assistant pair in the middle] + ``small_tail`` short messages
+    alternating user/assistant from a user message (odd ``small_tail``: ends on a user). The protected parts (head 3,
+    tail of 20 by the seeds' defaults) stay small, so an engine can get under budget.
+    """
+    seed = draw(st.integers(0, 2**31 - 1), label="history_seed")
+    out: List[Dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": "You are a careful coding assistant. " + text_from_seed(seed, "en_US", 1)})
+    out += [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)},
+            {"role": "assistant", "content": text_from_seed(seed + 2, "en_US", 1)}]
+    half = max(min_tokens // 2, 200)
+    add_filler(out, half, seed + 10)
+    if focus_fact:
+        out += [{"role": "user", "content": f"Note this for later: {focus_fact}"},
+                {"role": "assistant", "content": "Noted."}]
+    add_filler(out, min_tokens, seed + 1000)
+    for i in range(small_tail):
+        role = "user" if i % 2 == 0 else "assistant"
+        out.append({"role": role, "content": f"step {i}: " + ("ok" if role == "assistant" else "continue")})
+    return out
 
 
 def usage_dicts() -> st.SearchStrategy[Dict[str, int]]:

@@ -2,38 +2,75 @@
 
 Engine exceptions become :class:`~conformance.expect.ContractViolation` of the clause
 being checked (an engine that raises where the contract expects a value breaks it).
+Hostile behaviour stops the check at once with :class:`~conformance.expect.HostileEngine`
+naming the method and the clause: ``SystemExit`` (or any other BaseException but
+KeyboardInterrupt) raised by the engine, and return values over
+:data:`~conformance.expect.MAX_VALUE_BYTES` (measured before anything is copied or
+printed). The method being called is recorded per thread in :data:`CURRENT_CALL`, so a
+check that times out can say which method hung.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Dict, List, Optional
+import threading
+from typing import Any, Dict, List, Optional, Tuple
 
-from conformance.expect import ContractViolation, fail, short
+from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, fail, short
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
+
+#: thread ident -> (clause, level, method) of the engine call in progress.
+CURRENT_CALL: Dict[int, Tuple[str, str, str]] = {}
 
 
 def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,
            example: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
-    """Call ``engine.<method>``; an exception is a violation of ``clause``."""
+    """Call ``engine.<method>``; an exception is a violation of ``clause``.
+
+    Raises:
+        ContractViolation: the method raised an Exception.
+        HostileEngine: the method raised SystemExit (or another BaseException) or
+            returned more than MAX_VALUE_BYTES.
+        KeyboardInterrupt: passed through (Ctrl-C stops the run).
+    """
     __tracebackhide__ = True
+    me = threading.get_ident()
+    CURRENT_CALL[me] = (clause, level, method)
     try:
-        return getattr(engine, method)(*args, **kwargs)
+        out = getattr(engine, method)(*args, **kwargs)
     except ContractViolation:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except HostileEngine:
         raise
     except Exception as exc:
         fail(clause, level, f"{method}() raised", expected="a normal return",
              got=f"{type(exc).__name__}: {short(str(exc), 200)}", example=example)
+    except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
+        raise HostileEngine(clause, level, method,
+                            f"raised {type(exc).__name__}({short(str(exc), 80)}); an engine must not end "
+                            "the host process. The run continued.") from None
+    finally:
+        CURRENT_CALL.pop(me, None)
+    if out is not None and not isinstance(out, (bool, int, float)):
+        size = approx_size(out, MAX_VALUE_BYTES)
+        if size > MAX_VALUE_BYTES:
+            raise HostileEngine(clause, level, method,
+                                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
+                                "(measured before copying or printing it); output was discarded")
+    return out
 
 
 def compress_like_host(clause: str, level: str, engine: Any, history: List[Dict[str, Any]], *,
-                       focus_topic: Optional[str] = None, force: bool = False) -> Any:
-    """compress() on a deep snapshot with the kwargs the host would pass (A4)."""
+                       focus_topic: Optional[str] = None, force: bool = False,
+                       current_tokens: Optional[int] = None) -> Any:
+    """compress() on a deep snapshot with the kwargs the host would pass (A4, TS2)."""
     snapshot = copy.deepcopy(history)
-    kwargs = calls.compress_kwargs(engine, current_tokens=count_messages(history),
-                                   focus_topic=focus_topic, force=force)
+    kwargs = calls.compress_kwargs(engine, current_tokens=count_messages(history) if current_tokens is None
+                                   else current_tokens, focus_topic=focus_topic, force=force)
     return invoke(clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs)
 
 
@@ -50,6 +87,22 @@ def select_like_host(clause: str, level: str, engine: Any, history: List[Dict[st
 def overrides_select_context(engine: Any) -> bool:
     """H2: whether the host would call ``select_context`` at all."""
     return hooks.overrides(engine, "select_context")
+
+
+def overrides(engine: Any, name: str) -> bool:
+    """H2: whether ``engine.<name>`` is the engine's own (not the ABC default)."""
+    return hooks.overrides(engine, name)
+
+
+def threshold_of(engine: Any, fallback: int) -> int:
+    """``engine.threshold_tokens`` as an int, or ``fallback`` when unset/0."""
+    value = getattr(engine, "threshold_tokens", 0)
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else fallback
+
+
+def usage(prompt: int, completion: int = 50) -> Dict[str, int]:
+    """A canonical usage dict (A2): the three required keys."""
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def signature_of(fn: Any) -> str:

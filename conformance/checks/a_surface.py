@@ -1,25 +1,24 @@
-"""Checks of contract section A: the required surface (A1-A4, A6).
-
-A5 (focus), A7 (sentinel) and the A3/A4 SHOULD parts join with the full check set.
-"""
+"""Checks of contract section A: the required surface (A1-A7)."""
 
 from __future__ import annotations
 
-import copy
 import inspect
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import strategies as st
 
-from conformance.checks._drive import compress_like_host, invoke
-from conformance.expect import MUST, SHOULD, fail, short
+from conformance.checks._drive import compress_like_host, invoke, threshold_of, usage
+from conformance.expect import MUST, SHOULD, fail, short, v1_problems
 from conformance.registry import check
-from conformance.strategies import transcripts, usage_dicts
+from conformance.strategies import compactable_histories, transcripts, usage_dicts
 from simulator.provider.tokens import count_messages
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 INT_ATTRIBUTES = ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens",
                   "threshold_tokens", "context_length", "compression_count")
+FOCUS_TOPIC = "database migration"
+FOCUS_FACT = "the database migration must run with the codename QUARTZ-HERON-417 before Friday."
+FOCUS_TOKEN = "QUARTZ-HERON-417"
 
 
 @check("A1", "name-is-short-identifier", level=MUST,
@@ -50,88 +49,133 @@ def check_name_is_property(ctx):
 @check("A2", "usage-updates-counters", level=MUST,
        title="update_from_response(usage) sets last_prompt/completion/total_tokens")
 def check_usage_updates_counters(ctx):
-    """A2: after ``update_from_response(usage)`` the three ``last_*`` ints equal the usage values."""
-    @ctx.settings()
-    @given(usage=usage_dicts())
-    def run(usage):
+    """A2: after ``update_from_response(usage)`` the three ``last_*`` ints equal the usage values,
+    whether or not the optional usage keys are present (host practice)."""
+    def body(draw):
+        u = draw(usage_dicts(), "usage")
         engine = ctx.new_engine()
-        invoke("A2", MUST, engine, "update_from_response", dict(usage), example={"usage": usage})
+        invoke("A2", MUST, engine, "update_from_response", dict(u))
         for attr, key in (("last_prompt_tokens", "prompt_tokens"), ("last_completion_tokens", "completion_tokens"),
                           ("last_total_tokens", "total_tokens")):
             got = getattr(engine, attr, None)
-            if got != usage[key]:
-                fail("A2", MUST, f"engine.{attr} after update_from_response({short(usage, 120)})",
-                     expected=str(usage[key]), got=short(got), example={"usage": usage})
-    run()
+            if got != u[key]:
+                fail("A2", MUST, f"engine.{attr} after update_from_response({short(u, 120)})",
+                     expected=str(u[key]), got=short(got))
+    ctx.examples(body)
 
 
 @check("A3", "should-compress-returns-bool", level=MUST,
        title="should_compress(prompt_tokens) returns a bool")
 def check_should_compress_returns_bool(ctx):
     """A3: ``should_compress(None | 0 | around threshold | huge)`` returns True or False."""
-    @ctx.settings()
-    @given(choice=st.sampled_from(["none", "zero", "below", "at", "above", "huge"]))
-    def run(choice):
+    def body(draw):
+        choice = draw(st.sampled_from(["none", "zero", "below", "at", "above", "huge"]), "prompt_tokens")
         engine = ctx.new_engine()
-        threshold = int(getattr(engine, "threshold_tokens", 0) or 0)
+        threshold = threshold_of(engine, 0)
         arg = {"none": None, "zero": 0, "below": max(threshold - 1, 0), "at": threshold,
                "above": threshold + 1, "huge": 10_000_000}[choice]
         out = invoke("A3", MUST, engine, "should_compress", arg) if arg is not None else invoke(
             "A3", MUST, engine, "should_compress")
         if not isinstance(out, bool):
             fail("A3", MUST, f"should_compress({arg!r})", expected="a bool", got=f"{type(out).__name__} {short(out, 60)}")
-    run()
+    ctx.examples(body)
 
 
 @check("A4", "compress-returns-list", level=MUST,
        title="compress() returns a list of message dicts")
 def check_compress_returns_list(ctx):
     """A4: ``compress(messages, <accepted optional args>)`` returns a list (validity is V1-V4)."""
-    @ctx.settings()
-    @given(history=transcripts())
-    def run(history):
+    def body(draw):
+        history = draw(transcripts(), "history")
         engine = ctx.new_engine()
         out = compress_like_host("A4", MUST, engine, history)
         if not isinstance(out, list):
             fail("A4", MUST, f"compress() on a history of {len(history)} messages", expected="a list",
-                 got=type(out).__name__, example={"history": history})
-    run()
+                 got=type(out).__name__)
+    ctx.examples(body)
+
+
+@check("A4", "compress-one-message", level=MUST,
+       title="the seeds' own smoke test: compress([user 'hello']) is a list of role dicts")
+def check_compress_one_message(ctx):
+    """A4 (seeds' minimal test): ``compress([{"role": "user", "content": "hello"}])`` with no
+    optional arguments returns a list whose items all have ``role``."""
+    engine = ctx.new_engine()
+    out = invoke("A4", MUST, engine, "compress", [{"role": "user", "content": "hello"}])
+    if not isinstance(out, list) or v1_problems(out):
+        fail("A4", MUST, "compress([{'role': 'user', 'content': 'hello'}])", expected="a list of dicts with a role",
+             got=short(out, 120))
+
+
+@check("A4", "fits-budget-when-possible", level=SHOULD, practice="kit",
+       title="after compress() the history is below threshold_tokens when the protected parts allow it")
+def check_fits_budget_when_possible(ctx):
+    """A4 (SHOULD, kit practice): a history over the threshold whose bulk sits in the middle
+    (short head, short messages at the end) is brought below ``threshold_tokens``, counted
+    with the simulator's cl100k count."""
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(compactable_histories(min_tokens=threshold + 1_000), "history")
+        out = compress_like_host("A4", SHOULD, engine, history)
+        if isinstance(out, list) and not v1_problems(out):
+            tokens = count_messages(out)
+            if tokens >= threshold:
+                fail("A4", SHOULD, f"tokens after compress() of {len(history)} messages ({count_messages(history)} tokens)",
+                     expected=f"< threshold_tokens {threshold} (the protected parts are small here)",
+                     got=f"{tokens} tokens in {len(out)} messages", context="kit practice; not in seeds")
+    ctx.examples(body, max_examples=min(ctx.max_examples, 5))
+
+
+@check("A5", "focus-topic-kept", level=SHOULD, requires=("focus",),
+       title="a fact about the focus topic, planted in the compressible middle, survives compress(focus_topic)")
+def check_focus_topic_kept(ctx):
+    """A5 (SHOULD, engines declaring ``focus``): with ``focus_topic``, the planted fact's
+    codename is still in the compressed output."""
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, focus_fact=FOCUS_FACT), "history")
+        out = compress_like_host("A5", SHOULD, engine, history, focus_topic=FOCUS_TOPIC, force=True)
+        if isinstance(out, list) and out != history and FOCUS_TOKEN not in short(out, 10**7):
+            fail("A5", SHOULD, f"compress(focus_topic={FOCUS_TOPIC!r}) output",
+                 expected=f"to keep the planted fact {FOCUS_TOKEN!r} about the focus topic",
+                 got=f"{len(out)} messages without it")
+    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
 
 
 @check("A6", "counters-are-ints", level=MUST,
        title="the six attributes the host reads are ints, before and after use")
 def check_counters_are_ints(ctx):
     """A6: ``last_*_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count`` are ints."""
-    @ctx.settings()
-    @given(history=transcripts(max_turns=4), usage=usage_dicts())
-    def run(history, usage):
+    def body(draw):
+        history = draw(transcripts(max_turns=4), "history")
+        u = draw(usage_dicts(), "usage")
         engine = ctx.new_engine()
-        _check_ints(engine, "after update_model()", {"history": history})
-        invoke("A6", MUST, engine, "update_from_response", dict(usage))
-        _check_ints(engine, "after update_from_response()", {"history": history, "usage": usage})
+        _check_ints(engine, "after update_model()")
+        invoke("A6", MUST, engine, "update_from_response", dict(u))
+        _check_ints(engine, "after update_from_response()")
         compress_like_host("A6", MUST, engine, history)
-        _check_ints(engine, "after compress()", {"history": history, "usage": usage})
-    run()
+        _check_ints(engine, "after compress()")
+    ctx.examples(body)
 
 
-def _check_ints(engine, when, example):
+def _check_ints(engine, when):
     for attr in INT_ATTRIBUTES:
         value = getattr(engine, attr, None)
         if not isinstance(value, int) or isinstance(value, bool):
             fail("A6", MUST, f"engine.{attr} {when}", expected="an int",
-                 got=f"{type(value).__name__} {short(value, 40)}", example=example)
+                 got=f"{type(value).__name__} {short(value, 40)}")
 
 
 @check("A6", "compression-count-increments", level=MUST,
        title="compression_count goes up when compress() changes the history")
 def check_compression_count_increments(ctx):
     """A6: a compress() whose output differs from its input increments ``compression_count``."""
-    @ctx.settings()
-    @given(data=st.data())
-    def run(data):
+    def body(draw):
         engine = ctx.new_engine()
-        threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or ctx.window // 2
-        history = data.draw(transcripts(min_turns=2, min_tokens=threshold + 500, system=True), label="history")
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(transcripts(min_turns=2, min_tokens=threshold + 500, system=True), "history")
         before = getattr(engine, "compression_count", 0)
         out = compress_like_host("A6", MUST, engine, history)
         after = getattr(engine, "compression_count", 0)
@@ -139,8 +183,8 @@ def check_compression_count_increments(ctx):
         if changed and not (isinstance(after, int) and isinstance(before, int) and after > before):
             fail("A6", MUST, "compression_count after a compress() that changed the history "
                  f"({len(history)} -> {len(out)} messages, {count_messages(history)} tokens)",
-                 expected=f"> {before}", got=short(after), example={"history": history})
-    run()
+                 expected=f"> {before}", got=short(after))
+    ctx.examples(body)
 
 
 @check("A6", "compression-count-counts-every-call", level=SHOULD,
@@ -149,15 +193,38 @@ def check_compression_count_counts_every_call(ctx):
     """A6 (seeds): ``compression_count`` is "how many times compress() has run": +1 per call,
     also when the pass returns its input unchanged. Hermes' own compressor does not count a
     no-op pass (host practice), hence SHOULD; see docs/contract-notes.md 1.1."""
-    @ctx.settings()
-    @given(history=transcripts(max_turns=6))
-    def run(history):
+    def body(draw):
+        history = draw(transcripts(max_turns=6), "history")
         engine = ctx.new_engine()
         before = getattr(engine, "compression_count", 0)
         compress_like_host("A6", SHOULD, engine, history)
         after = getattr(engine, "compression_count", 0)
         if after != before + 1:
             fail("A6", SHOULD, f"compression_count after one compress() call on {len(history)} messages",
-                 expected=f"{before + 1} (the seeds: how many times compress() has run)", got=short(after),
-                 example={"history": history})
-    run()
+                 expected=f"{before + 1} (the seeds: how many times compress() has run)", got=short(after))
+    ctx.examples(body)
+
+
+@check("A7", "no-compress-on-sentinel", level=MUST, practice="host",
+       title="with last_prompt_tokens == -1 (compression just ran) should_compress() is False and "
+             "get_status() never shows a negative value")
+def check_no_compress_on_sentinel(ctx):
+    """A7 (host practice): right after a compaction the host sets ``last_prompt_tokens = -1``;
+    ``should_compress()`` must then be False and ``get_status()['last_prompt_tokens']`` >= 0."""
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(compactable_histories(min_tokens=threshold + 1_000), "history")
+        invoke("A7", MUST, engine, "update_from_response", usage(count_messages(history)))
+        compress_like_host("A7", MUST, engine, history)
+        engine.last_prompt_tokens = -1  # what the host does after a committed compaction
+        wants = invoke("A7", MUST, engine, "should_compress")
+        if wants is not False:
+            fail("A7", MUST, "should_compress() right after a compaction (last_prompt_tokens == -1)",
+                 expected="False (no second compaction on the sentinel)", got=short(wants), host_practice=True)
+        status = invoke("A7", MUST, engine, "get_status")
+        shown = status.get("last_prompt_tokens") if isinstance(status, dict) else None
+        if isinstance(shown, (int, float)) and shown < 0:
+            fail("A7", MUST, "get_status()['last_prompt_tokens'] on the -1 sentinel",
+                 expected="0 (never negative)", got=short(shown), host_practice=True)
+    ctx.examples(body, max_examples=min(ctx.max_examples, 3))

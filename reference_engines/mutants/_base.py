@@ -39,11 +39,30 @@ class MinimalEngine(ContextEngine):
         self.last_completion_tokens = int(usage.get("completion_tokens", 0) or 0)
         self.last_total_tokens = int(usage.get("total_tokens", 0) or 0)
 
+    #: A3 (host practice): stop asking after this many ineffective passes in a row.
+    max_ineffective = 2
+    ineffective_passes = 0
+
     def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+        if self.ineffective_passes >= self.max_ineffective:
+            return False
         return tokens >= self.threshold_tokens > 0
 
+    def on_session_reset(self) -> None:
+        super().on_session_reset()
+        self.ineffective_passes = 0
+
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        out = self._compress(messages)
+        before = count_messages(messages)
+        if before >= self.threshold_tokens > 0:  # an attempt over the threshold: did it help?
+            after = count_messages(out)
+            self.ineffective_passes = self.ineffective_passes + 1 if after > 0.9 * before else 0
+        return out
+
+    def _compress(self, messages):
+        """The compaction itself (mutants override this); returns the new list."""
         self.compression_count += 1  # A6 (seeds): counts every call
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = messages[len(head):]

@@ -9,7 +9,7 @@ class OrphanToolResult(MinimalEngine):
 
     mutant_of = "V2"
 
-    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+    def _compress(self, messages):
         self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = messages[len(head):]

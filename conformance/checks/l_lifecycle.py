@@ -1,0 +1,231 @@
+"""Checks of contract section L: the lifecycle (L1), in documented order and as a
+Hypothesis ``RuleBasedStateMachine``.
+
+The machine drives one engine like a host: user turns (usage -> should_compress ->
+compress when True, with the A7 sentinel afterwards), preflight, select_context,
+on_turn_complete, model switches, /reset, clones with their own update_model, and a
+second session compressing on the same instance from another thread. Invariants are
+checked after every step. A failure's message carries the clause it breaks (V2, A6, ...);
+the steps are written to the replay file and ``--conformance-replay`` re-runs them.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any, Dict, List
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+
+from conformance.checks._drive import compress_like_host, invoke, overrides, select_like_host, usage
+from conformance.expect import MUST, ContractViolation, fail, short, v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.registry import check
+from conformance.strategies import blob_from_seed, text_from_seed
+from simulator.provider.tokens import count_messages
+
+SYSTEM = {"role": "system", "content": "You are the lifecycle test assistant."}
+INT_ATTRIBUTES = ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens",
+                  "threshold_tokens", "context_length", "compression_count")
+
+
+def _turn(seed: int, big: bool, k: int) -> List[Dict[str, Any]]:
+    msgs: List[Dict[str, Any]] = [{"role": "user", "content": text_from_seed(seed, "en_US", 2)}]
+    if big:
+        cid = f"call_lc_{k}"
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [
+                     {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed, 6_000)}]
+    msgs.append({"role": "assistant", "content": text_from_seed(seed + 1, "en_US", 1)})
+    return msgs
+
+
+@check("L1", "documented-order", level=MUST,
+       title="instantiate -> on_session_start -> usage -> should_compress -> compress -> on_session_end -> "
+             "next session never crashes")
+def check_documented_order(ctx):
+    """L1: two sessions in the documented order on one engine, with a compaction in each and
+    on_session_reset between; every call returns normally."""
+    engine = ctx.new_engine()
+    for session in ("s1", "s2"):
+        invoke("L1", MUST, engine, "on_session_start", session, platform="cli", model="sim-model")
+        history = [dict(SYSTEM)]
+        for k in range(4):
+            history += _turn(100 + k, True, k)
+            invoke("L1", MUST, engine, "update_from_response", usage(count_messages(history)))
+            if invoke("L1", MUST, engine, "should_compress", count_messages(history)) is True:
+                out = compress_like_host("L1", MUST, engine, history)
+                if isinstance(out, list):
+                    history = out
+                engine.last_prompt_tokens = -1
+        history.append({"role": "user", "content": "bye"})
+        compress_like_host("L1", MUST, engine, history)
+        invoke("L1", MUST, engine, "on_session_end", session, copy.deepcopy(history))
+        invoke("L1", MUST, engine, "on_session_reset")
+
+
+class LifecycleMachine(RuleBasedStateMachine):
+    """The lifecycle as rules; every engine call that raises is an L1 failure."""
+
+    def __init__(self, ctx: Any):
+        super().__init__()
+        self.ctx = ctx
+        self.engine = ctx.new_engine()
+        self.history: List[Dict[str, Any]] = [dict(SYSTEM)]
+        self.steps: List[List[Any]] = []
+        self.k = 0
+        self.window = ctx.window
+
+    def _log(self, name: str, **kwargs: Any) -> None:
+        self.steps.append([name, kwargs])
+
+    @initialize()
+    def start(self):
+        self._log("start")
+        invoke("L1", MUST, self.engine, "on_session_start", "session-sm", platform="cli", model="sim-model")
+
+    @rule(seed=st.integers(0, 10_000), big=st.booleans())
+    def user_turn(self, seed, big):
+        self._log("user_turn", seed=seed, big=big)
+        self.k += 1
+        self.history += _turn(seed, big, self.k)
+        tokens = count_messages(self.history)
+        invoke("L1", MUST, self.engine, "update_from_response", usage(tokens))
+        wants = invoke("L1", MUST, self.engine, "should_compress", tokens)
+        if not isinstance(wants, bool):
+            fail("A3", MUST, "should_compress() in the lifecycle", expected="a bool", got=short(wants))
+        if wants:
+            out = compress_like_host("L1", MUST, self.engine, self.history)
+            problems = v1_problems(out)
+            problems = problems or [("V2", p) for p in v2_problems(out)] or [("V3", p) for p in v3_problems(out)] \
+                or [("V4", p) for p in v4_problems(self.history, out)]
+            if problems:
+                clause, text = problems[0] if isinstance(problems[0], tuple) else ("V1", problems[0])
+                fail(clause, MUST, "compress() output in the lifecycle", expected="a valid history", got=text,
+                     context=f"after {len(self.steps)} steps")
+            self.history = out
+            self.engine.last_prompt_tokens = -1  # A7: the host's sentinel after a committed compaction
+
+    @rule()
+    def preflight(self):
+        self._log("preflight")
+        out = invoke("L1", MUST, self.engine, "should_compress_preflight",
+                     copy.deepcopy(self.history) + [{"role": "user", "content": "next"}])
+        if not isinstance(out, bool):
+            fail("O7", MUST, "should_compress_preflight() in the lifecycle", expected="a bool", got=short(out))
+
+    @rule()
+    def select(self):
+        self._log("select")
+        if overrides(self.engine, "select_context"):
+            try:
+                select_like_host("L1", MUST, self.engine, self.history)
+            except ContractViolation:
+                pass  # fail-open (H1)
+
+    @rule()
+    def turn_complete(self):
+        self._log("turn_complete")
+        if overrides(self.engine, "on_turn_complete"):
+            try:
+                self.engine.on_turn_complete(list(copy.deepcopy(self.history)), usage(100), turn_id="t")
+            except Exception:
+                pass  # fail-open (H1)
+
+    @rule(window=st.sampled_from([12_000, 16_000, 24_000, 32_000]))
+    def model_switch(self, window):
+        self._log("model_switch", window=window)
+        invoke("L1", MUST, self.engine, "update_model", model=f"sim-model-{window}", context_length=window,
+               base_url="", api_key="", provider="", api_mode="chat_completions")
+        if self.engine.context_length != window:
+            fail("O4", MUST, f"context_length after update_model({window}) in the lifecycle", expected=str(window),
+                 got=short(self.engine.context_length))
+        self.window = window
+
+    @rule()
+    def reset(self):
+        self._log("reset")
+        invoke("L1", MUST, self.engine, "on_session_reset")
+        for attr in ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens"):
+            if getattr(self.engine, attr, None) != 0:
+                fail("O3", MUST, f"engine.{attr} after on_session_reset() in the lifecycle", expected="0",
+                     got=short(getattr(self.engine, attr, None)))
+        self.history = [dict(SYSTEM)]
+
+    @rule()
+    def clone(self):
+        self._log("clone")
+        budget = (self.engine.context_length, self.engine.threshold_tokens)
+        child = invoke("L1", MUST, self.engine, "clone_for_agent")
+        if child is not self.engine:
+            invoke("L1", MUST, child, "update_model", model="child", context_length=budget[0] * 2 + 1_000,
+                   base_url="", api_key="", provider="", api_mode="chat_completions")
+            if (self.engine.context_length, self.engine.threshold_tokens) != budget:
+                fail("C2", MUST, "the parent's budget after a child's update_model() in the lifecycle",
+                     expected=str(budget), got=str((self.engine.context_length, self.engine.threshold_tokens)))
+
+    @rule(seed=st.integers(0, 10_000))
+    def other_session(self, seed):
+        self._log("other_session", seed=seed)
+        other = [{"role": "system", "content": "other session"}] + _turn(seed, True, 900) + _turn(seed + 7, True, 901)
+        box: List[Any] = []
+
+        def run():
+            try:
+                box.append(compress_like_host("L1", MUST, self.engine, other))
+            except BaseException as exc:  # handed back to the machine thread
+                box.append(exc)
+
+        t = threading.Thread(target=run, name="conformance-other-session")
+        t.start()
+        t.join(60)
+        if box and isinstance(box[0], BaseException):
+            raise box[0]
+
+    @invariant()
+    def counters_are_ints(self):
+        for attr in INT_ATTRIBUTES:
+            value = getattr(self.engine, attr, None)
+            if not isinstance(value, int) or isinstance(value, bool):
+                fail("A6", MUST, f"engine.{attr} in the lifecycle", expected="an int",
+                     got=f"{type(value).__name__} {short(value, 40)}")
+
+    @invariant()
+    def status_is_sane(self):
+        status = invoke("L1", MUST, self.engine, "get_status")
+        if isinstance(status, dict) and isinstance(status.get("last_prompt_tokens"), (int, float)) \
+                and status["last_prompt_tokens"] < 0:
+            fail("A7", MUST, "get_status()['last_prompt_tokens'] in the lifecycle", expected=">= 0",
+                 got=short(status["last_prompt_tokens"]), host_practice=True)
+
+
+def replay_steps(ctx: Any, steps: List[List[Any]]) -> None:
+    """Re-run recorded machine steps in order, with the invariants after each."""
+    machine = LifecycleMachine(ctx)
+    for name, kwargs in steps:
+        getattr(machine, name)(**kwargs)
+        machine.counters_are_ints()
+        machine.status_is_sane()
+
+
+@check("L1", "lifecycle-state-machine", level=MUST, kind="stateful",
+       title="random lifecycles (turns, compactions, preflight, hooks, model switches, reset, clones, a parallel "
+             "session) keep every invariant")
+def check_lifecycle_state_machine(ctx):
+    """L1: the :class:`LifecycleMachine`; violations name their own clause."""
+    if ctx.replay is not None:
+        replay_steps(ctx, ctx.replay.get("steps") or [])
+        return
+    machines: List[LifecycleMachine] = []
+
+    def factory():
+        m = LifecycleMachine(ctx)
+        machines.append(m)
+        return m
+
+    try:
+        run_state_machine_as_test(factory, settings=ctx.settings(max_examples=max(3, ctx.max_examples // 2)))
+    except ContractViolation as exc:
+        if machines:
+            exc.attach_draws({"steps": machines[-1].steps})
+        raise

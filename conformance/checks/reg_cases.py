@@ -1,0 +1,305 @@
+"""Regression cases from public reports (REG-a .. REG-j), each serving one clause.
+
+Each fixes the whole kind of fault, asserting the right value. Cases that need
+protect_first_n / protect_last_n set those on engines that expose them (their own class
+defines them); others run with the engine's own settings.
+"""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+from typing import Any, Dict, List
+
+from conformance.checks._drive import compress_like_host, invoke, overrides, threshold_of, usage
+from conformance.context import CheckSkipped
+from conformance.expect import MUST, SHOULD, fail, short, v1_problems, v2_problems
+from conformance.registry import check
+from conformance.strategies import blob_from_seed, filler_block
+from simulator.provider.tokens import count_messages
+
+from conformance.checks.b_compressor import new_messages, text_of
+
+
+def _call(cid: str, name: str = "read_file") -> Dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def _pin(ctx, engine, first: int, last: int) -> None:
+    if ctx.exposes(engine, "protect_first_n", "protect_last_n"):
+        engine.protect_first_n = first
+        engine.protect_last_n = last
+
+
+def _v2(clause: str, history, out, what: str) -> None:
+    problems = v1_problems(out) or v2_problems(out)
+    if problems:
+        fail(clause, MUST, what, expected="no tool result whose call is gone and no call without its result",
+             got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+             context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}")
+
+
+@check("V2", "parallel-calls", reg="a", level=MUST,
+       title="parallel tool calls around the cut keep every call paired (protect_first_n=1, protect_last_n=5)")
+def check_reg_a(ctx):
+    """REG-a (V2): ``[system, user, assistant(c1), tool c1, assistant, user, assistant(c2a,c2b,c2c),
+    tool c2a, tool c2b, tool c2c, assistant, user]`` over the threshold."""
+    engine = ctx.new_engine()
+    _pin(ctx, engine, 1, 5)
+    big = max(2_000, int(threshold_of(engine, ctx.window // 2) * 1.0))
+    history = [
+        {"role": "system", "content": "You are a build assistant."},
+        {"role": "user", "content": "Read the config."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": blob_from_seed(1, big)},
+        {"role": "assistant", "content": "Config read."},
+        {"role": "user", "content": "Now read the three modules."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c2a"), _call("c2b"), _call("c2c")]},
+        {"role": "tool", "tool_call_id": "c2a", "content": blob_from_seed(2, big)},
+        {"role": "tool", "tool_call_id": "c2b", "content": blob_from_seed(3, big)},
+        {"role": "tool", "tool_call_id": "c2c", "content": blob_from_seed(4, big)},
+        {"role": "assistant", "content": "All three read."},
+        {"role": "user", "content": "Summarise them."},
+    ]
+    out = compress_like_host("V2", MUST, engine, history, force=True)
+    _v2("V2", history, out, "compress() output for parallel calls c2a/c2b/c2c near the tail cut")
+
+
+@check("V2", "head-cut-in-tool-group", reg="b", level=MUST,
+       title="a head that ends on an assistant tool_calls message whose 40 KB result is in the middle")
+def check_reg_b(ctx):
+    """REG-b (V2): head ``[system, user, assistant(tool_calls c1)]``, the 40 KB result of c1 at
+    index 3 in the compressible middle: no call survives without its result."""
+    engine = ctx.new_engine()
+    _pin(ctx, engine, 3, 4)
+    history = [{"role": "system", "content": "You are terse."},
+               {"role": "user", "content": "Open the dump."},
+               {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+               {"role": "tool", "tool_call_id": "c1", "content": blob_from_seed(9, 40_000)},
+               {"role": "assistant", "content": "Opened."}]
+    for k in range(3):
+        history += filler_block(20, 2_000, k)
+    history += [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "next"}]
+    out = compress_like_host("V2", MUST, engine, history, force=True)
+    _v2("V2", history, out, "compress() output when the head ends on a tool_calls message")
+
+
+def _sentinel_history(ctx, engine) -> List[Dict[str, Any]]:
+    threshold = threshold_of(engine, ctx.window // 2)
+    history = [{"role": "system", "content": "You are terse."},
+               {"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    k = 0
+    while count_messages(history) <= threshold + 1_000:
+        history += filler_block(30, 3_000, k)
+        k += 1
+    for i in range(25):
+        history.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"})
+    return history
+
+
+@check("A7", "no-recompression-after-compress", reg="c", level=MUST, practice="host",
+       title="right after compress(), with last_prompt_tokens = -1, the next turn does not compress again")
+def check_reg_c(ctx):
+    """REG-c (A7): after a compaction and the -1 sentinel, ``should_compress()`` and
+    ``should_compress_preflight(output + next user message)`` are False and get_status() shows 0."""
+    engine = ctx.new_engine()
+    history = _sentinel_history(ctx, engine)
+    invoke("A7", MUST, engine, "update_from_response", usage(count_messages(history)))
+    out = compress_like_host("A7", MUST, engine, history)
+    if not isinstance(out, list):
+        raise CheckSkipped("compress() did not return a list (A4 reports it)")
+    engine.last_prompt_tokens = -1
+    nxt = copy.deepcopy(out) + [{"role": "user", "content": "and now?"}]
+    for what, value in (("should_compress()", invoke("A7", MUST, engine, "should_compress")),
+                        ("should_compress_preflight(<output + next user message>)",
+                         invoke("A7", MUST, engine, "should_compress_preflight", nxt))):
+        if value is not False:
+            fail("A7", MUST, f"{what} right after a compaction (last_prompt_tokens == -1, no usage yet)",
+                 expected="False", got=short(value), context=f"output of {count_messages(out)} tokens",
+                 host_practice=True)
+    status = invoke("A7", MUST, engine, "get_status")
+    if isinstance(status, dict) and status.get("last_prompt_tokens") != 0:
+        fail("A7", MUST, "get_status()['last_prompt_tokens'] on the sentinel", expected="0",
+             got=short(status.get("last_prompt_tokens")), host_practice=True)
+
+
+@check("O4", "model-switch", reg="d", level=MUST,
+       title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored")
+def check_reg_d(ctx):
+    """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000, update_model("small",
+    131 072): threshold_tokens follows the small window (same share as before), should_compress(300 000)
+    is True, and a later on_session_start(model="big", context_length=1 000 000) keeps 131 072."""
+    engine = ctx.new_engine(configure=False)
+    kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
+    invoke("O4", MUST, engine, "update_model", model="big", context_length=1_000_000, **kw)
+    share = engine.threshold_tokens / 1_000_000
+    invoke("O4", MUST, engine, "update_from_response", usage(300_000))
+    invoke("O4", MUST, engine, "update_model", model="small", context_length=131_072, **kw)
+    want = int(131_072 * share)
+    if engine.context_length != 131_072 or abs(engine.threshold_tokens - want) > 2:
+        fail("O4", MUST, "(context_length, threshold_tokens) after switching to the small model",
+             expected=str((131_072, want)), got=str((engine.context_length, engine.threshold_tokens)))
+    if invoke("O4", MUST, engine, "should_compress", 300_000) is not True:
+        fail("O4", MUST, "should_compress(300000) on the 131 072-token window", expected="True", got="False")
+    invoke("O4", MUST, engine, "on_session_start", "session-2", platform="cli", model="big", context_length=1_000_000)
+    if engine.context_length != 131_072:
+        fail("O4", MUST, "context_length after on_session_start() carrying stale model metadata",
+             expected="131072 (the window set by update_model)", got=short(engine.context_length))
+
+
+@check("C2", "shared-registered-instance", reg="e", level=MUST,
+       title="a child cloned from the same registered engine calls update_model; the parent keeps its window")
+def check_reg_e(ctx):
+    """REG-e (C2): registered R; parent = R.clone_for_agent() on 32 000; child = R.clone_for_agent()
+    switched to 100 000: the parent still reports 32 000 (and R is untouched by both)."""
+    registered = ctx.new_engine(window=24_000)
+    kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
+    parent = invoke("C2", MUST, registered, "clone_for_agent")
+    invoke("C2", MUST, parent, "update_model", model="parent", context_length=32_000, **kw)
+    child = invoke("C2", MUST, registered, "clone_for_agent")
+    invoke("C2", MUST, child, "update_model", model="child", context_length=100_000, **kw)
+    if parent.context_length != 32_000 or registered.context_length != 24_000:
+        fail("C2", MUST, "context_length of (parent, registered engine) after a sibling child's update_model(100000)",
+             expected="(32000, 24000)", got=str((parent.context_length, registered.context_length)))
+
+
+@check("C1", "unpicklable-clone-hook", reg="f", level=MUST,
+       title="an engine holding a sqlite3 connection is cloned through its clone_for_agent hook, and the clone works")
+def check_reg_f(ctx):
+    """REG-f (C1): applies when ``copy.deepcopy(engine)`` fails (e.g. a sqlite3 connection): the
+    engine must override clone_for_agent, and the clone compresses and reads its store."""
+    engine = ctx.new_engine()
+    try:
+        copy.deepcopy(engine)
+        raise CheckSkipped("the engine deep-copies fine; the case needs an unpicklable engine")
+    except CheckSkipped:
+        raise
+    except Exception:
+        pass
+    if not overrides(engine, "clone_for_agent"):
+        fail("C1", MUST, "clone_for_agent() of an engine that cannot be deep-copied",
+             expected="an override that shares the durable backend", got="the ABC default (copy.deepcopy), which raises")
+    clone = invoke("C1", MUST, engine, "clone_for_agent")
+    out = compress_like_host("C1", MUST, clone, [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+    if not isinstance(out, list):
+        fail("C1", MUST, "compress() on the clone", expected="a list", got=short(out, 60))
+    for value in vars(clone).values():
+        if isinstance(value, sqlite3.Connection):
+            value.execute("select 1").fetchone()
+
+
+@check("A4", "manual-compress-with-focus", reg="g", level=MUST,
+       title="/compress <topic> with force: the host passes only the arguments compress() accepts")
+def check_reg_g(ctx):
+    """REG-g (A4): ``compress()`` called as the host does for ``/compress topic`` (focus_topic and
+    force filtered by signature, e.g. for ``compress(self, messages, current_tokens=None)``) returns
+    a list; a TypeError raised inside the engine is reported, not swallowed."""
+    engine = ctx.new_engine()
+    history = _sentinel_history(ctx, engine)
+    out = compress_like_host("A4", MUST, engine, history, focus_topic="build errors", force=True)
+    if not isinstance(out, list):
+        fail("A4", MUST, "compress() for /compress build errors", expected="a list", got=short(out, 60))
+
+
+def _reg_h(ctx, level):
+    def body(draw):
+        from hypothesis import strategies as st
+
+        engine = ctx.new_engine()
+        head_end = draw(st.sampled_from(["user", "assistant"]), "head_last_role")
+        tail_start = draw(st.sampled_from(["user", "assistant"]), "tail_first_role")
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}]
+        if head_end == "assistant":
+            history.append({"role": "assistant", "content": "first reply"})
+        else:
+            history.append({"role": "user", "content": "and another thing"})
+        k = 0
+        while count_messages(history) <= threshold + 1_000:
+            history += filler_block(40, 3_000, k)
+            k += 1
+        roles = ["user", "assistant"] if tail_start == "user" else ["assistant", "user"]
+        for i in range(25):
+            history.append({"role": roles[i % 2], "content": f"tail {i}"})
+        if history[-1]["role"] != "user":
+            history.append({"role": "user", "content": "last"})
+        out = compress_like_host("B5", level, engine, history)
+        if not isinstance(out, list):
+            return
+        news = set(new_messages(history, out))
+        for i in range(1, len(out)):
+            a, b = out[i - 1], out[i]
+            if not (isinstance(a, dict) and isinstance(b, dict)) or (i - 1 not in news and i not in news):
+                continue
+            if a.get("role") == b.get("role") and a.get("role") in ("user", "assistant") \
+                    and not a.get("tool_calls") and not b.get("tool_calls"):
+                fail("B5", level, f"messages {i - 1} and {i} of the output", expected="no two same-role messages "
+                     "touching around the summary", got=f"two {a.get('role')} messages ({short(text_of(a), 40)} / "
+                     f"{short(text_of(b), 40)})", context=f"head ends on {head_end}, tail starts with {tail_start}")
+    ctx.examples(body, max_examples=min(max(ctx.max_examples, 4), 6))
+
+
+@check("B5", "summary-role-alternates", reg="h", level=MUST, requires=("compressor",), variants=("compressor",),
+       title="a summary between head and tail never leaves two same-role messages adjacent")
+def check_reg_h_compressor(ctx, variant):
+    """REG-h (B5, MUST for compressor engines)."""
+    _reg_h(ctx, MUST)
+
+
+@check("B5", "summary-role-alternates", reg="h", level=SHOULD, excludes=("compressor",), variants=("other",),
+       title="a summary between head and tail never leaves two same-role messages adjacent")
+def check_reg_h_other(ctx, variant):
+    """REG-h (B5, SHOULD for engines without the compressor capability)."""
+    _reg_h(ctx, SHOULD)
+
+
+@check("B3", "head-decays", reg="i", level=MUST, requires=("compressor", "head-decay"),
+       title="head decay (engines declaring 'head-decay'): after a later compaction the first user message is "
+             "gone and the system prompt stays")
+def check_reg_i(ctx):
+    """REG-i (B3, head-decay engines; host practice against the seeds): compress twice with
+    40 new turns in between; the first user message is not verbatim in the second output,
+    the system prompt is (message 0, perhaps with the note)."""
+    from conformance.checks.b_compressor import two_compactions
+
+    def body(draw):
+        engine, h1, out1, h2, out2 = two_compactions(ctx, "B3", draw)
+        if out2 == h2:
+            return
+        first_user = next(m for m in h1 if m.get("role") == "user")
+        if first_user in out2:
+            fail("B3", MUST, "the second compaction's output", expected="no verbatim first user message (head decay)",
+                 got="it is still there", host_practice=True)
+        if not out2 or out2[0].get("role") != "system" or not text_of(out2[0]).startswith(text_of(h1[0])):
+            fail("B3", MUST, "message 0 of the second compaction's output", expected="the system prompt",
+                 got=short(out2[0] if out2 else None, 80), host_practice=True)
+    ctx.examples(body, max_examples=min(ctx.max_examples, 2))
+
+
+@check("A3", "stops-after-ineffective-compactions", reg="j", level=SHOULD, practice="host",
+       title="when compaction cannot help (protected messages hold the tokens), compress() is attempted at most 3 times")
+def check_reg_j(ctx):
+    """REG-j (A3, SHOULD): system prompt and last user message hold 90% of a history over the
+    threshold; 20 turns each add a one-word user message and reply. The host asks
+    should_compress() every turn and compresses when True: at most 3 compress() calls."""
+    engine = ctx.new_engine()
+    threshold = threshold_of(engine, ctx.window // 2)
+    history = [{"role": "system", "content": "Rules:\n" + blob_from_seed(5, threshold * 4)},
+               {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+               {"role": "user", "content": "Here is the file:\n" + blob_from_seed(6, threshold // 2)}]
+    attempts = 0
+    for turn in range(20):
+        tokens = count_messages(history)
+        invoke("A3", SHOULD, engine, "update_from_response", usage(tokens))
+        if invoke("A3", SHOULD, engine, "should_compress", tokens) is True:
+            attempts += 1
+            out = compress_like_host("A3", SHOULD, engine, history)
+            if isinstance(out, list):
+                history = out
+            engine.last_prompt_tokens = -1
+        history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "next"}]
+    if attempts > 3:
+        fail("A3", SHOULD, "compress() attempts over 20 turns where compaction cannot reduce the history",
+             expected="at most 3 (stop asking after ineffective passes; Hermes stops after 2)", got=str(attempts),
+             host_practice=True)
