@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from hypothesis import HealthCheck, Verbosity, given, seed as hyp_seed, settings, strategies as st
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hyp_seed, settings, strategies as st
 
 from simulator.host.shim import AbcInfo, abc_info
 
@@ -108,6 +108,7 @@ class CheckContext:
         replay: recorded draws to run once instead of drawing (``--conformance-replay``).
         plugin_dir: an engine plugin folder for the R4-R6 checks (``--engine-plugin``).
         scenarios: whether bundled scenario checks run (``--conformance-no-scenarios``).
+        shrink: shrink failing examples (off: faster failures with longer examples).
     """
 
     engine_factory: Callable[[], Any]
@@ -120,6 +121,7 @@ class CheckContext:
     replay: Optional[Dict[str, Any]] = None
     plugin_dir: Optional[str] = None
     scenarios: bool = True
+    shrink: bool = True
     _capabilities: Optional[frozenset] = None
 
     def __post_init__(self) -> None:
@@ -168,6 +170,8 @@ class CheckContext:
             suppress_health_check=list(HealthCheck),
             stateful_step_count=STATEFUL_STEPS.get(self.profile, STATEFUL_STEPS["default"]),
         )
+        if not self.shrink:
+            base["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
         base.update(overrides)
         return settings(**base)
 
@@ -206,8 +210,6 @@ class CheckContext:
 
     def exposes(self, engine: Any, *names: str) -> bool:
         """True when the engine's own class (not only the kit's ABC) defines every attribute."""
-        from simulator.host.shim import default_method  # noqa: F401  (shim installed)
-
         for name in names:
             owners = [k for k in type(engine).__mro__ if name in vars(k)]
             if not owners or all(k.__module__.startswith(("simulator.host.abc", "agent.")) for k in owners):

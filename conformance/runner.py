@@ -36,6 +36,7 @@ class Result:
     message: str = ""
     seconds: float = 0.0
     replay_file: Optional[str] = None
+    example_messages: Optional[int] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k in ("check", "clause", "level", "outcome", "message")}
@@ -186,8 +187,8 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     """
     started = time.perf_counter()
 
-    def result(outcome: str, message: str = "", replay: Optional[str] = None) -> Result:
-        return Result(chk.id, chk.clause, chk.level, outcome, message, time.perf_counter() - started, replay)
+    def result(outcome: str, message: str = "", replay: Optional[str] = None, size: Optional[int] = None) -> Result:
+        return Result(chk.id, chk.clause, chk.level, outcome, message, time.perf_counter() - started, replay, size)
 
     reason = None
     try:
@@ -213,9 +214,10 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
             tail = f" Repro: {_replay_repro(repro, replay)}"
         elif repro:
             tail = f" Repro: {repro}"
+        size = example_messages(getattr(exc, "example", None))
         if xfail is not None:
-            return result("xfailed", f"{text} [expected failure: {xfail}]", replay)
-        return result("failed", text + tail, replay)
+            return result("xfailed", f"{text} [expected failure: {xfail}]", replay, size)
+        return result("failed", text + tail, replay, size)
 
     try:
         hung = _run_with_timeout(body, ctx.timeout)
@@ -241,6 +243,21 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     return result("passed")
 
 
+def example_messages(example: Any) -> Optional[int]:
+    """Messages in a failure's shrunk example: the longest drawn transcript (None if none)."""
+    if not isinstance(example, dict):
+        return None
+    best = None
+    stack = [example]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list) and v and all(isinstance(m, dict) and "role" in m for m in v):
+            best = max(best or 0, len(v))
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return best
+
+
 def _replay_repro(repro: str, replay_file: str) -> str:
     base = repro.split(" -k ")[0] if repro else "pytest"
     return f"{base} --conformance-replay {replay_file}"
@@ -258,7 +275,7 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
                     failures_dir: Optional[Path] = None, derandomize: bool = True,
                     xfails: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
                     replay: Optional[Path] = None, plugin_dir: Optional[str] = None, scenarios: bool = True,
-                    seed: Optional[int] = None, window: Optional[int] = None) -> List[Result]:
+                    seed: Optional[int] = None, window: Optional[int] = None, shrink: bool = True) -> List[Result]:
     """Run every registered check (or those matching ``only``) against ``engine_factory``.
 
     Args:
@@ -271,11 +288,12 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         replay: a replay file; runs only its check, once, on the recorded draws.
         plugin_dir: engine plugin folder for the R4-R6 checks.
         scenarios: False leaves bundled scenario checks out.
+        shrink: False skips Hypothesis shrinking (faster, longer counterexamples).
     Returns:
         one :class:`Result` per check, in registry order.
     """
     ctx = CheckContext(engine_factory, profile=profile, derandomize=derandomize, plugin_dir=plugin_dir,
-                       scenarios=scenarios, seed=seed)
+                       scenarios=scenarios, seed=seed, shrink=shrink)
     if timeout is not None:
         ctx.timeout = float(timeout)
     if window is not None:

@@ -218,11 +218,12 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
         out.append({"role": "system", "content": "You are a careful coding assistant. " + text_from_seed(seed, "en_US", 1)})
     out += [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)},
             {"role": "assistant", "content": text_from_seed(seed + 2, "en_US", 1)}]
-    half = max(min_tokens // 2, 200)
-    add_filler(out, half, seed + 10)
     if focus_fact:
-        out += [{"role": "user", "content": f"Note this for later: {focus_fact}"},
-                {"role": "assistant", "content": "Noted."}]
+        add_filler(out, max(min_tokens // 2, 200), seed + 10)
+        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 4)}
+                   for i in range(16)]
+        out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
+                              {"role": "assistant", "content": "Noted."}] + chatter[8:]
     add_filler(out, min_tokens, seed + 1000)
     for i in range(small_tail):
         role = "user" if i % 2 == 0 else "assistant"

@@ -100,6 +100,16 @@ def threshold_of(engine: Any, fallback: int) -> int:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else fallback
 
 
+def tail_size(ctx: Any, engine: Any) -> int:
+    """Short messages to end a compactable history with: protect_last_n + 5 (odd) for engines
+    that expose protect_last_n, else 7 (so the protected tail stays small and shrinks well)."""
+    n = getattr(engine, "protect_last_n", None)
+    if ctx.exposes(engine, "protect_last_n") and isinstance(n, int) and n >= 0:
+        size = n + 5
+        return size if size % 2 else size + 1
+    return 7
+
+
 def usage(prompt: int, completion: int = 50) -> Dict[str, int]:
     """A canonical usage dict (A2): the three required keys."""
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

@@ -7,7 +7,7 @@ import re
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import compress_like_host, invoke, threshold_of, usage
+from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of, usage
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems
 from conformance.registry import check
 from conformance.strategies import compactable_histories, transcripts, usage_dicts
@@ -17,7 +17,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 INT_ATTRIBUTES = ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens",
                   "threshold_tokens", "context_length", "compression_count")
 FOCUS_TOPIC = "database migration"
-FOCUS_FACT = "the database migration must run with the codename QUARTZ-HERON-417 before Friday."
+FOCUS_FACT = "the database migration codename is QUARTZ-HERON-417 for the Friday window."
 FOCUS_TOKEN = "QUARTZ-HERON-417"
 
 
@@ -116,7 +116,7 @@ def check_fits_budget_when_possible(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000), "history")
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
         out = compress_like_host("A4", SHOULD, engine, history)
         if isinstance(out, list) and not v1_problems(out):
             tokens = count_messages(out)
@@ -135,7 +135,7 @@ def check_focus_topic_kept(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000, focus_fact=FOCUS_FACT), "history")
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine), focus_fact=FOCUS_FACT), "history")
         out = compress_like_host("A5", SHOULD, engine, history, focus_topic=FOCUS_TOPIC, force=True)
         if isinstance(out, list) and out != history and FOCUS_TOKEN not in short(out, 10**7):
             fail("A5", SHOULD, f"compress(focus_topic={FOCUS_TOPIC!r}) output",
@@ -214,12 +214,12 @@ def check_no_compress_on_sentinel(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000), "history")
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
         invoke("A7", MUST, engine, "update_from_response", usage(count_messages(history)))
         compress_like_host("A7", MUST, engine, history)
         engine.last_prompt_tokens = -1  # what the host does after a committed compaction
         wants = invoke("A7", MUST, engine, "should_compress")
-        if wants is not False:
+        if wants:
             fail("A7", MUST, "should_compress() right after a compaction (last_prompt_tokens == -1)",
                  expected="False (no second compaction on the sentinel)", got=short(wants), host_practice=True)
         status = invoke("A7", MUST, engine, "get_status")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional
 
-from conformance.checks._drive import compress_like_host, invoke, threshold_of
+from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
@@ -80,7 +80,7 @@ def two_compactions(ctx, clause, draw):
     """(engine, history1, out1, history2, out2): compress, add 40 turns, compress again."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
-    h1 = draw(compactable_histories(min_tokens=threshold + 1_000), "history")
+    h1 = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
     out1 = compress_like_host(clause, MUST, engine, h1)
     if not isinstance(out1, list):
         raise CheckSkipped("compress() did not return a list (A4 reports it)")
@@ -103,10 +103,10 @@ def check_documented_defaults(ctx):
     for attr, want in (("protect_first_n", 3), ("protect_last_n", 20)):
         if ctx.exposes(engine, attr) and getattr(engine, attr) != want:
             fail("B1", MUST, f"default {attr}", expected=str(want), got=short(getattr(engine, attr)))
-    if invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2) is not True:
+    if not invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2):
         fail("B1", MUST, f"should_compress({B1_WINDOW // 2}) at the threshold", expected="True (fires at >= threshold)",
              got="False")
-    if invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2 - 1) is not False:
+    if invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2 - 1):
         fail("B1", MUST, f"should_compress({B1_WINDOW // 2 - 1}) below the threshold", expected="False", got="True")
 
 
@@ -120,7 +120,7 @@ def check_old_tool_output_cleared(ctx):
         threshold = threshold_of(engine, ctx.window // 2)
         seed = draw(ctx_seed(), "seed")
         history = [{"role": "system", "content": "You are terse."}] + filler_block(seed, 2_000, 0)
-        history += draw(compactable_histories(min_tokens=threshold + 1_000, system=False), "rest")
+        history += draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine), system=False), "rest")
         out = compress_like_host("B2", MUST, engine, history)
         if not isinstance(out, list):
             return
@@ -174,7 +174,7 @@ def check_summary_template(ctx):
     Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical Context."""
     def body(draw):
         engine = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(engine, ctx.window // 2) + 1_000), "history")
+        history = draw(compactable_histories(min_tokens=threshold_of(engine, ctx.window // 2) + 1_000, small_tail=tail_size(ctx, engine)), "history")
         out = compress_like_host("B4", MUST, engine, history)
         if not isinstance(out, list) or out == history:
             return

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conformance.checks._drive import compress_like_host, invoke, usage
-from conformance.expect import MUST, fail, short, v1_problems
+from conformance.context import CheckSkipped
+from conformance.expect import MUST, fail, short
 from conformance.registry import check
 
 WINDOWS = (16_000, 48_000)
@@ -28,8 +29,7 @@ def check_clone_distinct(ctx):
     invoke("C1", MUST, clone, "update_from_response", usage(7_777, 11))
     out = compress_like_host("C1", MUST, clone, [{"role": "system", "content": "sys"},
                                                  {"role": "user", "content": "hello"}])
-    if not isinstance(out, list) or v1_problems(out):
-        fail("C1", MUST, "compress() on the clone", expected="a list of messages", got=short(out, 80))
+    del out  # returning normally is C1's business; the output's type and validity are A4's and V's
     after = (parent.last_prompt_tokens, parent.last_total_tokens, parent.compression_count)
     if after != before:
         fail("C1", MUST, "the parent's (last_prompt_tokens, last_total_tokens, compression_count) after the clone "
@@ -47,7 +47,7 @@ def check_child_update_model(ctx):
     context_length and threshold_tokens stay those of A."""
     parent = ctx.new_engine(window=WINDOWS[0])
     budget = (parent.context_length, parent.threshold_tokens)
-    child = invoke("C2", MUST, parent, "clone_for_agent")
+    child = clone_or_skip(parent)
     if child is parent:
         return  # C1 reports it
     _configure("C2", child, WINDOWS[1])
@@ -55,3 +55,11 @@ def check_child_update_model(ctx):
     if now != budget:
         fail("C2", MUST, "the parent's (context_length, threshold_tokens) after the child's update_model("
              f"context_length={WINDOWS[1]})", expected=str(budget), got=str(now))
+
+
+def clone_or_skip(engine):
+    """``engine.clone_for_agent()``; a raising clone is C1's business (this check then skips)."""
+    try:
+        return engine.clone_for_agent()
+    except Exception as exc:
+        raise CheckSkipped(f"clone_for_agent() raised {type(exc).__name__} (C1 reports it)") from None

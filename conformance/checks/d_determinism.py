@@ -6,12 +6,13 @@ values are masked by first appearance (``<uid-1>``, ``<uid-2>``, ...).
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Dict
 
 from conformance.checks._drive import compress_like_host, threshold_of
 from conformance.expect import SHOULD, fail
 from conformance.registry import check
-from conformance.strategies import transcripts
+from conformance.strategies import transcripts, uid_from_seed
 
 UID_KEYS = ("message_uid", "_absorbed_message_uids", "_tool_call_uids", "_tool_call_uid")
 
@@ -37,6 +38,17 @@ def mask_uids(value: Any, names: Dict[str, str] = None) -> Any:
     return value
 
 
+def committed(history, out):
+    """What the host hands the engine next: ``out`` (or ``history``) plus a new user message,
+    with a uid stamped on rows lacking one when the history uses uids (U6 insert, U10 flush)."""
+    nxt = copy.deepcopy(out if isinstance(out, list) else history) + [{"role": "user", "content": "more"}]
+    if any(isinstance(m, dict) and "message_uid" in m for m in history):
+        for i, m in enumerate(nxt):
+            if isinstance(m, dict) and "message_uid" not in m:
+                m["message_uid"] = uid_from_seed(4242, i)
+    return nxt
+
+
 @check("D1", "same-input-same-output", level=SHOULD, kind="determinism", practice="kit",
        title="two fresh engines, same input: same compress() output (uids masked)")
 def check_same_input_same_output(ctx):
@@ -50,8 +62,7 @@ def check_same_input_same_output(ctx):
         for _ in range(2):
             engine = ctx.new_engine()
             first = compress_like_host("D1", SHOULD, engine, history)
-            second = compress_like_host("D1", SHOULD, engine, (first if isinstance(first, list) else history)
-                                        + [{"role": "user", "content": "more"}])
+            second = compress_like_host("D1", SHOULD, engine, committed(history, first))
             outs.append(mask_uids([first, second]))
         if outs[0] != outs[1]:
             which = "first" if outs[0][0] != outs[1][0] else "second"

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from conformance.checks._drive import invoke, overrides, select_like_host, usage
 from conformance.context import CheckSkipped
-from conformance.expect import MUST, SHOULD, ContractViolation, fail, short
+from conformance.expect import MUST, SHOULD, ContractViolation, fail
 from conformance.registry import check
 from conformance.strategies import filler_block, transcripts
 from simulator.provider.tokens import count_messages
@@ -43,8 +43,7 @@ def check_hooks_do_not_raise(ctx, variant):
             if variant == "select_context":
                 select_like_host("H1", SHOULD, engine, history)
             else:
-                invoke("H1", SHOULD, engine, "on_turn_complete", list(copy.deepcopy(history)), usage(500),
-                       turn_id="t1", interrupted=False)
+                invoke("H1", SHOULD, engine, "on_turn_complete", list(copy.deepcopy(history)), usage(500))
         except ContractViolation as exc:
             fail("H1", SHOULD, f"{variant}()", expected="a normal return (the host fails open and logs it)",
                  got=exc.detail.split(": expected", 1)[0].replace(f"{variant}() raised", "").strip() or exc.detail)

@@ -11,7 +11,7 @@ import json
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import compress_like_host, invoke, overrides, threshold_of, usage
+from conformance.checks._drive import compress_like_host, invoke, overrides, usage
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail, short
 from conformance.registry import check
@@ -214,6 +214,8 @@ def check_clone_is_engine(ctx):
         clone = engine.clone_for_agent()
     except Exception as exc:
         raise CheckSkipped(f"clone_for_agent() raised {type(exc).__name__}; C1 reports it") from None
+    if not isinstance(engine.name, str):
+        raise CheckSkipped("engine.name is not a str (A1 reports it)")
     missing = [m for m in ("update_from_response", "should_compress", "compress") if not callable(getattr(clone, m, None))]
     name = getattr(clone, "name", None)
     if missing or name != engine.name:

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from conformance.checks._drive import compress_like_host, invoke, threshold_of, usage
-from conformance.expect import MUST, SHOULD, ContractViolation, fail, short, v1_problems, v2_problems
+from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of, usage
+from conformance.expect import MUST, SHOULD, ContractViolation, fail, short
 from conformance.registry import check
 from conformance.strategies import compactable_histories, filler_block, text_from_seed
 from simulator.provider.tokens import count_messages
@@ -53,9 +53,11 @@ def check_compress_from_pool_thread(ctx):
     creating thread, one on a pool thread; the outputs are equal."""
     def body(draw):
         probe = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(probe, ctx.window // 2) + 500, small_tail=7),
+        history = draw(compactable_histories(min_tokens=threshold_of(probe, ctx.window // 2) + 500, small_tail=tail_size(ctx, probe)),
                        "history")
         here = compress_like_host("TS1", MUST, ctx.new_engine(), history)
+        if compress_like_host("TS1", MUST, ctx.new_engine(), history) != here:
+            return  # not deterministic even on one thread: D1's business
         engine = ctx.new_engine()
         there = _run_in_thread(lambda: compress_like_host("TS1", MUST, engine, history))
         if here != there:
@@ -131,7 +133,7 @@ def _safe(engine, history):
        title="one instance compressing four sessions in parallel keeps each session's messages to itself")
 def check_parallel_sessions(ctx):
     """TS3: four threads compress four different histories on one instance at once; every
-    call returns a valid list and no output contains a message that only another session had."""
+    call returns normally and no output contains a message that only another session had."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
     histories = []
@@ -161,11 +163,10 @@ def check_parallel_sessions(ctx):
     for t in threads:
         t.join(60)
     for i, out in enumerate(results):
-        if isinstance(out, (ContractViolation,)) or isinstance(out, BaseException):
+        if isinstance(out, BaseException):
             raise out
-        if v1_problems(out) or v2_problems(out):
-            fail("TS3", MUST, f"compress() of session {i} run in parallel", expected="a valid history",
-                 got=(v1_problems(out) or v2_problems(out))[0])
+        if not isinstance(out, list):
+            continue  # A4 reports a non-list
         foreign = [m for m in out if isinstance(m, dict) and isinstance(m.get("content"), str)
                    and any(f"[session {j}]" in m["content"] for j in range(4) if j != i)
                    and f"[session {i}]" not in m["content"]]

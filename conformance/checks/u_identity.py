@@ -14,7 +14,7 @@ from typing import Any, Dict, List
 from hypothesis import strategies as st
 
 from conformance.checks._drive import compress_like_host, invoke, overrides, select_like_host, threshold_of, usage
-from conformance.expect import MUST, ContractViolation, fail, v1_problems, v2_problems
+from conformance.expect import MUST, ContractViolation, fail
 from conformance.registry import check
 from conformance.strategies import transcripts, uid_from_seed
 
@@ -30,22 +30,19 @@ def _strip_old_uids(history: List[Dict[str, Any]], n_old: int) -> List[Dict[str,
 
 
 def _surfaces(clause: str, ctx, engine: Any, history: List[Dict[str, Any]]) -> None:
-    out = compress_like_host(clause, MUST, engine, history)
-    problems = v1_problems(out) or v2_problems(out)
-    if problems:
-        fail(clause, MUST, "compress() output", expected="a valid history", got=problems[0])
+    """compress() and select_context() return normally (validity of the output is V's business)."""
+    compress_like_host(clause, MUST, engine, history)
     if overrides(engine, "select_context"):
         try:
             select_like_host(clause, MUST, engine, history)
         except ContractViolation:
             pass  # H1 reports a raising hook (fail-open)
-    invoke(clause, MUST, engine, "on_session_end", "session-1", copy.deepcopy(history))
 
 
 @check("U2", "tolerates-missing-uid", level=MUST,
        title="old rows without message_uid (absence = no identity yet) are never an error")
 def check_tolerates_missing_uid(ctx):
-    """U2: compress(), select_context() and on_session_end() accept histories whose oldest
+    """U2: compress() and select_context() accept histories whose oldest
     rows lack ``message_uid`` (rows written before the column existed)."""
     def body(draw):
         engine = ctx.new_engine()
@@ -108,8 +105,8 @@ def check_stamped_uid(ctx):
 @check("U7", "tolerates-duplicate-uids", level=MUST,
        title="two live rows sharing a uid (one logical message) are tolerated")
 def check_tolerates_duplicate_uids(ctx):
-    """U7: histories where two rows share a uid go through compress(), select_context() and
-    on_session_end() without error, and compress() output stays valid."""
+    """U7: histories where two rows share a uid go through compress() and select_context()
+    without error."""
     def body(draw):
         engine = ctx.new_engine()
         over = draw(st.booleans(), "over_threshold")
@@ -123,7 +120,7 @@ def check_tolerates_duplicate_uids(ctx):
        title="the current user message has no uid during a preflight compress() before the turn-start flush")
 def check_current_turn_without_uid(ctx):
     """U10: every row has a uid except the last (current) user message; preflight and
-    compress() return normally, and compress() keeps a valid history."""
+    compress() return normally."""
     def body(draw):
         engine = ctx.new_engine()
         history = draw(transcripts(min_turns=2, uids="all", end_with_user=True, system=True,
@@ -131,10 +128,7 @@ def check_current_turn_without_uid(ctx):
         history[-1].pop("message_uid", None)
         invoke("U10", MUST, engine, "update_from_response", usage(threshold_of(engine, 0) + 1))
         invoke("U10", MUST, engine, "should_compress_preflight", copy.deepcopy(history))
-        out = compress_like_host("U10", MUST, engine, history)
-        problems = v1_problems(out) or v2_problems(out)
-        if problems:
-            fail("U10", MUST, "compress() output", expected="a valid history", got=problems[0])
+        compress_like_host("U10", MUST, engine, history)
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 

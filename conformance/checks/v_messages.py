@@ -50,6 +50,8 @@ def _outputs(ctx, clause, variant, validate):
                 return  # raised: fail-open, reported under H1
             if out is None:
                 return  # "no change": H3
+        if not isinstance(out, list):
+            return  # A4 (compress) or O9 (select_context) reports a non-list
         validate(history, out)
 
     ctx.examples(body)

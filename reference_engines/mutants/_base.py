@@ -75,3 +75,53 @@ class MinimalEngine(ContextEngine):
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         summary = {"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages were compacted."}
         return head + [summary] + tail
+
+
+class HookedEngine(MinimalEngine):
+    """MinimalEngine plus the optional hooks and one tool, all correct (base for H/O/T mutants).
+
+    - select_context (H3, H6): for requests of more than 8 messages, the system prompt plus
+      the last 6 messages (never starting on a tool result); None otherwise. Stable.
+    - on_turn_complete (H5): counts turns and records the uids seen, read-only.
+    - get_tool_schemas / handle_tool_call (T1, T2): one tool, ``context_recall(query)``.
+    """
+
+    keep_selected = 6
+
+    def __init__(self) -> None:
+        self.turns_seen = 0
+        self.uids_seen: List[str] = []
+
+    @property
+    def name(self) -> str:
+        return "hooked"
+
+    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,
+                       budget_tokens=0, **kwargs):
+        if len(request_messages) <= 8:
+            return None
+        head = [dict(request_messages[0])] if request_messages[0].get("role") == "system" else []
+        body = request_messages[len(head):]
+        start = safe_tail_start(body, len(body) - self.keep_selected)
+        return head + [dict(m) for m in body[start:]]
+
+    def on_turn_complete(self, messages, usage=None, **kwargs):
+        self.turns_seen += 1
+        self.uids_seen.extend(m["message_uid"] for m in messages if isinstance(m, dict) and "message_uid" in m)
+        del self.uids_seen[:-1000]
+
+    def tool_parameters(self) -> Dict[str, Any]:
+        """JSON Schema of ``context_recall`` arguments (T1)."""
+        return {"type": "object", "properties": {"query": {"type": "string", "description": "what to recall"}},
+                "required": ["query"]}
+
+    def get_tool_schemas(self):
+        return [{"name": "context_recall", "description": "Search the compacted conversation.",
+                 "parameters": self.tool_parameters()}]
+
+    def handle_tool_call(self, name, args, **kwargs):
+        import json
+
+        if name == "context_recall":
+            return json.dumps({"query": args.get("query"), "matches": []})
+        return json.dumps({"error": f"Unknown tool: {name}"})

@@ -16,8 +16,10 @@ class OrphanToolResult(MinimalEngine):
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return list(messages)
         start = len(body) - self.keep_last  # the defect: no safe_tail_start()
-        while start > 0 and body[start].get("role") != "tool" and any(m.get("role") == "tool" for m in body[:start]):
-            start -= 1  # prefer a cut right at a tool result, so the defect shows
+        for back in range(4):  # prefer a cut right at a nearby tool result, so the defect shows
+            if start - back > 0 and body[start - back].get("role") == "tool":
+                start -= back
+                break
         tail = [dict(m) for m in body[start:]]
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         return head + [{"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}] + tail

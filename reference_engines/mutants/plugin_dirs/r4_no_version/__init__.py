@@ -1,0 +1,9 @@
+"""Breaks R4: plugin.yaml has no version: exports a ContextEngine subclass named like the folder."""
+
+from reference_engines.mutants._base import MinimalEngine
+
+
+class FolderEngine(MinimalEngine):
+    @property
+    def name(self):
+        return "r4_no_version"
