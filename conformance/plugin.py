@@ -8,9 +8,9 @@ run; SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -44,6 +44,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the verdict as JSON to FILE.")
     group.addoption("--conformance-failures-dir", default=None, metavar="DIR",
                     help="where shrunk failing examples are written (default .conformance/failures).")
+    group.addoption("--conformance-xfails", default=None, metavar="FILE",
+                    help="expected failures: one check id, id prefix or clause per line, '# reason' optional "
+                         "(non-strict; --conformance-strict makes an XPASS fail).")
+    group.addoption("--conformance-replay", default=None, metavar="FILE",
+                    help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.")
+    group.addoption("--conformance-no-scenarios", action="store_true", default=False,
+                    help="leave the bundled scenario checks out (they are skipped with a reason).")
+    group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
+                    help="per-check time limit; a hanging engine method fails its check (default 120).")
+    group.addoption("--conformance-seed", default=None, type=int, metavar="N",
+                    help="Hypothesis seed with --conformance-random (recorded in failure files).")
+    group.addoption("--engine-plugin", default=None, metavar="DIR",
+                    help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without --engine "
+                         "its engine is also the engine under test.")
     parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
     parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
 
@@ -59,18 +73,62 @@ def _kwargs_text(config: pytest.Config) -> Optional[str]:
             or (config.getini("conformance_engine_kwargs") or "").strip() or None)
 
 
+class PluginFolderFactory(EngineFactory):
+    """An engine factory for ``--engine-plugin DIR`` alone: the folder's engine, loaded as the host does."""
+
+    def __call__(self) -> Any:
+        return self.target()
+
+    def repro_args(self) -> str:
+        return f"--engine-plugin={self.spec}"
+
+
+def _plugin_factory(plugin_dir: str) -> EngineFactory:
+    try:
+        from simulator.host.discovery import load_engine_plugin
+    except ImportError:
+        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: this kit's host cannot load plugin folders yet "
+                                "(simulator.host.discovery.load_engine_plugin); give --engine=MODULE:ATTR too") from None
+    factory, report = load_engine_plugin(plugin_dir)
+    if factory is None:
+        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: no engine could be loaded: "
+                                + "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()))
+    return PluginFolderFactory(plugin_dir, factory)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     spec = engine_spec(config)
-    if not spec:
+    plugin_dir = config.getoption("--engine-plugin")
+    if not spec and not plugin_dir:
         return
     from simulator.host import shim
 
     shim.install()
+    if plugin_dir and not os.path.isdir(plugin_dir):
+        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder "
+                                "(the one holding __init__.py and plugin.yaml)")
     try:
-        factory = load_engine_factory(spec, parse_kwargs(_kwargs_text(config)))
+        factory = load_engine_factory(spec, parse_kwargs(_kwargs_text(config))) if spec else _plugin_factory(plugin_dir)
     except EngineSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
-    state: Dict[str, Any] = {"factory": factory, "verdict": verdict_mod.Verdict()}
+    replay = None
+    if config.getoption("--conformance-replay"):
+        from conformance.runner import load_replay
+
+        try:
+            replay = load_replay(Path(config.getoption("--conformance-replay")))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    file_xfails: Dict[str, str] = {}
+    if config.getoption("--conformance-xfails"):
+        from conformance.runner import read_xfails_file
+
+        try:
+            file_xfails = read_xfails_file(Path(config.getoption("--conformance-xfails")))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    state: Dict[str, Any] = {"factory": factory, "verdict": verdict_mod.Verdict(), "replay": replay,
+                             "file_xfails": file_xfails}
     config.stash[_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
@@ -90,10 +148,21 @@ def pytest_report_header(config: pytest.Config):
     from conformance import CONTRACT_VERSION, __version__
     from simulator.host.shim import abc_info
 
+    from conformance.context import in_ci
+
     factory: EngineFactory = state["factory"]
-    return (f"conformance: engine {factory.repro_args()} | context-engine-kit {__version__} | "
-            f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
-            f"profile {config.getoption('--conformance-profile')}")
+    random_mode = config.getoption("--conformance-random") and not in_ci()
+    lines = [f"conformance: engine {factory.repro_args()} | context-engine-kit {__version__} | "
+             f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
+             f"profile {config.getoption('--conformance-profile')} "
+             f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})"]
+    env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
+    if env:  # typos in env var names show up here
+        lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
+    if state.get("replay"):
+        lines.append(f"conformance: replaying {config.getoption('--conformance-replay')} "
+                     f"(check {state['replay']['check']})")
+    return lines
 
 
 @pytest.fixture(scope="session")
@@ -108,8 +177,21 @@ def conformance_engine_factory(pytestconfig: pytest.Config):
 @pytest.fixture(scope="session")
 def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory) -> CheckContext:
     """The :class:`CheckContext` shared by all checks of this session."""
-    return CheckContext(conformance_engine_factory, profile=pytestconfig.getoption("--conformance-profile"),
-                        derandomize=not pytestconfig.getoption("--conformance-random"))
+    state = _state(pytestconfig) or {}
+    ctx = CheckContext(conformance_engine_factory, profile=pytestconfig.getoption("--conformance-profile"),
+                       derandomize=not pytestconfig.getoption("--conformance-random"),
+                       seed=pytestconfig.getoption("--conformance-seed"),
+                       plugin_dir=pytestconfig.getoption("--engine-plugin"),
+                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios"))
+    if ctx.seed is None and not ctx.derandomize:
+        import random as _random
+
+        ctx.seed = _random.SystemRandom().randrange(2**32)  # printed in failure files
+    if pytestconfig.getoption("--conformance-timeout"):
+        ctx.timeout = float(pytestconfig.getoption("--conformance-timeout"))
+    if state.get("replay"):
+        ctx.replay = dict(state["replay"]["example"].get("draws") or {})
+    return ctx
 
 
 class _RunOptions:
@@ -118,10 +200,11 @@ class _RunOptions:
         failures = config.getoption("--conformance-failures-dir")
         self.failures_dir = Path(failures) if failures else Path(str(config.rootpath)) / ".conformance" / "failures"
         self.spec = factory.repro_args() if isinstance(factory, EngineFactory) else repr(factory)
+        extra = (_state(config) or {}).get("file_xfails") or {}
         try:
-            self.xfails = expected_failures(factory())
+            self.xfails = expected_failures(factory(), extra)
         except Exception:
-            self.xfails = {}
+            self.xfails = dict(extra)
 
     def __call__(self, chk) -> Dict[str, Any]:
         repro = f"pytest {self.spec} -k '{chk.id}'"
@@ -137,13 +220,27 @@ def conformance_run_options(pytestconfig: pytest.Config, conformance_engine_fact
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
     from conformance import CONTRACT_VERSION, registry
 
+    state = _state(config) or {}
+    if state.get("replay"):
+        wanted = state["replay"]["check"]
+        keep = [i for i in items if getattr(i, "callspec", None) is None or i.callspec.params.get("check_id") == wanted]
+        dropped = [i for i in items if i not in keep]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
+    if state.get("file_xfails"):
+        from conformance.runner import unmatched_xfails
+
+        for key in unmatched_xfails(state["file_xfails"], registry.all_checks()):
+            warnings.warn(pytest.PytestConfigWarning(
+                f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"), stacklevel=2)
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "check_id" not in callspec.params or item.originalname != "test_contract":
             continue
         chk = registry.get(callspec.params["check_id"])
         item.user_properties += [("conformance_check", chk.id), ("clause", chk.clause), ("level", chk.level),
-                                 ("contract_version", CONTRACT_VERSION)]
+                                 ("since", chk.since), ("kind", chk.kind), ("contract_version", CONTRACT_VERSION)]
 
 
 @pytest.hookimpl(wrapper=True)
