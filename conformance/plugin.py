@@ -287,6 +287,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     if verdict is None or (state is None and not verdict.results):
         return
     strict = session.config.getoption("--conformance-strict")
+    if session.config.option.collectonly:
+        return
     if state is not None and not verdict.ran_any():
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
     elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and not verdict.has_blocking_failure(strict=strict) \

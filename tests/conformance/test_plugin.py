@@ -10,6 +10,16 @@ GOOD = "reference_engines.mutants._base:MinimalEngine"
 QUICK = "--conformance-profile=quick"
 
 
+@pytest.fixture(scope="module")
+def good_counts():
+    """(passed, skipped) of the good engine, from the no-pytest API: the plugin must agree."""
+    from conformance import run_conformance
+    from conformance.engine_loading import load_engine_factory
+
+    results = run_conformance(load_engine_factory(GOOD), profile="quick")
+    return (sum(r.outcome == "passed" for r in results), sum(r.outcome == "skipped" for r in results))
+
+
 def run(pytester, *args):
     return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
 
@@ -21,7 +31,7 @@ def test_plugin_is_inert_without_an_engine(kit_pytester):
     assert "conformance" not in result.stdout.str()
 
 
-def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester):
+def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, good_counts):
     result = run(kit_pytester, f"--engine={GOOD}", QUICK)
     out = result.stdout.str()
     assert result.ret == 0, out
@@ -29,7 +39,7 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester):
     assert "host ABC context-engine-kit" in out
     assert "conformance verdict by clause" in out
     assert "verdict: PASS" in out
-    result.assert_outcomes(passed=12, skipped=4)
+    result.assert_outcomes(passed=good_counts[0], skipped=good_counts[1])
 
 
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
@@ -38,7 +48,8 @@ def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     out = result.stdout.str()
     assert result.ret == 1
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
-    assert f"Repro: pytest --engine={spec} -k 'V4-system-prompt-first[compress]'" in out
+    assert f"Repro: pytest --engine={spec} --conformance-replay " in out
+    assert "V4-system-prompt-first_compress_.json" in out  # the repro line names the replay file
     assert "Traceback" not in out
 
 
@@ -108,6 +119,7 @@ def test_junit_carries_clause_and_level(kit_pytester):
     assert result.ret == 0
     xml = (kit_pytester.path / "out.xml").read_text()
     assert 'name="clause" value="A2"' in xml and 'name="level" value="MUST"' in xml
+    assert 'name="since" value="1.0"' in xml and 'name="contract_version" value="1.1"' in xml
 
 
 def test_json_verdict_shape(kit_pytester):
@@ -121,9 +133,44 @@ def test_json_verdict_shape(kit_pytester):
     assert {r["clause"] for r in data["results"]} >= {"A1", "A2", "A3", "A4", "A6", "V1", "V2", "V3", "V4"}
 
 
-def test_xdist_gives_the_same_outcomes(kit_pytester):
+def test_xdist_gives_the_same_outcomes(kit_pytester, good_counts):
     pytest.importorskip("xdist")
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-n", "2")
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=12, skipped=4)
+    result.assert_outcomes(passed=good_counts[0], skipped=good_counts[1])
     assert "verdict: PASS" in result.stdout.str()
+
+
+def test_collection_is_identical_under_xdist(kit_pytester):
+    pytest.importorskip("xdist")
+    plain = run(kit_pytester, f"--engine={GOOD}", "--collect-only", "-q")
+    ids = sorted(line for line in plain.stdout.lines if "test_contract[" in line)
+    assert len(ids) == len(set(ids)) > 50
+    assert all(line.isascii() for line in ids)
+    spread = run(kit_pytester, f"--engine={GOOD}", "--collect-only", "-q", "-n", "2")
+    assert spread.ret == 0
+    # every worker collected the same items (xdist errors out otherwise)
+    assert "Different tests were collected" not in spread.stdout.str() + spread.stderr.str()
+
+
+def test_xfails_file_and_replay_file(kit_pytester):
+    spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
+    (kit_pytester.path / "xfails.txt").write_text("# known\nV4  # issue 12: we drop the prompt\nZ9-nope\n")
+    result = run(kit_pytester, f"--engine={spec}", QUICK, "--conformance-xfails=xfails.txt", "-k", "V4")
+    assert result.ret == 0, result.stdout.str()
+    out = result.stdout.str()
+    assert "xfailed" in out and "'Z9-nope' matches no check" in out
+    failing = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4-system-prompt-first and compress")
+    assert failing.ret == 1
+    replay_file = kit_pytester.path / ".conformance" / "failures" / "V4-system-prompt-first_compress_.json"
+    assert replay_file.is_file()
+    assert f"--conformance-replay {replay_file}" in failing.stdout.str()
+    again = run(kit_pytester, f"--engine={spec}", QUICK, f"--conformance-replay={replay_file}")
+    assert again.ret == 1
+    again.assert_outcomes(failed=1, deselected=again.parseoutcomes().get("deselected", 0))
+    assert "[V4 MUST]" in again.stdout.str()
+
+
+def test_no_scenarios_flag_is_accepted(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "--conformance-no-scenarios", "-k", "A2")
+    assert result.ret == 0
