@@ -51,7 +51,7 @@ def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,
              got=f"{type(exc).__name__}: {short(str(exc), 200)}", example=example)
     except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
         raise HostileEngine(clause, level, method,
-                            f"raised {type(exc).__name__}({short(str(exc), 80)}); an engine must not end "
+                            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); an engine must not end "
                             "the host process. The run continued.") from None
     finally:
         CURRENT_CALL.pop(me, None)

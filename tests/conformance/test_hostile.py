@@ -1,0 +1,96 @@
+"""Hostile engines (issue 6, item 9): a hang, SystemExit, ~256 MB output, leaked threads and
+input mutation each give a failure naming the method and the clause, and the run still
+reaches a full verdict; Ctrl-C (KeyboardInterrupt) still stops the run."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from conformance import registry, run_conformance
+from conformance.expect import MAX_VALUE_BYTES, approx_size
+from reference_engines.mutants._base import MinimalEngine
+
+RELEASE = threading.Event()
+
+
+class HangsInPreflight(MinimalEngine):
+    """should_compress_preflight blocks (until the test releases it)."""
+
+    def should_compress_preflight(self, messages):
+        RELEASE.wait(60)
+        return False
+
+
+class ExitsOnUsage(MinimalEngine):
+    def update_from_response(self, usage):
+        raise SystemExit(3)
+
+
+class HugeSchemas(MinimalEngine):
+    def get_tool_schemas(self):
+        return [{"name": "big", "description": "x" * (256 * 1024 * 1024), "parameters": {"type": "object"}}]
+
+
+class InterruptsOnCompress(MinimalEngine):
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        raise KeyboardInterrupt
+
+
+def _full(results):
+    assert len(results) == len(registry.all_checks())
+    return {r.check: r for r in results}
+
+
+def test_hanging_method_times_out_and_the_run_continues():
+    RELEASE.clear()
+    try:
+        results = _full(run_conformance(HangsInPreflight, profile="quick", timeout=1.5, shrink=False))
+    finally:
+        RELEASE.set()
+    r = results["O7-preflight-returns-bool"]
+    assert r.outcome == "failed"
+    assert r.message.startswith("[O7 MUST] should_compress_preflight(): did not return within 1.5 s")
+    assert results["A2-usage-updates-counters"].outcome == "passed"  # later checks still ran
+
+
+def test_system_exit_is_a_failure_not_the_end():
+    results = _full(run_conformance(ExitsOnUsage, profile="quick", shrink=False))
+    r = results["A2-usage-updates-counters"]
+    assert r.outcome == "failed"
+    assert r.message.startswith("[A2 MUST] update_from_response(): raised SystemExit(3)")
+    assert results["A1-name-is-short-identifier"].outcome == "passed"
+
+
+def test_huge_output_is_measured_before_it_is_copied():
+    results = _full(run_conformance(HugeSchemas, profile="quick", shrink=False))
+    r = results["O5-tool-schemas-is-list"]
+    assert r.outcome == "failed"
+    assert r.message.startswith("[O5 MUST] get_tool_schemas(): returned a list of more than 32 MB")
+    assert len(r.message) < 1_000
+
+
+def test_approx_size_stops_early():
+    big = ["x" * 1024] * (MAX_VALUE_BYTES // 1024 + 10)
+    assert approx_size(big) > MAX_VALUE_BYTES
+    assert approx_size({"a": ["b", {"c": "d"}]}) < 100
+
+
+@pytest.mark.parametrize("spec, check, needle", [
+    ("reference_engines.mutants.l_k_ts:LeaksThreads", "TS1-no-leaked-threads",
+     "[TS1 SHOULD] compress(): expected no threads left running"),
+    ("reference_engines.mutants.h_hooks:TurnCompleteStripsUids", "H5-turn-complete-does-not-mutate",
+     "[H5 MUST] on_turn_complete() on the host's message"),
+])
+def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
+    from conformance.engine_loading import load_engine_factory
+
+    results = _full(run_conformance(load_engine_factory(spec), profile="quick", shrink=False))
+    assert results[check].outcome == "failed"
+    assert results[check].message.startswith(needle)
+
+
+def test_keyboard_interrupt_still_stops_the_run():
+    with pytest.raises(KeyboardInterrupt):
+        run_conformance(InterruptsOnCompress, profile="quick", shrink=False)
