@@ -5,6 +5,8 @@ Subcommands:
   run the conformance checks (through pytest, so every plugin option works) and exit
   non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
   ``--state-dir`` is given.
+- ``mutants [SPEC...] [--profile P] [--shrink]``: the kill matrix (every mutant against the checks).
+- ``coverage [--check]``: write or verify docs/coverage.md (clause -> checks -> mutants -> owner).
 - ``serve``: the provider simulator over HTTP on loopback.
 """
 
@@ -51,6 +53,38 @@ def _check(argv: List[str]) -> int:
     return int(pytest.main(pytest_args + rest))
 
 
+def _mutants(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="context-engine-kit mutants",
+        description="Run every mutant engine through the checks and print the kill matrix: clause, mutant, "
+                    "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
+                    "every mutant is killed by its own clause and by nothing else.")
+    parser.add_argument("only", nargs="*", help="mutant specs (module:Class) to run; default all")
+    parser.add_argument("--profile", default="quick", choices=("quick", "default", "thorough"))
+    parser.add_argument("--shrink", action="store_true",
+                        help="shrink counterexamples (slower; gives the shrunk sizes)")
+    args = parser.parse_args(argv)
+    from conformance.killmatrix import format_matrix, run_matrix
+    from reference_engines.mutants import KILLS
+
+    unknown = [s for s in args.only if s not in KILLS]
+    if unknown:
+        print(f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
+              + ", ".join(sorted(KILLS)), file=sys.stderr)
+        return 2
+    rows = run_matrix(args.only or None, profile=args.profile, shrink=args.shrink)
+    for line in format_matrix(rows):
+        print(line)
+    bad = [r for r in rows if not r.skipped_reason and not (r.killed and r.clean)]
+    return 1 if bad else 0
+
+
+def _coverage(argv: List[str]) -> int:
+    from conformance.coverage import main as coverage_main
+
+    return coverage_main(argv)
+
+
 def _serve(argv: List[str]) -> int:
     try:
         from simulator.provider import http
@@ -60,7 +94,7 @@ def _serve(argv: List[str]) -> int:
     return int(http.main(argv) or 0)
 
 
-COMMANDS = {"check": _check, "serve": _serve}
+COMMANDS = {"check": _check, "mutants": _mutants, "coverage": _coverage, "serve": _serve}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -72,6 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
               "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
+              "  mutants             run every mutant engine and print the kill matrix\n"
+              "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
               "  serve               run the provider simulator over HTTP on 127.0.0.1\n",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 2

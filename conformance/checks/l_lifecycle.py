@@ -35,7 +35,7 @@ def _turn(seed: int, big: bool, k: int) -> List[Dict[str, Any]]:
         cid = f"call_lc_{k}"
         msgs += [{"role": "assistant", "content": None, "tool_calls": [
                      {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed, 6_000)}]
+                 {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed, 12_000)}]
     msgs.append({"role": "assistant", "content": text_from_seed(seed + 1, "en_US", 1)})
     return msgs
 
@@ -223,7 +223,7 @@ def check_lifecycle_state_machine(ctx):
         return m
 
     try:
-        run_state_machine_as_test(factory, settings=ctx.settings(max_examples=max(3, ctx.max_examples // 2)))
+        run_state_machine_as_test(factory, settings=ctx.settings(max_examples=max(10, ctx.max_examples)))
     except ContractViolation as exc:
         if machines:
             exc.attach_draws({"steps": machines[-1].steps})

@@ -1,0 +1,127 @@
+"""Registry shape, the structural gate, strategies, replay files and docs/coverage.md (issue 6)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import redirect_stdout
+
+from hypothesis import given, settings, strategies as st
+
+import conformance
+from conformance import registry, run_conformance
+from conformance.checks.s_structure import structural_problems
+from conformance.context import CheckContext
+from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.strategies import compactable_histories, transcripts
+from reference_engines.mutants._base import MinimalEngine
+from reference_engines.mutants.o_optional import ResetKeepsCompletion
+from reference_engines.mutants.v4_drops_system import DropsSystemPrompt
+from simulator.provider.tokens import count_messages
+
+ID_RE = re.compile(r"^(REG-[a-j]|[A-Z]{1,3}\d+)-[a-z0-9-]+(\[[a-z0-9_-]+\])?$")
+
+
+def test_ids_are_ascii_sorted_unique_and_carry_level_and_since():
+    checks = registry.all_checks()
+    ids = [c.id for c in checks]
+    assert len(ids) == len(set(ids)) > 70
+    assert ids == [c.id for c in registry.all_checks()]  # deterministic order
+    assert ids == sorted(ids, key=registry._sort_key)
+    for c in checks:
+        assert c.id.isascii() and ID_RE.match(c.id), c.id
+        assert c.level in ("MUST", "SHOULD") and re.match(r"^\d+\.\d+$", c.since)
+    assert conformance.CONTRACT_VERSION == "1.1" and conformance.CONTRACT_VERSION != conformance.__version__
+
+
+def test_structural_gate_reports_every_problem_at_once():
+    class Broken(MinimalEngine):
+        def name(self):  # not a property
+            return "broken"
+
+        def handle_tool_call(self, name, args):  # no **kwargs: the host passes messages=
+            return "{}"
+
+        def on_turn_complete(self, messages, usage=None):  # no **kwargs
+            return None
+
+    from agent.context_engine import ContextEngine
+
+    problems = structural_problems(Broken(), ContextEngine)
+    assert [p.split("]")[0] + "]" for p in problems] == ["[A1]", "[O6]", "[O10]"]
+    results = run_conformance(Broken, profile="quick", only=["S0"])
+    assert results[0].outcome == "failed"
+    assert results[0].message.startswith("[S0 MUST] Broken surface: expected the documented ContextEngine "
+                                         "signatures, got 3 problem(s): [A1] 'name' is a method")
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(history=transcripts(uids="any", max_turns=6))
+def test_transcripts_are_valid_by_construction(history):
+    assert not v1_problems(history) and not v2_problems(history) and not v3_problems(history)
+    assert not v4_problems(history, history)
+
+
+@settings(max_examples=5, deadline=None, database=None)
+@given(history=compactable_histories(min_tokens=8_000, small_tail=7))
+def test_compactable_histories_cross_the_threshold_with_a_small_tail(history):
+    assert count_messages(history) > 8_000
+    assert history[-1]["role"] == "user" and all(len(m["content"]) < 20 for m in history[-7:])
+    assert not v2_problems(history)
+
+
+def test_draws_are_labelled_and_recorded():
+    seen = []
+
+    def body(draw):
+        draw(st.integers(0, 3), "alpha")
+        draw(st.integers(0, 3), "alpha")
+        seen.append(dict(conformance.context.CURRENT_DRAWS.get()))
+
+    CheckContext(MinimalEngine, profile="quick").examples(body)
+    assert seen and set(seen[0]) == {"alpha", "alpha#2"}
+
+
+def test_failure_file_replays_the_same_failure(tmp_path):
+    only = ["V4-system-prompt-first[compress]"]
+    first = run_conformance(DropsSystemPrompt, profile="quick", only=only, failures_dir=tmp_path)[0]
+    assert first.outcome == "failed" and first.replay_file
+    data = json.loads(open(first.replay_file, encoding="utf-8").read())
+    assert data["check"] == only[0] and "history" in data["example"]["draws"]
+    assert data["derandomize"] is True and "seed" in data
+    again = run_conformance(DropsSystemPrompt, replay=first.replay_file)
+    assert [r.check for r in again] == only
+    assert again[0].outcome == "failed" and again[0].message.split(" See ")[0] == first.message.split(" See ")[0]
+    assert first.example_messages is not None and first.example_messages <= len(data["example"]["draws"]["history"])
+
+
+def test_state_machine_failures_replay_their_steps(tmp_path):
+    only = ["L1-lifecycle-state-machine"]
+    first = run_conformance(ResetKeepsCompletion, profile="quick", only=only, failures_dir=tmp_path)[0]
+    assert first.outcome == "failed" and first.message.startswith("[O3 MUST] engine.last_completion_tokens")
+    steps = json.loads(open(first.replay_file, encoding="utf-8").read())["example"]["draws"]["steps"]
+    assert ["reset", {}] in steps
+    again = run_conformance(ResetKeepsCompletion, replay=first.replay_file)[0]
+    assert again.outcome == "failed" and again.message.startswith("[O3 MUST]")
+    assert run_conformance(MinimalEngine, replay=first.replay_file)[0].outcome == "passed"
+
+
+def test_coverage_doc_is_generated_from_the_registry():
+    from conformance.coverage import COVERAGE, render
+
+    assert COVERAGE.read_text(encoding="utf-8") == render(), "run: context-engine-kit coverage"
+    text = render()
+    for clause in ("A1", "V2", "TS3", "B6", "R4", "H2", "U9", "P1", "K2", "S0", "D1"):
+        assert re.search(rf"^\| {clause} \|", text, re.M), clause
+    assert "**none**" not in text
+
+
+def test_cli_mutants_prints_the_matrix():
+    from conformance.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(["mutants", "reference_engines.mutants.a_surface:DropsCompletionTokens"])
+    assert rc == 0
+    assert re.search(r"^A2\s+a_surface:DropsCompletionTokens\s+KILLED\s+A2-usage-updates-counters", out.getvalue(), re.M)
