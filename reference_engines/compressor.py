@@ -17,7 +17,9 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   between it and the budgeted tail are summarised, so the summary precedes it).
 - B4 Phase 3: the middle is summarised through the injectable ``summarise`` callable
   (see :mod:`reference_engines._compressor.summariser`), budget = content tokens x 0.20,
-  at least 2 000, at most ``max_summary_tokens``. On failure a warning is logged and the
+  at most ``max_summary_tokens``, at least 2 000 (the floor wins when the ceiling is
+  lower, as in Hermes). The summariser input is sized to ``summary_context_length``:
+  when the middle does not fit, focus rows and then the newest rows are sent. On failure a warning is logged and the
   middle is dropped with no summary.
 - B5 Phase 4: head (the compaction note appended to the system prompt on the first
   compaction only) + summary row (role chosen so no two same roles touch; merged into
@@ -410,7 +412,9 @@ class ReferenceCompressor(ContextEngine):
             content += tok(i)
             if content >= enough:
                 break
-        budget = min(max(int(content * C.SUMMARY_RATIO), C.MIN_SUMMARY_TOKENS), cap)
+        # When the ceiling is under 2000 (windows under 40 000 tokens) the 2000 floor wins,
+        # as in Hermes (host practice).
+        budget = max(C.MIN_SUMMARY_TOKENS, min(int(content * C.SUMMARY_RATIO), cap))
         previous = plan["previous"]
         memory = sanitize_memory_context(memory_context) if memory_context and memory_context.strip() else ""
         window = self.summary_context_length or self.context_length

@@ -175,11 +175,12 @@ def append_text(content: Any, text: str) -> Any:
 def _clip(text: str, limit: int, head: int, tail: int) -> str:
     if len(text) <= limit:
         return text
-    return f"{text[:head]}\n...[{len(text) - head - tail} chars omitted]...\n{text[-tail:]}"
+    end = text[len(text) - tail:] if tail > 0 else ""
+    return f"{text[:head]}\n...[{len(text) - head - tail} chars omitted]...\n{end}"
 
 
 def serialise(message: Mapping[str, Any]) -> str:
-    """One row as summariser input: a ``[role]`` label line, then its (clipped) text.
+    """One row as summariser input: ``[role] text`` (text clipped), then its tool calls.
 
     Content is clipped to 6000 chars (first 4000 + last 1500); each tool call's
     arguments to 1500 chars (first 1200). Tool results name their ``tool_call_id``.
@@ -187,16 +188,14 @@ def serialise(message: Mapping[str, Any]) -> str:
     role = str(message.get("role") or "unknown")
     label = f"[{role}]"
     if role == "tool":
-        label = f"[tool result {message.get('tool_call_id') or ''}]".replace(" ]", "]")
-    lines = [label]
+        label = f"[tool result {message.get('tool_call_id') or '?'}]"
     text = content_text(message.get("content"))
-    if text:
-        lines.append(_clip(text, CONTENT_MAX_CHARS, CONTENT_HEAD_CHARS, CONTENT_TAIL_CHARS))
+    lines = [f"{label} {_clip(text, CONTENT_MAX_CHARS, CONTENT_HEAD_CHARS, CONTENT_TAIL_CHARS)}".rstrip()]
     for call in message.get("tool_calls") or ():
         if isinstance(call, Mapping):
             fn = call.get("function") or {}
             args = _clip(str(fn.get("arguments") or ""), TOOL_ARGS_MAX_CHARS, TOOL_ARGS_HEAD_CHARS, 0)
-            lines.append(f"[tool call {call.get('id') or ''}] {fn.get('name') or ''}({args})")
+            lines.append(f"[tool call {call.get('id') or '?'}] {fn.get('name') or ''}({args})")
     return "\n".join(lines)
 
 
