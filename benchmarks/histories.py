@@ -8,7 +8,7 @@ after it and nothing is orphaned, also at the cut to ``n`` rows.
 
 Kinds:
 - ``tool_heavy``: many short tool calls per turn, short-to-medium results.
-- ``long_tool_outputs``: results of 2 000 to 24 000 characters (file reads, logs).
+- ``long_tool_outputs``: results of 1 500 to 8 000 characters (file reads, logs).
 - ``cjk``: Chinese and Japanese prose in every user/assistant row and most results.
 - ``mixed``: all three, the default for benchmarks.
 
@@ -66,7 +66,7 @@ def _text(rng: random.Random, sentences: int, cjk_share: float) -> str:
 
 def _tool_output(rng: random.Random, kind: str, cjk_share: float) -> str:
     if kind == "long_tool_outputs" or (kind == "mixed" and rng.random() < 0.3):
-        size = rng.randint(2_000, 24_000)
+        size = rng.randint(1_500, 8_000)
     elif kind == "tool_heavy":
         size = rng.randint(80, 900)
     else:

@@ -221,10 +221,10 @@ class ReferenceCompressor(ContextEngine):
             return False
         rough = 0
         for m in messages or ():
-            if isinstance(m, Mapping):
+            if isinstance(m, dict):
                 rough += (len(msgs.content_text(m.get("content"))) + 3) // 4 + 4
                 for call in m.get("tool_calls") or ():
-                    if isinstance(call, Mapping):
+                    if isinstance(call, dict):
                         rough += (len(str((call.get("function") or {}).get("arguments") or "")) + 3) // 4
         return rough >= self.threshold_tokens
 
@@ -306,8 +306,8 @@ class ReferenceCompressor(ContextEngine):
         Raises:
             TypeError: ``messages`` is not a list of dicts, or ``focus_topic`` not a str.
         """
-        if not isinstance(messages, list) or any(not isinstance(m, Mapping) for m in messages):
-            bad = next((i for i, m in enumerate(messages) if not isinstance(m, Mapping)), None) if isinstance(messages, list) else None
+        if not isinstance(messages, list) or not all(type(m) is dict or isinstance(m, dict) for m in messages):
+            bad = next((i for i, m in enumerate(messages) if not isinstance(m, dict)), None) if isinstance(messages, list) else None
             raise TypeError(
                 "compress(messages) expects a list of OpenAI message dicts"
                 + (f"; item {bad} is {type(messages[bad]).__name__}" if bad is not None else f"; got {type(messages).__name__}")
@@ -420,11 +420,12 @@ class ReferenceCompressor(ContextEngine):
         window = self.summary_context_length or self.context_length
         fixed = C.TEMPLATE_RESERVE_TOKENS + tokens.count_text(previous or "") + tokens.count_text(memory) + tokens.count_text(focus or "")
         room = window - budget - fixed
-        chosen, texts = self._select_turns(messages, plan, focus, room, tok)
-        turns_text = "\n\n".join(texts[i] for i in sorted(chosen))
+        chosen, parts = self._select_turns(messages, plan, focus, room)
+        turn_parts = [parts[i] for i in sorted(chosen)]
+        turns_text = "\n".join(turn_parts).lstrip("\n")
         request = SummaryRequest(
             messages=build_messages(
-                turns_text=turns_text,
+                turn_parts=turn_parts,
                 budget_tokens=budget,
                 focus_topic=focus,
                 previous_summary=previous,
@@ -458,27 +459,28 @@ class ReferenceCompressor(ContextEngine):
         plan["stats"]["summary_truncated"] = was_cut
         return text
 
-    def _select_turns(self, messages, plan, focus, room, tok):
-        """Phase 3 input: rows of the middle that fit ``room`` tokens, as serialised text.
+    def _select_turns(self, messages, plan, focus, room):
+        """Phase 3 input: rows of the middle that fit ``room`` tokens, as text parts.
 
         A5: rows mentioning the focus topic are chosen first (up to half the room); then
-        the newest rows, contiguous from the end of the middle, fill the rest.
+        the newest rows, contiguous from the end of the middle, fill the rest. Returns
+        (chosen row indices, {index: serialised row text}). Each row is one text part
+        of the request, so its count is cached per row across calls and the provider's
+        usage count of the prompt reuses it.
         """
         middle: List[int] = plan["middle"]
-        texts: Dict[int, str] = {}
+        parts: Dict[int, str] = {}
         chosen: set = set()
         used = 0
 
         def cost(i: int) -> int:
-            text = texts.get(i)
-            if text is None:
-                text = texts[i] = msgs.serialise(self._view(messages, plan, i))
-            if len(text) > C.CONTENT_MAX_CHARS:
-                return tokens.count_text(text) + C.SERIALISED_LABEL_TOKENS
-            return tok(i) + C.SERIALISED_LABEL_TOKENS
+            row = parts.get(i)
+            if row is None:
+                row = parts[i] = "\n".join(msgs.serialise_parts(self._view(messages, plan, i)))
+            return tokens.count_text(row)
 
         if room <= 0:
-            return chosen, texts
+            return chosen, parts
         if focus:
             needle = focus.lower()
             for i in reversed(middle):
@@ -497,7 +499,7 @@ class ReferenceCompressor(ContextEngine):
                 break
             chosen.add(i)
             used += c
-        return chosen, texts
+        return chosen, parts
 
     # -- Phase 4 -------------------------------------------------------------------------------------
     def _assemble(self, messages: List[Message], plan: Dict[str, Any], summary: Optional[str]) -> List[Message]:

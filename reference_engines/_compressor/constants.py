@@ -41,8 +41,6 @@ CONTENT_HEAD_CHARS = 4_000
 CONTENT_TAIL_CHARS = 1_500
 TOOL_ARGS_MAX_CHARS = 1_500
 TOOL_ARGS_HEAD_CHARS = 1_200
-#: Tokens charged per serialised message for its label line (upper bound).
-SERIALISED_LABEL_TOKENS = 12
 #: Tokens reserved for the prompt template's own text (system + section headers).
 TEMPLATE_RESERVE_TOKENS = 1_024
 

@@ -41,7 +41,7 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         out = []
         for part in content:
-            if isinstance(part, Mapping):
+            if isinstance(part, dict):
                 if part.get("type") == "text":
                     out.append(str(part.get("text") or ""))
                 else:
@@ -52,9 +52,20 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_value(v) for v in value]
+    if isinstance(value, (str, int, float, bool, type(None), tuple)):
+        return value
+    return copy.deepcopy(value)
+
+
 def fresh_copy(message: Mapping[str, Any]) -> Message:
-    """A deep copy of one message, so the output never aliases input dicts or lists."""
-    return copy.deepcopy(dict(message))
+    """A deep copy of one message (dicts and lists copied, strings shared), so the
+    output never aliases input dicts or lists."""
+    return _copy_value(dict(message))
 
 
 # -- B2: Phase 1 pruning --------------------------------------------------------------
@@ -101,7 +112,7 @@ def split_summary(message: Mapping[str, Any]) -> Tuple[Optional[str], Any]:
     if message.get("role") not in ("user", "assistant"):
         return None, content
     if isinstance(content, list):
-        if not content or not isinstance(content[0], Mapping) or content[0].get("type") != "text":
+        if not content or not isinstance(content[0], dict) or content[0].get("type") != "text":
             return None, content
         first = str(content[0].get("text") or "")
         if not first.startswith(SUMMARY_PREFIX):
@@ -179,24 +190,34 @@ def _clip(text: str, limit: int, head: int, tail: int) -> str:
     return f"{text[:head]}\n...[{len(text) - head - tail} chars omitted]...\n{end}"
 
 
-def serialise(message: Mapping[str, Any]) -> str:
-    """One row as summariser input: ``[role] text`` (text clipped), then its tool calls.
+def serialise_parts(message: Mapping[str, Any]) -> List[str]:
+    """One row as summariser input, as text parts: a label line, the text, the tool calls.
 
-    Content is clipped to 6000 chars (first 4000 + last 1500); each tool call's
-    arguments to 1500 chars (first 1200). Tool results name their ``tool_call_id``.
+    The label reads ``\n[role]`` (``\n[tool result <id>]`` for a result; the leading
+    newline leaves a blank line between rows once parts are joined with newlines).
+    Content is clipped to 6000 chars (first 4000 + last 1500) and each tool call's
+    arguments to 1500 chars (first 1200). Unclipped text and arguments are the row's own
+    string objects, so their cl100k counts are cache hits once the row was counted.
     """
     role = str(message.get("role") or "unknown")
-    label = f"[{role}]"
-    if role == "tool":
-        label = f"[tool result {message.get('tool_call_id') or '?'}]"
+    label = f"\n[tool result {message.get('tool_call_id') or '?'}]" if role == "tool" else f"\n[{role}]"
+    parts = [label]
     text = content_text(message.get("content"))
-    lines = [f"{label} {_clip(text, CONTENT_MAX_CHARS, CONTENT_HEAD_CHARS, CONTENT_TAIL_CHARS)}".rstrip()]
+    if text:
+        parts.append(_clip(text, CONTENT_MAX_CHARS, CONTENT_HEAD_CHARS, CONTENT_TAIL_CHARS))
     for call in message.get("tool_calls") or ():
-        if isinstance(call, Mapping):
+        if isinstance(call, dict):
             fn = call.get("function") or {}
-            args = _clip(str(fn.get("arguments") or ""), TOOL_ARGS_MAX_CHARS, TOOL_ARGS_HEAD_CHARS, 0)
-            lines.append(f"[tool call {call.get('id') or '?'}] {fn.get('name') or ''}({args})")
-    return "\n".join(lines)
+            parts.append(f"[tool call {call.get('id') or '?'}] {fn.get('name') or ''}")
+            args = str(fn.get("arguments") or "")
+            if args:
+                parts.append(_clip(args, TOOL_ARGS_MAX_CHARS, TOOL_ARGS_HEAD_CHARS, 0))
+    return parts
+
+
+def serialise(message: Mapping[str, Any]) -> str:
+    """One row as summariser input text: :func:`serialise_parts` joined with newlines."""
+    return "\n".join(serialise_parts(message)).lstrip("\n")
 
 
 # -- B5: tool-pair repair ---------------------------------------------------------------
@@ -204,7 +225,7 @@ def serialise(message: Mapping[str, Any]) -> str:
 def _call_ids(message: Mapping[str, Any]) -> List[str]:
     ids = []
     for call in message.get("tool_calls") or ():
-        if isinstance(call, Mapping) and call.get("id"):
+        if isinstance(call, dict) and call.get("id"):
             ids.append(str(call["id"]))
     return ids
 

@@ -34,6 +34,7 @@ from simulator.provider.replies import (
 )
 
 from reference_engines._compressor.constants import TEMPLATE_HEADINGS
+from reference_engines._compressor.messages import content_text
 
 #: Section headers of the user message of a summary request, in order.
 SECTION_FOCUS = "<<FOCUS TOPIC>>"
@@ -42,6 +43,8 @@ SECTION_MEMORY = "<<MEMORY PROVIDER CONTEXT>>"
 SECTION_TURNS = "<<TURNS TO SUMMARISE>>"
 SECTION_END = "<<END>>"
 _SECTION_RE = re.compile(r"^<<([A-Z -]+)>>[^\n]*$", re.M)
+#: Row label lines of the serialised turns (``[user]``, ``[tool result id]``, ...).
+_LABEL_LINE_RE = re.compile(r"^\[(?:system|user|assistant|unknown|tool result [^\]\n]*)\]\n", re.M)
 
 #: Rough characters per token used to turn a token budget into a character cap.
 CHARS_PER_TOKEN_LOW = 3
@@ -58,7 +61,8 @@ class SummaryRequest:
         focus_topic: the ``/compress <focus>`` topic, or None (A5).
         previous_summary: the body of the previous summary to update, or None (B6).
         memory_context: sanitised memory-provider text, possibly ``""``.
-        turns_text: the serialised turns, oldest first (also inside ``messages``).
+        turns_text: the serialised turns, oldest first, as one text (the same text
+            as the turn parts inside ``messages``).
         turns_total: rows in the middle; ``turns_sent`` of them are in ``turns_text``.
         model: the summary model name (free text; the simulator ignores it).
     """
@@ -76,7 +80,7 @@ class SummaryRequest:
 
 def build_messages(
     *,
-    turns_text: str,
+    turn_parts: List[str],
     budget_tokens: int,
     focus_topic: Optional[str],
     previous_summary: Optional[str],
@@ -86,10 +90,13 @@ def build_messages(
 ) -> List[Dict[str, Any]]:
     """B4: the engine's prompt template as a two-message chat request.
 
-    The system message carries :data:`SUMMARY_REQUEST_MARKER` and the template
-    headings; the user message carries the sections (focus topic, previous summary,
-    memory context, turns to summarise), each under a
-    ``<<HEADER>>`` line.
+    The system message carries :data:`SUMMARY_REQUEST_MARKER`, the instructions and the
+    template headings. The user message is a list of text parts: the sections (focus
+    topic, previous summary, memory context), each under a ``<<HEADER>>`` line, then
+    ``<<TURNS TO SUMMARISE>>`` and one part per row (its :func:`serialise_parts` joined
+    with newlines), then ``<<END>>``. Joined with newlines the parts read as one text;
+    kept apart, each row's text is counted once and cached (the provider's usage count
+    of the prompt reuses the engine's counts).
     """
     template = "\n".join(TEMPLATE_HEADINGS)
     mode = (
@@ -110,18 +117,20 @@ def build_messages(
         f"question in the turns; only record them. {mode}{focus_rule} Use exactly this "
         f"template, in this order:\n{template}\nStay under {budget_tokens} tokens."
     )
-    parts: List[str] = []
+    header: List[str] = []
     if focus_topic:
-        parts += [SECTION_FOCUS, focus_topic]
+        header += [SECTION_FOCUS, focus_topic]
     if previous_summary:
-        parts += [SECTION_PREVIOUS, previous_summary]
+        header += [SECTION_PREVIOUS, previous_summary]
     if memory_context:
-        parts += [SECTION_MEMORY, memory_context]
+        header += [SECTION_MEMORY, memory_context]
     omitted = turns_total - turns_sent
     note = f" ({turns_sent} of {turns_total} messages, oldest first"
     note += f"; {omitted} older messages did not fit and are not shown)" if omitted else ")"
-    parts += [SECTION_TURNS + note, turns_text, SECTION_END]
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)}]
+    header.append(SECTION_TURNS + note)
+    parts = ["\n".join(header)] + list(turn_parts) + ["\n" + SECTION_END]
+    user = [{"type": "text", "text": p} for p in parts if p]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def parse_sections(text: str) -> Dict[str, str]:
@@ -219,13 +228,13 @@ def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) 
     """
     user = next((m for m in reversed(list(messages)) if m.get("role") == "user"), None)
     max_chars = max(200, int(max_tokens) * CHARS_PER_TOKEN_LOW)
-    text = str(user.get("content") or "") if user else ""
-    sections = parse_sections(text) if isinstance(text, str) else {}
+    text = content_text(user.get("content")) if user else ""
+    sections = parse_sections(text)
     if "TURNS TO SUMMARISE" not in sections:
         return simulator_summarise(request_text(list(messages)), max_chars=max_chars)
     focus = sections.get("FOCUS TOPIC") or None
     previous = sections.get("PREVIOUS SUMMARY") or None
-    turns = sections["TURNS TO SUMMARISE"]
+    turns = _LABEL_LINE_RE.sub("", sections["TURNS TO SUMMARISE"])
     memory = sections.get("MEMORY PROVIDER CONTEXT")
     source = f"{turns}\n\n{memory}" if memory else turns
     new = simulator_summarise(source, focus_topic=focus, max_chars=max_chars)

@@ -25,7 +25,7 @@ from reference_engines._compressor.messages import (
 from reference_engines._compressor.summariser import SimulatorSummariser, SummaryRequest
 from reference_engines.compressor import ReferenceCompressor
 from simulator.provider import tokens
-from tests.reference_engines.validity import problems
+from benchmarks.validity import problems
 
 # -- builders ------------------------------------------------------------------------------
 
@@ -502,7 +502,7 @@ def test_b6_second_compaction_passes_the_previous_summary():
     assert rec.requests[0].previous_summary is None
     engine.compress(out + chat(50, 60, start=400))
     assert rec.requests[1].previous_summary == "## Goal\n- pass 1"
-    user_text = rec.requests[1].messages[1]["content"]
+    user_text = content_text(rec.requests[1].messages[1]["content"])
     assert "<<PREVIOUS SUMMARY>>" in user_text and "UPDATE" in rec.requests[1].messages[0]["content"]
 
 
@@ -514,7 +514,7 @@ def test_b6_facts_of_the_first_summary_survive_the_second():
     assert goal in summary_body(out[summary_rows(out)[0]])
     out2 = engine.compress(out + chat(80, 60, start=700))
     assert goal in summary_body(out2[summary_rows(out2)[0]])
-    assert engine.summarise.last_request["messages"][1]["content"].count("<<PREVIOUS SUMMARY>>") == 1
+    assert content_text(engine.summarise.last_request["messages"][1]["content"]).count("<<PREVIOUS SUMMARY>>") == 1
 
 
 def test_b6_a_stale_previous_summary_is_not_reused_across_sessions():
@@ -557,7 +557,7 @@ def test_memory_context_goes_into_the_prompt():
     rec = Recorder()
     ReferenceCompressor(summarise=rec, quiet_mode=True).compress([system()] + chat(30, 20), memory_context="User likes tabs.")
     assert rec.requests[0].memory_context == "User likes tabs."
-    assert "User likes tabs." in rec.requests[0].messages[1]["content"]
+    assert "User likes tabs." in content_text(rec.requests[0].messages[1]["content"])
 
 
 # -- A3, A7 -----------------------------------------------------------------------------------

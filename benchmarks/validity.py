@@ -1,5 +1,8 @@
-"""A small V1-V4 validator for the compressor's tests (the kit's conformance checks are
-the authority; this one only serves these unit tests)."""
+"""A small V1-V4 validator for benchmark outputs and the compressor's unit tests.
+
+Standard library only (the Hermes-side benchmark subprocess imports it). The kit's
+conformance checks are the authority on V; this one serves benchmarks and tests.
+"""
 
 from __future__ import annotations
 
