@@ -280,6 +280,14 @@ class ReferenceCompressor(ContextEngine):
         }
         return status
 
+    def has_content_to_compress(self, messages: List[Dict[str, Any]]) -> bool:
+        """Hermes 0.19.0 optional hook (gateway ``/compress`` preflight): True when there
+        is at least one row between the protected head and tail (B3). Reads the tail by
+        budget only; no summary is made."""
+        if not isinstance(messages, list) or not messages:
+            return False
+        return bool(self._plan(messages)["middle"])
+
     # -- A4: compress ---------------------------------------------------------------------------
     def compress(
         self,
@@ -318,6 +326,8 @@ class ReferenceCompressor(ContextEngine):
         if force:
             self.ineffective_compressions = 0
         plan = self._plan(messages)
+        if plan["previous"] is None:
+            self._previous_summary = None  # B6: the messages are the source of truth
         if not plan["middle"]:
             self.ineffective_compressions += 1
             self.last_compression = {"compressed": False, "reason": "nothing between head and tail", **plan["stats"]}
@@ -346,8 +356,6 @@ class ReferenceCompressor(ContextEngine):
         n = len(messages)
         s = bnd.latest_summary(messages, msgs.summary_body)
         previous = msgs.summary_body(messages[s]) if s >= 0 else None
-        if s < 0:
-            self._previous_summary = None  # B6: never carry a summary across sessions
         first_n = self.protect_first_n if (self.compression_count == 0 and s < 0) else 0
         head = bnd.head_end(messages, first_n)
         raw_cache: Dict[int, int] = {}

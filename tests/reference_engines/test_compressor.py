@@ -142,6 +142,19 @@ def test_compress_returns_new_list_and_never_mutates_input():
     assert same is not small and same == small
 
 
+def test_has_content_to_compress_matches_what_compress_does():
+    engine = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    tiny = [system(), user("hi"), assistant("hello")]
+    big = [system()] + chat(40, 60)
+    assert engine.has_content_to_compress(tiny) is False and engine.has_content_to_compress([]) is False
+    assert engine.has_content_to_compress(big) is True
+    assert engine.compression_count == 0, "a preflight never compacts"
+    engine.compress(tiny)
+    assert engine.compression_count == 0
+    engine.compress(big)
+    assert engine.compression_count == 1
+
+
 def test_compress_rejects_bad_input_with_clear_errors():
     engine = ReferenceCompressor()
     with pytest.raises(TypeError, match="list of OpenAI message dicts"):
@@ -302,8 +315,9 @@ def test_b3_boundary_never_splits_a_tool_group():
     for ctx in range(8_000, 40_000, 700):
         out = ReferenceCompressor(context_length=ctx, summarise=Recorder(), quiet_mode=True).compress(rows)
         tail = out[summary_rows(out)[-1] + 1:]
-        assert tail == rows[len(rows) - len(tail):], f"tail is an untouched suffix (ctx={ctx})"
-        assert tail[0]["role"] != "tool"
+        start = len(rows) - len(tail)
+        assert tail == rows[start:], f"tail is an untouched suffix (ctx={ctx})"
+        assert tail[0]["role"] != "tool" and rows[start - 1]["role"] != "tool", "the cut sits between groups"
         assert problems(out) == [] and not any(m.get("content") == STUB_TOOL_RESULT for m in out)
 
 
