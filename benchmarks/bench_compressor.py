@@ -25,7 +25,9 @@ deterministic fallback summary, middle dropped) minus the lookup. One unpatched 
 kind at the smallest size is timed too, and the difference is printed as the excluded cost.
 
 ReferenceCompressor runs in this interpreter with its default summariser (the in-process
-provider simulator), so its time includes building and answering a real summary request.
+provider simulator). The time spent inside the summarise callable (the simulated LLM: the
+provider counting the prompt and writing the summary) is measured and subtracted for the
+"own" columns, just as Hermes' LLM call is stubbed out; the "total" column keeps it.
 "cold" clears the cl100k count cache before the call (every count is an encode); "warm"
 is a second fresh engine on the same history with the cache kept, as in a host that has
 counted the conversation before (counts are memoised per string).
@@ -123,15 +125,17 @@ def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
                 engine.compress(msgs)
                 row["unpatched_s"] = time.perf_counter() - t
             cc.call_llm = no_provider
-            times = []
+            times, cpu = [], []
             out: List[Dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 engine = make()
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 out = engine.compress(msgs)
                 times.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
             row.update(
                 seconds=times,
+                cpu=cpu,
                 messages_out=len(out),
                 fallback_used=bool(getattr(engine, "_last_summary_fallback_used", False)),
                 problems=problems(out)[:3],
@@ -198,23 +202,28 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
     for kind in spec["kinds"]:
         for n in spec["sizes"]:
             msgs = history(n, spec["seed"], kind)
-            cold, warm, own = [], [], []
+            cold, warm, own, own_cold, cold_cpu, warm_cpu = [], [], [], [], [], []
             out: List[Dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 tokens.count_text.cache_clear()
                 engine = ReferenceCompressor(context_length=CONTEXT_LENGTH, quiet_mode=True)
-                t = time.perf_counter()
+                engine.summarise = timed = _TimedSummariser(engine.summarise)
+                t, c = time.perf_counter(), time.process_time()
                 out = engine.compress(msgs)
                 cold.append(time.perf_counter() - t)
+                cold_cpu.append(time.process_time() - c)
+                own_cold.append(cold[-1] - timed.seconds)
                 engine = ReferenceCompressor(context_length=CONTEXT_LENGTH, quiet_mode=True)
                 engine.summarise = timed = _TimedSummariser(engine.summarise)
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 out = engine.compress(msgs)
                 warm.append(time.perf_counter() - t)
+                warm_cpu.append(time.process_time() - c)
                 own.append(warm[-1] - timed.seconds)
             runs.append(
                 {
-                    "kind": kind, "n": n, "sha256": digest(msgs), "cold": cold, "warm": warm, "own": own,
+                    "kind": kind, "n": n, "sha256": digest(msgs), "cold": cold, "warm": warm, "own": own, "own_cold": own_cold,
+                    "cold_cpu": cold_cpu, "warm_cpu": warm_cpu,
                     "messages_out": len(out), "summary": engine.last_compression.get("summary"),
                     "problems": problems(out)[:3], "output": out,
                     "chars_in": sum(len(str(m.get("content") or "")) for m in msgs),
@@ -235,6 +244,11 @@ def fmt(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+def cell(value: Any, f=None) -> str:
+    """A table cell: ``-`` for None, else ``f(value)`` (default :func:`fmt`)."""
+    return "-" if value is None else (f or fmt)(value)
+
+
 def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | None) -> Dict[str, Any]:
     """Print the comparison table and growth orders; return a JSON-able summary."""
     from simulator.provider import tokens
@@ -247,41 +261,52 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
               f"files Hermes wrote under its temp HOME: {herm['files_written_under_home']}")
     hermes_rows = {(r["kind"], r["n"]): r for r in (herm or {}).get("runs", [])}
     print()
-    print("| kind | messages | chars in | ref cold | ref warm | ref own work (warm - summariser) | hermes (lookup excluded) "
-          "| hermes / ref cold | hermes / ref warm | hermes / ref own | out msgs ref / hermes | out tokens ref / hermes "
-          "| valid ref / hermes | same input |")
+    print("| kind | messages | chars in | ref own cold | ref own warm | ref total cold (with simulated LLM) "
+          "| hermes (lookup excluded) | hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
+          "| out msgs ref / hermes | out tokens ref / hermes | valid ref / hermes | same input |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary: Dict[str, Any] = {"date": now, "rows": [], "slopes": {}}
     for r in ref["runs"]:
         h = hermes_rows.get((r["kind"], r["n"]))
-        rc, rw, ro = (statistics.median(r[k]) for k in ("cold", "warm", "own"))
+        rc, rw, ro, roc = (statistics.median(r[k]) for k in ("cold", "warm", "own", "own_cold"))
         hm = statistics.median(h["seconds"]) if h else None
         out_tokens_ref = tokens.count_messages(r["output"])
         out_tokens_h = tokens.count_messages(h["output"]) if h else None
         row = {
             "kind": r["kind"], "n": r["n"], "chars_in": r["chars_in"],
-            "ref_cold_s": rc, "ref_warm_s": rw, "ref_own_s": ro, "hermes_s": hm,
-            "ratio_cold": (hm / rc) if hm else None, "ratio_warm": (hm / rw) if hm else None,
-            "ratio_own": (hm / ro) if hm else None,
+            "ref_cold_s": rc, "ref_warm_s": rw, "ref_own_s": ro, "ref_own_cold_s": roc, "hermes_s": hm,
+            "ratio_cold": (hm / rc) if hm else None, "ratio_own_warm": (hm / ro) if hm else None,
+            "ratio_own_cold": (hm / roc) if hm else None,
             "out_messages": [r["messages_out"], h["messages_out"] if h else None],
             "out_tokens": [out_tokens_ref, out_tokens_h],
             "valid": [not r["problems"], (not h["problems"]) if h else None],
             "same_input": (h["sha256"] == r["sha256"]) if h else None,
             "hermes_unpatched_s": h.get("unpatched_s") if h else None,
+            "cpu": {
+                "ref_cold_s": statistics.median(r["cold_cpu"]), "ref_warm_s": statistics.median(r["warm_cpu"]),
+                "hermes_s": statistics.median(h["cpu"]) if h else None,
+            },
         }
         summary["rows"].append(row)
 
-        def cell(v, f=fmt):
-            return "-" if v is None else f(v)
-
         print(
-            f"| {r['kind']} | {r['n']:,} | {r['chars_in']:,} | {fmt(rc)} | {fmt(rw)} | {fmt(ro)} | {cell(hm)} | "
-            f"{cell(row['ratio_cold'], '{:.1f}x'.format)} | {cell(row['ratio_warm'], '{:.1f}x'.format)} | "
-            f"{cell(row['ratio_own'], '{:.1f}x'.format)} | {r['messages_out']} / {cell(h and h['messages_out'], str)} | "
+            f"| {r['kind']} | {r['n']:,} | {r['chars_in']:,} | {fmt(roc)} | {fmt(ro)} | {fmt(rc)} | {cell(hm)} | "
+            f"{cell(row['ratio_own_cold'], '{:.1f}x'.format)} | {cell(row['ratio_own_warm'], '{:.1f}x'.format)} | "
+            f"{cell(row['ratio_cold'], '{:.1f}x'.format)} | {r['messages_out']} / {cell(h and h['messages_out'], str)} | "
             f"{out_tokens_ref:,} / {cell(out_tokens_h, '{:,}'.format)} | "
             f"{'yes' if not r['problems'] else 'NO'} / {('yes' if not h['problems'] else 'NO') if h else '-'} | "
             f"{cell(row['same_input'], str)} |"
         )
+    print()
+    print("CPU time of the calling process (time.process_time; less sensitive to other load on the machine):")
+    print("| kind | messages | ref cold cpu | ref warm cpu | hermes cpu | hermes / ref cold | hermes / ref warm |")
+    print("|---|---|---|---|---|---|---|")
+    for x in summary["rows"]:
+        c = x["cpu"]
+        hc = c["hermes_s"]
+        print(f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | "
+              f"{'-' if hc is None else fmt(hc)} | {'-' if hc is None else format(hc / c['ref_cold_s'], '.1f') + 'x'} | "
+              f"{'-' if hc is None else format(hc / c['ref_warm_s'], '.1f') + 'x'} |")
     print()
     print("Growth order (log-log slope over the sizes; 1 = linear):")
     for kind in spec["kinds"]:
@@ -290,10 +315,13 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
         line = {
             "ref_cold": slope(sizes, [x["ref_cold_s"] for x in rows]),
             "ref_warm": slope(sizes, [x["ref_warm_s"] for x in rows]),
-            "ref_own": slope(sizes, [x["ref_own_s"] for x in rows]),
+            "ref_own_cold": slope(sizes, [x["ref_own_cold_s"] for x in rows]),
+            "ref_own_warm": slope(sizes, [x["ref_own_s"] for x in rows]),
+            "ref_cold_cpu": slope(sizes, [x["cpu"]["ref_cold_s"] for x in rows]),
         }
         if herm:
             line["hermes"] = slope(sizes, [x["hermes_s"] for x in rows])
+            line["hermes_cpu"] = slope(sizes, [x["cpu"]["hermes_s"] for x in rows])
         summary["slopes"][kind] = line
         print(f"  {kind}: " + ", ".join(f"{k} {v:.2f}" for k, v in line.items()))
     if herm:

@@ -428,7 +428,7 @@ class ReferenceCompressor(ContextEngine):
         window = self.summary_context_length or self.context_length
         fixed = C.TEMPLATE_RESERVE_TOKENS + tokens.count_text(previous or "") + tokens.count_text(memory) + tokens.count_text(focus or "")
         room = window - budget - fixed
-        chosen, parts = self._select_turns(messages, plan, focus, room)
+        chosen, parts = self._select_turns(messages, plan, focus, room, tok)
         turn_parts = [parts[i] for i in sorted(chosen)]
         turns_text = "\n".join(turn_parts).lstrip("\n")
         request = SummaryRequest(
@@ -467,14 +467,16 @@ class ReferenceCompressor(ContextEngine):
         plan["stats"]["summary_truncated"] = was_cut
         return text
 
-    def _select_turns(self, messages, plan, focus, room):
-        """Phase 3 input: rows of the middle that fit ``room`` tokens, as text parts.
+    def _select_turns(self, messages, plan, focus, room, tok):
+        """Phase 3 input: rows of the middle that fit ``room`` tokens, as serialised text.
 
         A5: rows mentioning the focus topic are chosen first (up to half the room); then
-        the newest rows, contiguous from the end of the middle, fill the rest. Returns
-        (chosen row indices, {index: serialised row text}). Each row is one text part
-        of the request, so its count is cached per row across calls and the provider's
-        usage count of the prompt reuses it.
+        the newest rows, contiguous from the end of the middle, fill the rest. A row's
+        cost is its cl100k count (``tok``, the same cached count as the budget's) plus an
+        allowance for its label and call-id lines, so selecting never encodes new text;
+        rows clipped for the prompt are over-counted, which only leaves room unused.
+        Returns (chosen row indices, {index: serialised row text}); each row becomes one
+        text part of the request.
         """
         middle: List[int] = plan["middle"]
         parts: Dict[int, str] = {}
@@ -482,10 +484,10 @@ class ReferenceCompressor(ContextEngine):
         used = 0
 
         def cost(i: int) -> int:
-            row = parts.get(i)
-            if row is None:
-                row = parts[i] = "\n".join(msgs.serialise_parts(self._view(messages, plan, i)))
-            return tokens.count_text(row)
+            if i not in parts:
+                parts[i] = "\n".join(msgs.serialise_parts(self._view(messages, plan, i)))
+            n_calls = len(messages[i].get("tool_calls") or ())
+            return tok(i) + C.LABEL_ALLOWANCE_TOKENS + n_calls * C.CALL_LINE_ALLOWANCE_TOKENS
 
         if room <= 0:
             return chosen, parts

@@ -41,6 +41,10 @@ CONTENT_HEAD_CHARS = 4_000
 CONTENT_TAIL_CHARS = 1_500
 TOOL_ARGS_MAX_CHARS = 1_500
 TOOL_ARGS_HEAD_CHARS = 1_200
+#: Tokens allowed per serialised row for its ``[role]`` label line, on top of its count.
+LABEL_ALLOWANCE_TOKENS = 8
+#: Tokens allowed per tool call for its ``[tool call <id>] <name>`` line.
+CALL_LINE_ALLOWANCE_TOKENS = 12
 #: Tokens reserved for the prompt template's own text (system + section headers).
 TEMPLATE_RESERVE_TOKENS = 1_024
 
