@@ -178,13 +178,15 @@ class _TimedSummariser:
     def __init__(self, inner):
         self.inner = inner
         self.seconds = 0.0
+        self.cpu = 0.0
 
     def __call__(self, request):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return self.inner(request)
         finally:
             self.seconds += time.perf_counter() - t
+            self.cpu += time.process_time() - c
 
 
 def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
@@ -202,7 +204,7 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
     for kind in spec["kinds"]:
         for n in spec["sizes"]:
             msgs = history(n, spec["seed"], kind)
-            cold, warm, own, own_cold, cold_cpu, warm_cpu = [], [], [], [], [], []
+            cold, warm, own, own_cold, cold_cpu, warm_cpu, own_cold_cpu, own_warm_cpu = ([] for _ in range(8))
             out: List[Dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 tokens.count_text.cache_clear()
@@ -213,6 +215,7 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
                 cold.append(time.perf_counter() - t)
                 cold_cpu.append(time.process_time() - c)
                 own_cold.append(cold[-1] - timed.seconds)
+                own_cold_cpu.append(cold_cpu[-1] - timed.cpu)
                 engine = ReferenceCompressor(context_length=CONTEXT_LENGTH, quiet_mode=True)
                 engine.summarise = timed = _TimedSummariser(engine.summarise)
                 t, c = time.perf_counter(), time.process_time()
@@ -220,10 +223,12 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
                 warm.append(time.perf_counter() - t)
                 warm_cpu.append(time.process_time() - c)
                 own.append(warm[-1] - timed.seconds)
+                own_warm_cpu.append(warm_cpu[-1] - timed.cpu)
             runs.append(
                 {
                     "kind": kind, "n": n, "sha256": digest(msgs), "cold": cold, "warm": warm, "own": own, "own_cold": own_cold,
                     "cold_cpu": cold_cpu, "warm_cpu": warm_cpu,
+                    "own_cold_cpu": own_cold_cpu, "own_warm_cpu": own_warm_cpu,
                     "messages_out": len(out), "summary": engine.last_compression.get("summary"),
                     "problems": problems(out)[:3], "output": out,
                     "chars_in": sum(len(str(m.get("content") or "")) for m in msgs),
@@ -284,6 +289,8 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
             "hermes_unpatched_s": h.get("unpatched_s") if h else None,
             "cpu": {
                 "ref_cold_s": statistics.median(r["cold_cpu"]), "ref_warm_s": statistics.median(r["warm_cpu"]),
+                "ref_own_cold_s": statistics.median(r["own_cold_cpu"]),
+                "ref_own_warm_s": statistics.median(r["own_warm_cpu"]),
                 "hermes_s": statistics.median(h["cpu"]) if h else None,
             },
         }
@@ -299,14 +306,19 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
         )
     print()
     print("CPU time of the calling process (time.process_time; less sensitive to other load on the machine):")
-    print("| kind | messages | ref cold cpu | ref warm cpu | hermes cpu | hermes / ref cold | hermes / ref warm |")
-    print("|---|---|---|---|---|---|---|")
+    print("| kind | messages | ref own cold | ref own warm | ref total cold | ref total warm | hermes "
+          "| hermes / ref own cold | hermes / ref own warm | hermes / ref total cold | hermes / ref total warm |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in summary["rows"]:
         c = x["cpu"]
         hc = c["hermes_s"]
-        print(f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | "
-              f"{'-' if hc is None else fmt(hc)} | {'-' if hc is None else format(hc / c['ref_cold_s'], '.1f') + 'x'} | "
-              f"{'-' if hc is None else format(hc / c['ref_warm_s'], '.1f') + 'x'} |")
+
+        def ratio(v):
+            return "-" if hc is None else f"{hc / v:.1f}x"
+
+        print(f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_own_cold_s'])} | {fmt(c['ref_own_warm_s'])} | "
+              f"{fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | {cell(hc)} | {ratio(c['ref_own_cold_s'])} | "
+              f"{ratio(c['ref_own_warm_s'])} | {ratio(c['ref_cold_s'])} | {ratio(c['ref_warm_s'])} |")
     print()
     print("Growth order (log-log slope over the sizes; 1 = linear):")
     for kind in spec["kinds"]:
@@ -318,6 +330,7 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
             "ref_own_cold": slope(sizes, [x["ref_own_cold_s"] for x in rows]),
             "ref_own_warm": slope(sizes, [x["ref_own_s"] for x in rows]),
             "ref_cold_cpu": slope(sizes, [x["cpu"]["ref_cold_s"] for x in rows]),
+            "ref_own_cold_cpu": slope(sizes, [x["cpu"]["ref_own_cold_s"] for x in rows]),
         }
         if herm:
             line["hermes"] = slope(sizes, [x["hermes_s"] for x in rows])

@@ -335,6 +335,10 @@ class ReferenceCompressor(ContextEngine):
                 logger.info("compress: nothing to compact (%d messages)", len(messages))
             return list(messages)
         summary = self._summarise(messages, plan, focus, memory_context)
+        middle_tokens = plan["stats"].get("middle_tokens")
+        if summary is not None and middle_tokens is not None and tokens.count_text(summary) >= middle_tokens:
+            # A3: a summary no smaller than what it replaces did not reduce the history.
+            self.ineffective_compressions += 1
         out = self._assemble(messages, plan, summary)
         self.compression_count += 1
         self._previous_summary = summary
@@ -450,7 +454,11 @@ class ReferenceCompressor(ContextEngine):
             turns_sent=len(chosen),
             model=self.summary_model or self.model,
         )
-        plan["stats"].update(summary_budget_tokens=budget, turns_sent=len(chosen))
+        plan["stats"].update(
+            summary_budget_tokens=budget,
+            turns_sent=len(chosen),
+            middle_tokens=content if content < enough else None,  # None: over the count limit
+        )
         self.last_summary_error = None
         try:
             text = self.summarise(request)

@@ -590,6 +590,24 @@ def test_a3_two_ineffective_compactions_stop_automatic_compaction():
     assert engine.should_compress(over) is True
 
 
+def test_a3_a_summary_larger_than_the_middle_counts_as_ineffective():
+    rows = [system()] + chat(30, 30)
+    wordy = Recorder(answer="## Goal\n- " + filler(1, 3000))
+    engine = ReferenceCompressor(context_length=100_000, protect_last_n=3, summarise=wordy, quiet_mode=True)
+    engine.compress([system()] + [user("x"), assistant("y")] * 4)
+    assert engine.compression_count == 1 and engine.ineffective_compressions == 1
+    terse = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    terse.compress(rows)
+    assert terse.compression_count == 1 and terse.ineffective_compressions == 0
+
+
+def test_a4_output_fits_under_the_threshold():
+    for kind in KINDS:
+        engine = ReferenceCompressor(quiet_mode=True)
+        out = engine.compress(history(1_500, 4, kind))
+        assert tokens.count_messages(out) < engine.threshold_tokens, kind
+
+
 def test_a3_noop_passes_count_as_ineffective_and_force_clears():
     engine = ReferenceCompressor(quiet_mode=True)
     tiny = [system(), user("hi")]
