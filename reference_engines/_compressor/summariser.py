@@ -260,6 +260,7 @@ class EngineSummaryReplies(SummariserReplies):
     """
 
     def reply(self, request, index, seed):
+        """Answer one chat request with :func:`summary_from_prompt` (deterministic)."""
         max_tokens = int(request.get("max_tokens") or request.get("max_completion_tokens") or 2000)
         return Reply(content=summary_from_prompt(request.get("messages") or [], max_tokens))
 
