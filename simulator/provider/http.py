@@ -228,9 +228,7 @@ class SimHandler(BaseHTTPRequestHandler):
         return body
 
     def _json_body(self, path: str) -> Tuple[bool, Any]:
-        body = self._read_body(path)
-        if body is None:
-            return False, None
+        body = self._body
         try:
             return True, json.loads(body)
         except (ValueError, RecursionError) as exc:
@@ -253,6 +251,10 @@ class SimHandler(BaseHTTPRequestHandler):
         try:
             with self.server._count_lock:
                 self.server.requests_served += 1
+            body = self._read_body(path)  # always drained, so keep-alive stays in sync
+            if body is None:
+                return
+            self._body = body
             if method == "POST" and path in _CHAT_PATHS:
                 self._model_route(CHAT, path)
             elif method == "POST" and path == "/v1/messages":
@@ -269,8 +271,6 @@ class SimHandler(BaseHTTPRequestHandler):
             elif path.startswith("/_sim/"):
                 self._admin(method, path)
             else:
-                if method in ("POST", "PUT", "PATCH"):
-                    self._read_body(path)
                 self._error(404, path, f"Invalid URL ({method} {path})", "invalid_request_error", "not_found_error")
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
             self.close_connection = True
@@ -451,7 +451,7 @@ def start_server(provider: Optional[Provider] = None, host: str = "127.0.0.1", p
     """
     server = SimServer((host, port), provider or Provider(), max_body_bytes=max_body_bytes,
                        allow_non_loopback=allow_non_loopback)
-    thread = threading.Thread(target=server.serve_forever, name="provider-sim-http", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="provider-sim-http", daemon=True)
     thread.start()
     return server
 
