@@ -25,7 +25,8 @@ breakpoints, TTL order.
 from __future__ import annotations
 
 from hashlib import blake2b
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any, Dict, List, Optional, Tuple
 
 from simulator.provider import tokens
 from simulator.provider.errors import ValidationFailure
@@ -184,7 +185,7 @@ class Renderer:
     # -- OpenAI messages -------------------------------------------------------------------
     def add_openai_message(self, m: Any, i: int) -> None:
         """Render and validate OpenAI-format message ``m`` at index ``i`` of ``messages``."""
-        if not isinstance(m, Mapping):
+        if type(m) is not dict and not isinstance(m, Mapping):
             raise ValidationFailure(f"Invalid type for 'messages[{i}]': expected an object, but got {_type_name(m)} instead.",
                                     param=f"messages[{i}]", code="invalid_type")
         role = m.get("role")
@@ -253,12 +254,12 @@ class Renderer:
             ntok, digest = text_info(content)
             self._block(tag0 + b"x", framing + ntok, digest, not content)
             framing = 0
-        elif isinstance(content, list):
+        elif type(content) is list or isinstance(content, list):
             if not content:
                 raise ValidationFailure(f"Invalid 'messages[{i}].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
                                         param=f"messages[{i}].content", code="empty_array")
             for k, part in enumerate(content):
-                if not isinstance(part, Mapping):
+                if type(part) is not dict and not isinstance(part, Mapping):
                     raise ValidationFailure(f"Invalid type for 'messages[{i}].content[{k}]': expected an object, but got {_type_name(part)} instead.",
                                             param=f"messages[{i}].content[{k}]", code="invalid_type")
                 ptype = part.get("type")
