@@ -234,7 +234,11 @@ class Provider:
                     raise ValidationFailure(f"Invalid type for 'stream': expected a boolean.", param="stream", code="invalid_type")
                 spec = self.models.resolve(model)
                 if route == CHAT:
-                    renderer = Renderer(namespace or self.namespace, model, spec.anthropic_rules,
+                    ns = namespace or self.namespace
+                    pck = request.get("prompt_cache_key")
+                    if pck is not None and not spec.anthropic_rules:
+                        ns = f"{ns}\0prompt_cache_key:{pck}"  # OpenAI routes by (prefix, key): another key misses
+                    renderer = Renderer(ns, model, spec.anthropic_rules,
                                         _salt(request.get("tool_choice"), request.get("reasoning_effort")))
                     self._render_openai_into(renderer, request)
                 else:
@@ -323,8 +327,9 @@ class Provider:
         if spec.anthropic_rules:
             usage = self.anthropic_cache.apply(renderer.chain, renderer.cum, total, breakpoints, spec.min_cacheable_tokens)
         else:
+            retention = 86_400.0 if params.get("prompt_cache_retention") == "24h" else spec.openai_retention_seconds
             usage = self.openai_cache.apply(renderer.chain, renderer.cum, total, spec.min_cacheable_tokens,
-                                            spec.cache_step_tokens, spec.openai_retention_seconds)
+                                            spec.cache_step_tokens, retention)
         if fault is not None and fault.kind == "content_filter":
             reply = Reply(content=None if route == CHAT else "", finish_reason="content_filter")
         else:

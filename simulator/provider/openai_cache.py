@@ -57,8 +57,12 @@ class OpenAICache:
                 break
         expires = now + retention
         target = self._pending if self.held else entries
+        get = target.get
         for i in range(lo, n):
-            target[chain[i]] = expires
+            key = chain[i]
+            old = get(key)
+            if old is None or old < expires:  # a longer retention is never shortened
+                target[key] = expires
         if len(entries) > 200_000:
             self.purge()
         return usage

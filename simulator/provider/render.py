@@ -104,7 +104,10 @@ class Renderer:
         n_messages: messages rendered so far.
 
     Raises:
-        ValidationFailure: from ``add_*`` and :meth:`finish`, with the provider's wording.
+        ValidationFailure: from ``add_*`` and :meth:`breakpoints`, with the provider's wording.
+
+    Serves: P1 (breakpoint limit, TTLs), P2 (marker placement is not identity), P3 (exact
+    prefix), U9 (persistence-only fields recorded, never counted or hashed).
     """
 
     def __init__(self, namespace: str, model: str, anthropic_rules: bool, salt: str = "") -> None:

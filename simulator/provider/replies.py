@@ -177,6 +177,7 @@ class EchoReplies(ReplyPolicy):
     """
 
     def reply(self, request, index, seed):
+        """Echo of the last user text (``echo[<8 hex>]: <text>``), or a B4 summary for a summary request."""
         messages = request.get("messages") or []
         if is_summary_request(messages):
             return Reply(content=summarise(request_text(messages)))
@@ -197,6 +198,7 @@ class SummariserReplies(ReplyPolicy):
         self.max_chars = max_chars
 
     def reply(self, request, index, seed):
+        """The B4 summary (:func:`summarise`) of all the request's text."""
         return Reply(content=summarise(request_text(request.get("messages") or []), max_chars=self.max_chars))
 
 
@@ -226,6 +228,7 @@ class ScriptedReplies(ReplyPolicy):
         )
 
     def reply(self, request, index, seed):
+        """The next scripted reply, or an echo once the script is used up."""
         if self._next < len(self._replies):
             r = self._replies[self._next]
             self._next += 1
@@ -259,6 +262,7 @@ class ToolScriptReplies(ReplyPolicy):
         self.final = final
 
     def reply(self, request, index, seed):
+        """The next round's tool calls, or ``final`` once every round has been answered."""
         messages = request.get("messages") or []
         done = 0
         for m in reversed(messages):

@@ -79,3 +79,13 @@ def test_cost_uses_cached_discount():
     expect = spec.price_input / 1e6 * ((u["prompt_tokens"] - read) + spec.openai_cached_multiplier * read) \
         + spec.price_output / 1e6 * u["completion_tokens"]
     assert u["cost"] == pytest.approx(expect)
+
+
+def test_prompt_cache_key_partitions_and_24h_retention(provider):
+    msgs = [{"role": "system", "content": sized_text(1300)}, {"role": "user", "content": "q"}]
+    usage(provider, msgs, prompt_cache_key="tenant-a")
+    assert usage(provider, msgs, prompt_cache_key="tenant-b")["prompt_tokens_details"]["cached_tokens"] == 0
+    assert usage(provider, msgs, prompt_cache_key="tenant-a")["prompt_tokens_details"]["cached_tokens"] > 0
+    usage(provider, msgs, prompt_cache_key="long", prompt_cache_retention="24h")
+    provider.clock.advance(3600 * 20)
+    assert usage(provider, msgs, prompt_cache_key="long")["prompt_tokens_details"]["cached_tokens"] > 0
