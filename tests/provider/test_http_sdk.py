@@ -137,6 +137,16 @@ def test_sdk_sees_429_when_retries_disabled(server):
     assert exc.value.response.headers["retry-after-ms"] == "10"
 
 
+def test_overloaded_529_through_sdks(server):
+    admin(server, "/_sim/faults", {"faults": [{"kind": "overloaded", "at": [0, 1]}]})
+    with pytest.raises(anthropic.InternalServerError) as exc:
+        an(server, max_retries=0).messages.create(model=NATIVE, max_tokens=10, messages=[{"role": "user", "content": "x"}])
+    assert exc.value.status_code == 529 and exc.value.body["error"]["type"] == "overloaded_error"
+    with pytest.raises(openai.InternalServerError) as exc2:
+        oa(server, max_retries=0).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "x"}])
+    assert exc2.value.status_code == 529
+
+
 def test_openai_streaming_with_usage(server):
     client = oa(server, max_retries=0)
     msgs = [{"role": "system", "content": [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]},
@@ -282,4 +292,4 @@ def test_determinism_across_two_server_processes():
     finally:
         for p in procs:
             p.terminate()
-            p.wait(timeout=10)
+            assert p.wait(timeout=10) == 0  # SIGTERM: clean shutdown
