@@ -231,7 +231,7 @@ class Provider:
                         raise ValidationFailure("model: Field required", param="model")
                     raise ValidationFailure("you must provide a model parameter", param="model")
                 if "stream" in request and not isinstance(request["stream"], bool):
-                    raise ValidationFailure(f"Invalid type for 'stream': expected a boolean.", param="stream", code="invalid_type")
+                    raise ValidationFailure("Invalid type for 'stream': expected a boolean.", param="stream", code="invalid_type")
                 spec = self.models.resolve(model)
                 if route == CHAT:
                     ns = namespace or self.namespace

@@ -248,7 +248,7 @@ class Renderer:
             if rc == b"a" and (tool_calls or m.get("function_call")):
                 pass
             elif rc == b"a" and content is None:
-                raise ValidationFailure(f"Invalid value for 'content': expected a string, got null.",
+                raise ValidationFailure("Invalid value for 'content': expected a string, got null.",
                                         param=f"messages.[{i}].content")
             else:
                 raise ValidationFailure(f"Missing required parameter: 'messages.[{i}].content'.",
