@@ -125,7 +125,7 @@ def test_router_should_compress_sentinel_and_anti_thrash():
 
 def test_router_full_session_with_compaction_and_selection():
     """End to end: select_context, compaction and on_turn_complete together in one session."""
-    s = HostSession(ReferenceRouter(), Provider(), clone=True, context_length=3_000,
+    s = HostSession(ReferenceRouter(), Provider(), clone=True, context_length=2_400,
                     config=HostConfig(context_timeout_seconds=2.0))
     for i in range(10):
         res = s.user_turn(user_message("database" if i % 3 else "frontend", i, words=150))
