@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from simulator.provider.errors import ProviderError, ValidationFailure, openai_error
+from simulator.provider.errors import ProviderError, U9LeakError, ValidationFailure, openai_error
 from simulator.provider.render import Renderer
 
 STRATEGIES = (None, "system_and_3")
@@ -164,8 +164,10 @@ class Conversation:
                 outcome: Outcome = p._respond(index, CHAT, self.spec, self.model, self._renderer, bps, params,
                                               lambda: dict(params, model=self.model), snapshot, stream, True)
             except ValidationFailure as vf:
-                p._record_u9(index, self._renderer, True)
+                p._record_u9(index, self._renderer)
                 outcome = p._reject(index, CHAT, snapshot, vf, stream)
+                if getattr(vf, "u9", False):
+                    raise U9LeakError(vf.message) from None
         body = p._raise_or_body(outcome)
         if self.append_replies:
             msg = body["choices"][0]["message"]

@@ -245,8 +245,11 @@ class Provider:
                                      stream, raise_u9)
             except ValidationFailure as vf:
                 if renderer is not None:
-                    self._record_u9(index, renderer, raise_u9)
-                return self._reject(index, route, request, vf, stream)
+                    self._record_u9(index, renderer)
+                outcome = self._reject(index, route, request, vf, stream)
+                if raise_u9 and getattr(vf, "u9", False):
+                    raise U9LeakError(vf.message) from None
+                return outcome
 
     def _begin(self) -> int:
         index = self._next_index
@@ -290,26 +293,24 @@ class Provider:
             renderer.add_anthropic_message(m, i, i == last)
         return renderer
 
-    def _record_u9(self, index: int, renderer: Renderer, raise_u9: bool) -> Optional[str]:
+    def _record_u9(self, index: int, renderer: Renderer) -> Optional[str]:
         if not renderer.u9 or getattr(renderer, "u9_recorded", 0) >= len(renderer.u9):
             return None
         renderer.u9_recorded = len(renderer.u9)
         lines = [f"U9 violation in request {index}: messages[{i}] carries persistence-only field(s) {fields}; "
                  "the host must strip them from every copy sent to the provider" for i, fields in renderer.u9]
         self.u9_leaks.extend(lines)
-        if self.strict_u9:
-            if raise_u9:
-                raise U9LeakError(lines[0])
-            return lines[0]
-        return None
+        return lines[0] if self.strict_u9 else None
 
     def _respond(self, index: int, route: str, spec: ModelSpec, model: str, renderer: Renderer,
                  breakpoints: List[Tuple[int, str, str]], params: Mapping[str, Any],
                  view: Callable[[], Mapping[str, Any]], journal_request: Any, stream: bool,
                  raise_u9: bool) -> Outcome:
-        strict = self._record_u9(index, renderer, raise_u9)
+        strict = self._record_u9(index, renderer)
         if strict is not None:
-            raise ValidationFailure(strict, param="messages")
+            vf = ValidationFailure(strict, param="messages")
+            vf.u9 = True
+            raise vf
         total = renderer.total
         max_tokens = self._max_tokens(route, params, spec)
         self._check_window(route, spec, total, max_tokens)

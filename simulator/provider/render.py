@@ -24,7 +24,6 @@ breakpoints, TTL order.
 
 from __future__ import annotations
 
-import json
 from hashlib import blake2b
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -64,12 +63,8 @@ def text_info(text: str) -> Tuple[int, bytes]:
     return v
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _strip_marker(part: Mapping[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in part.items() if k != "cache_control" and k not in _U9}
+_canonical = tokens.canonical
+_strip_marker = tokens.strip_marker
 
 
 def _type_name(value: Any) -> str:
