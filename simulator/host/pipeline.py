@@ -4,7 +4,8 @@ The order is data, visible here in one place (:data:`STAGE_FUNCTIONS` and the pr
 ``stages``). Documented profile (the seeds):
 
 1. ``assemble``: system prompt + persisted history + incoming message, as per-call
-   clones (persisted dicts never reach later stages);
+   clones (persisted dicts never reach later stages), plus the text ``pre_llm_call``
+   plugin hooks append to the user message (H7: inject-only);
 2. ``select_context``: request-only replacement (H1-H3, :mod:`simulator.host.hooks`);
 3. ``sanitize``: tool-pair repair, alternation repair, U9 stripping
    (:mod:`simulator.host.sanitize`);
@@ -17,6 +18,7 @@ runs ``assemble, cache_control, sanitize`` (no select_context; markers before sa
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -27,6 +29,7 @@ from simulator.host.sanitize import sanitize as _sanitize
 from simulator.host.sanitize import strip_persistence_fields  # noqa: F401  (re-exported, U9)
 
 Message = Dict[str, Any]
+_log = logging.getLogger("simulator.host")
 
 
 def assemble(
@@ -45,6 +48,47 @@ def assemble(
         out.insert(0, {"role": "system", "content": system_prompt})
     if incoming is not None and not any(m is incoming for m in history):
         out.append(copy.deepcopy(incoming))
+    return out
+
+
+def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., Any]]) -> List[Message]:
+    """H7: run ``pre_llm_call`` plugin hooks; each may only *append* text to the user message.
+
+    Every hook gets copies (``messages=``, ``incoming=``) and returns a string or None;
+    the strings are appended (blank-line separated) to the request's last user message,
+    for this provider call only. A hook cannot add, drop or reorder messages; a non-str
+    return or an exception is logged and ignored.
+    """
+    if not hooks_:
+        return request
+    idx = next((i for i in range(len(request) - 1, -1, -1) if request[i].get("role") == "user"), None)
+    if idx is None:
+        return request
+    extra = []
+    for hook in hooks_:
+        try:
+            text = hook(messages=copy.deepcopy(request), incoming=copy.deepcopy(request[idx]))
+        except Exception as exc:
+            _log.warning("pre_llm_call hook failed; ignoring it: %s", exc)
+            continue
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            _log.warning("pre_llm_call hook returned %s, not a string; ignoring it (H7: inject-only)",
+                         type(text).__name__)
+            continue
+        if text.strip():
+            extra.append(text)
+    if not extra:
+        return request
+    out = list(request)
+    user = dict(out[idx])
+    content = user.get("content")
+    if isinstance(content, str):
+        user["content"] = "\n\n".join([content] + extra)
+    elif isinstance(content, list):
+        user["content"] = list(content) + [{"type": "text", "text": t} for t in extra]
+    out[idx] = user
     return out
 
 
@@ -76,6 +120,8 @@ class RequestContext:
         native_anthropic: native Anthropic layout for P2 placement.
         recorder: a :class:`~simulator.host.record.Recorder` for engine calls, or None.
         session_id: for log lines.
+        strip_underscore: wire rule: strip every ``_*`` key too (U9).
+        pre_llm_call: plugin hooks that may append text to the user message (H7).
         stages_run: filled with the stage names actually run, in order.
     """
 
@@ -90,11 +136,12 @@ class RequestContext:
     recorder: Any = None
     session_id: str = ""
     strip_underscore: bool = True
+    pre_llm_call: List[Callable[..., Any]] = field(default_factory=list)
     stages_run: List[str] = field(default_factory=list)
 
 
 def _stage_assemble(ctx: RequestContext, _: Optional[List[Message]]) -> List[Message]:
-    return assemble(ctx.system_prompt, ctx.history, ctx.incoming)
+    return inject_pre_llm_context(assemble(ctx.system_prompt, ctx.history, ctx.incoming), ctx.pre_llm_call)
 
 
 def _stage_select_context(ctx: RequestContext, request: List[Message]) -> List[Message]:

@@ -175,6 +175,8 @@ class HostSession:
         provider_name, base_url, api_key, api_mode: update_model kwargs.
         hermes_home: on_session_start kwarg.
         force_compress_timeout: test hook (TS2): every pool pass is treated as timed out.
+        parent: the parent session of a subagent (set by :meth:`spawn_subagent`).
+        pre_llm_call: plugin hooks that may append text to the user message (H7).
 
     Attributes:
         transcript: the live history (without the system message).
@@ -197,7 +199,8 @@ class HostSession:
                  tool_executor: Callable[[str, Any], str] = default_tool_executor,
                  provider_name: str = "", base_url: str = "", api_key: str = "",
                  api_mode: str = "chat_completions", hermes_home: str = "",
-                 force_compress_timeout: bool = False, parent: Optional["HostSession"] = None) -> None:
+                 force_compress_timeout: bool = False, parent: Optional["HostSession"] = None,
+                 pre_llm_call: Optional[List[Callable[..., Any]]] = None) -> None:
         self.profile: HostProfile = get_profile(profile)
         self.config = config or HostConfig()
         self.provider = provider if provider is not None else Provider()
@@ -214,6 +217,7 @@ class HostSession:
         self.hermes_home = hermes_home
         self.force_compress_timeout = force_compress_timeout
         self.parent = parent
+        self.pre_llm_call: List[Callable[..., Any]] = list(pre_llm_call or [])
         self.registered = engine
         self.engine_active = True
         self.clone_error = ""
@@ -280,6 +284,14 @@ class HostSession:
     def messages(self) -> List[Dict[str, Any]]:
         """The transcript with the system message first (a new list of the live dicts)."""
         return ([self.system_message] if self.system_message is not None else []) + self.transcript
+
+    @messages.setter
+    def messages(self, value: List[Dict[str, Any]]) -> None:
+        """Replace the transcript; a leading system message becomes :attr:`system_message`."""
+        value = list(value)
+        if value and isinstance(value[0], dict) and value[0].get("role") == "system":
+            self.system_message, value = value[0], value[1:]
+        self.transcript = value
 
     def history(self) -> List[Dict[str, Any]]:
         """The transcript without the system message (a new list of the live dicts)."""
@@ -373,7 +385,7 @@ class HostSession:
             self.engine, None, self.messages, self._incoming(incoming),
             int(getattr(self.engine, "context_length", 0) or 0) if self.engine is not None else 0,
             self.cache_control, self.config.cache_ttl, self.config.native_anthropic, self.recorder,
-            self.session_id, self.profile.strip_underscore_keys,
+            self.session_id, self.profile.strip_underscore_keys, list(self.pre_llm_call),
         )
         body: Dict[str, Any] = {"model": self.model, "messages": pipeline.run_stages(ctx, self.profile)}
         if self._engine_tools:
