@@ -24,6 +24,17 @@ SELECT_CONTEXT_INVALID = (
 ON_TURN_COMPLETE_FAILED = "Context engine on_turn_complete hook failed (session=%s)"
 
 
+_BASE: Any = None
+
+
+def _abc_default(name: str) -> Any:
+    """The ABC's function for ``name`` (the base class is looked up once, then cached)."""
+    global _BASE
+    if _BASE is None:
+        _BASE = shim.context_engine_base()
+    return getattr(_BASE, name, None)
+
+
 def overrides(engine: Any, name: str) -> bool:
     """H2: True when ``engine.<name>`` is callable and is not the ABC's default function."""
     if engine is None:
@@ -31,7 +42,7 @@ def overrides(engine: Any, name: str) -> bool:
     hook = getattr(engine, name, None)
     if not callable(hook):
         return False
-    default = shim.default_method(name)
+    default = _abc_default(name)
     if default is None:
         return True
     return getattr(hook, "__func__", None) is not default
