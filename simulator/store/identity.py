@@ -110,7 +110,8 @@ def record_absorbed_message(
     With ``dropped_leads=True`` (the dropped text comes first) the dropped uid becomes the
     survivor's uid, and the survivor's former uid follows the dropped dict's absorbed list.
     De-duplicated, never contains the survivor's own uid; dicts without a uid contribute
-    nothing; an empty result leaves the survivor without the key.
+    nothing (a leading part without a uid leaves the survivor without one, to be minted at
+    insert); an empty result leaves the survivor without the key.
     """
     s_uid = message_uid_or_none(survivor)
     d_uid = message_uid_or_none(dropped)
@@ -122,12 +123,12 @@ def record_absorbed_message(
     else:
         leader = s_uid
         ordered = s_abs + ([d_uid] if d_uid else []) + d_abs
-    if leader is None:
-        # Nobody has an identity to lead with: the first uid in text order leads.
-        if ordered:
-            leader, ordered = ordered[0], ordered[1:]
     if leader is not None:
         survivor[MESSAGE_UID] = leader
+    else:
+        # The leading part has no identity yet: it gets a fresh uid at insert (U1); the
+        # others are still recorded.
+        survivor.pop(MESSAGE_UID, None)
     result: List[str] = []
     for uid in ordered:
         if uid != leader and uid not in result:

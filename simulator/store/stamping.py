@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, MutableMapping, Sequence
 
-from .identity import UidFactory, new_uid, stamp_message_uid, validate_message
+from .identity import UidFactory, message_uid_or_none, new_uid, stamp_message_uid, validate_message
 from .toolcalls import pair_tool_results, stamp_tool_call_uids
 
 
@@ -22,8 +22,10 @@ def prepare_for_insert(
     - Every dict without a usable ``message_uid`` gets a fresh one; existing uids
       (copies, engine-stamped rows) are kept (U1, U3, U6). The caller's dict object is
       the one stamped (U10).
-    - Every assistant row with tool_calls gets a uid for each provider id it lacks;
-      duplicates inside the row share one (U8).
+    - Every assistant row inserted for the first time (it had no uid) gets a uid for
+      each provider id of its tool_calls; duplicates inside the row share one (U8). A copy
+      of a known message (it has a uid) keeps its map as it is: a legacy call stored
+      without tool-call uids stays without, and its results pair with nothing.
     - Every tool result lacking ``_tool_call_uid`` is paired with the nearest preceding
       call, looking through ``context`` (the stored rows just before the batch, from the
       last user or assistant row on) and the batch itself (U8).
@@ -33,8 +35,9 @@ def prepare_for_insert(
     for i, m in enumerate(batch):
         validate_message(m, where=f"message {i} of the batch")
     for m in batch:
+        first_insert = message_uid_or_none(m) is None
         stamp_message_uid(m, uid_factory)
-        if m.get("role") == "assistant":
+        if first_insert and m.get("role") == "assistant":
             stamp_tool_call_uids(m, uid_factory)
     ctx: List[Dict[str, Any]] = [dict(c) for c in context]
     pair_tool_results(ctx + list(batch), start=len(ctx))  # type: ignore[operator]
