@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Dict, List, Optional
 
-from .identity import StoreInputError
+from .identity import StoreInputError, validate_message
 
 FORMAT = "context-engine-kit/session"
 VERSION = 1
@@ -48,8 +48,8 @@ def import_jsonl(store: Any, fp: IO[str], *, session_id: Optional[str] = None) -
     """Read an export from ``fp`` into a new session of ``store``; return its id (U3).
 
     Raises :class:`~simulator.store.identity.StoreInputError` naming the line for a
-    missing/foreign header, a line that is not JSON, or a line of unknown type; nothing
-    is written in that case.
+    missing/foreign header, a line that is not JSON, or a line of unknown type, and
+    naming the message for a malformed one; nothing is written in those cases.
     """
     header: Optional[Dict[str, Any]] = None
     messages: List[Dict[str, Any]] = []
@@ -80,6 +80,8 @@ def import_jsonl(store: Any, fp: IO[str], *, session_id: Optional[str] = None) -
             )
     if header is None:
         raise StoreInputError("import: empty input; expected a session export (JSONL)")
+    for i, m in enumerate(messages):
+        validate_message(m, where=f"import message {i + 1}")
     meta = dict(header["session"].get("meta") or {})
     meta["imported_from"] = header["session"].get("id")
     new_id = store.create_session(session_id=session_id, kind="import", **meta)
