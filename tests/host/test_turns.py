@@ -196,3 +196,25 @@ def test_lifecycle_order():
     assert m[:2] == ["update_model", "on_session_start"]
     assert m[2] == "update_from_response" and m[3] == "should_compress"
     assert m[-2:] == ["on_session_end", "on_session_reset"]
+
+
+# -- U with the SQLite store ----------------------------------------------------------------------
+def test_host_on_sqlite_store_keeps_engine_stamped_summary_uid(tmp_path):
+    """U1/U6/U9 through the host: rows get uids, the router's stamped summary uid survives
+    the commit and restore, and no uid reaches the wire."""
+    from reference_engines.router import ReferenceRouter
+    from simulator.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "state.db")
+    s = HostSession(ReferenceRouter(), Provider(), store, clone=True, context_length=100_000,
+                    config=HostConfig(context_timeout_seconds=0))
+    s.start()
+    for i in range(8):
+        s.user_turn(f"turn {i} about the parser")
+    assert s.compress() == 1
+    summary = next(m for m in s.transcript if str(m.get("content", "")).startswith("[Router summary"))
+    restored = store.load(s.session_id)
+    assert all(len(m.get("message_uid", "")) == 32 for m in restored)
+    assert summary["message_uid"] in [m["message_uid"] for m in restored]
+    s.user_turn("after")
+    assert s.provider.u9_leaks == [] and all(b"message_uid" not in r for r in s.requests)
