@@ -50,6 +50,11 @@ class Gateway:
             self.sessions[key] = sess
         return sess
 
+    def shutdown(self) -> None:
+        """Gateway stop: a real boundary for every session (on_session_end, O2)."""
+        for sess in self.sessions.values():
+            sess.end()
+
     def handle_message(self, key: str, text: str) -> TurnResult:
         """B7 hygiene, then the user's turn on the session of ``key``."""
         sess = self.session(key)

@@ -350,8 +350,33 @@ class HostSession:
         self._call_optional("on_session_end", self.session_id, copy.deepcopy(self.messages))
 
     def reset(self) -> None:
-        """/new or /reset: on_session_reset (O3)."""
+        """``reset_session_state()`` with no arguments: only on_session_reset (O3)."""
         self._call_optional("on_session_reset")
+
+    def new_session(self) -> str:
+        """/new: a session transition (O2, O3, O1 in Hermes' order); returns the new id.
+
+        on_session_end(old id, previous messages) -> on_session_reset() ->
+        on_session_start(new id, old_session_id=, platform=, model=, context_length=,
+        conversation_id=) with None/"" values dropped. The transcript starts empty
+        (system prompt kept).
+        """
+        if not self._started:
+            self.start()
+        old, previous = self.session_id, copy.deepcopy(self.messages)
+        self._call_optional("on_session_end", old, previous)
+        self._call_optional("on_session_reset")
+        self.session_id = self.store.create_session(parent_id=old)
+        self.transcript = []
+        if self.system_message is not None:
+            self._persist([self.system_message] if self.profile.stamps_uids else [dict(self.system_message)])
+        kwargs = {"old_session_id": old, "platform": self.platform or "cli", "model": self.model,
+                  "context_length": int(getattr(self.engine, "context_length", 0) or self.context_length),
+                  "conversation_id": self.conversation_id}
+        self._call_optional("on_session_start", self.session_id,
+                            **{k: v for k, v in kwargs.items() if v not in (None, "")})
+        self.cooldown_until = float("-inf")
+        return self.session_id
 
     def spawn_subagent(self, *, model: Optional[str] = None, context_length: Optional[int] = None,
                        system_prompt: Optional[str] = None, **kwargs: Any) -> "HostSession":

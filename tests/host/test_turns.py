@@ -218,3 +218,28 @@ def test_host_on_sqlite_store_keeps_engine_stamped_summary_uid(tmp_path):
     assert summary["message_uid"] in [m["message_uid"] for m in restored]
     s.user_turn("after")
     assert s.provider.u9_leaks == [] and all(b"message_uid" not in r for r in s.requests)
+
+
+def test_new_session_transition_order():
+    """O1-O3 / L1: /new = on_session_end(old, previous) -> on_session_reset -> on_session_start(new, old_session_id=)."""
+    eng = Plain()
+    s = _session(eng)
+    s.user_turn("a")
+    old = s.session_id
+    new = s.new_session()
+    m = s.recorder.methods()
+    assert m[-3:] == ["on_session_end", "on_session_reset", "on_session_start"]
+    start = s.recorder.last("on_session_start")
+    assert start.kwargs_keys == ("context_length", "model", "old_session_id", "platform")
+    assert new != old and s.transcript == [] and eng.compression_count == 0
+
+
+def test_gateway_shutdown_ends_every_session():
+    """O2: gateway stop is a real boundary for each session."""
+    from simulator.host.gateway import Gateway
+
+    gw = Gateway(Plain(), provider=Provider())
+    gw.handle_message("a", "x")
+    gw.handle_message("b", "y")
+    gw.shutdown()
+    assert all(s.recorder.methods().count("on_session_end") == 1 for s in gw.sessions.values())
