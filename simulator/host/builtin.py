@@ -11,7 +11,7 @@ to go on when the selected engine could not be used; it is not the B-clause refe
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 from simulator.host import shim
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from simulator.host import builtin
 from simulator.host.profiles import HostProfile, get_profile

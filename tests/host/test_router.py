@@ -144,3 +144,28 @@ def test_cache_ratio_router_vs_reshuffling_mutant():
     assert good.ratio >= 0.8, good.ratio
     assert bad.ratio <= 0.2, bad.ratio
     assert good.prompt_tokens == bad.prompt_tokens  # same selection sizes, only the order differs
+
+
+def test_host_requests_deterministic_across_processes():
+    """Determinism: the same scenario gives the same request bytes in two fresh processes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import hashlib, reference_engines\n"
+        "from reference_engines.router import ReferenceRouter\n"
+        "from simulator.host.session import HostSession, HostConfig\n"
+        "from simulator.host.scenarios import user_message\n"
+        "from simulator.provider.core import Provider\n"
+        "s = HostSession(ReferenceRouter(), Provider(seed=3), clone=True, context_length=2400,"
+        " model='anthropic/claude-sonnet-4', config=HostConfig(context_timeout_seconds=0))\n"
+        "for i in range(12): s.user_turn(user_message('database' if i % 3 else 'frontend', i, words=150))\n"
+        "print(s.compactions, hashlib.sha256(b''.join(s.requests)).hexdigest())\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    outs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                           env={"PYTHONPATH": root, "PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"})
+            for seed in (1, 2)]
+    assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
+    assert outs[0].stdout == outs[1].stdout and int(outs[0].stdout.split()[0]) >= 1
