@@ -145,8 +145,27 @@ def strip_persistence_fields(messages: List[Message], *, strip_underscore: bool 
     return out
 
 
+#: Reasoning keys only an assistant row may carry (research/host.md §9 step 5).
+REASONING_KEYS = frozenset({"reasoning", "reasoning_content", "reasoning_details", "_reasoning_route",
+                            "anthropic_content_blocks"})
+
+
+def strip_foreign_reasoning(messages: List[Message]) -> List[Message]:
+    """Reasoning re-validation: non-assistant rows lose reasoning keys (an engine's
+    replacement cannot smuggle reasoning onto a user/tool/system row). Copy-on-write."""
+    out, changed = [], False
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") != "assistant" and REASONING_KEYS.intersection(m):
+            m = {k: v for k, v in m.items() if k not in REASONING_KEYS}
+            changed = True
+        out.append(m)
+    return out if changed else messages
+
+
 def sanitize(messages: List[Message], *, strip_underscore: bool = True) -> List[Message]:
-    """Stage 3, in Hermes' order: tool-pair repair, alternation repair, U9 stripping."""
+    """Stage 3, in Hermes' order: reasoning re-validation, tool-pair repair, alternation
+    repair, U9 stripping."""
+    messages = strip_foreign_reasoning(messages)
     messages = repair_tool_pairs(messages)
     messages = repair_alternation(messages)
     return strip_persistence_fields(messages, strip_underscore=strip_underscore)

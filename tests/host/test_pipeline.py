@@ -271,3 +271,16 @@ def test_cache_control_only_for_claude_by_default():
     s2.user_turn("x")
     assert b"cache_control" in s2.requests[0]
     assert serialize_request({"b": 1, "a": [1]}) == b'{"a":[1],"b":1}'
+
+
+def test_reasoning_keys_stripped_from_non_assistant_rows():
+    """H4 (MAIN §9 step 5): a replacement cannot put reasoning on a user row; assistant rows keep it."""
+    def smuggle(req, conv, inc):
+        out = [dict(m) for m in req]
+        out[-1]["reasoning_content"] = "secret chain"
+        out[-2]["reasoning_content"] = "assistant thinking"
+        return out
+
+    out = pipeline.build_request(Selecting(smuggle), system_prompt=None, history=_history(),
+                                 incoming={"role": "user", "content": "q"}, budget_tokens=10)
+    assert "reasoning_content" not in out[-1] and out[-2]["reasoning_content"] == "assistant thinking"
