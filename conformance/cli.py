@@ -11,23 +11,12 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 import sys
 import tempfile
 from typing import List, Optional
 
 from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
-
-
-def _plugin_autoloaded() -> bool:
-    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        return False
-    try:
-        eps = importlib.metadata.entry_points(group="pytest11")
-    except Exception:
-        return False
-    return any(ep.value == "conformance.plugin" for ep in eps)
 
 
 def _check(argv: List[str]) -> int:
@@ -48,11 +37,12 @@ def _check(argv: List[str]) -> int:
         return 4
     import pytest
 
-    state = args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-")
+    state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
+    os.makedirs(state, exist_ok=True)
     pytest_args = ["--engine", args.engine, "-p", "no:cacheprovider", "--rootdir", state,
                    "--conformance-failures-dir", os.path.join(state, "failures")]
-    if not _plugin_autoloaded():
-        pytest_args += ["-p", "conformance.plugin"]
+    # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
+    pytest_args += ["-p", "conformance.plugin"]
     if args.engine_kwargs:
         pytest_args += ["--engine-kwargs", args.engine_kwargs]
     if args.json:

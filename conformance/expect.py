@@ -92,9 +92,14 @@ def v1_problems(messages: Any) -> List[str]:
 
 
 def v2_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
-    """V2: every tool call answered exactly once after it; every tool result answers a prior call."""
+    """V2: every tool call answered once after it; every tool result answers a prior call.
+
+    Pairing is per occurrence (seeds, U8): an id that occurs k times in one assistant
+    message's ``tool_calls`` needs k results, and a later assistant message may reuse an
+    id that was already answered.
+    """
     out: List[str] = []
-    open_calls: Dict[str, int] = {}
+    outstanding: Dict[str, List[int]] = {}  # id -> indexes of assistant messages still owed a result
     answered: Dict[str, int] = {}
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
@@ -103,18 +108,18 @@ def v2_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
             for call in m.get("tool_calls") or ():
                 cid = call.get("id") if isinstance(call, Mapping) else None
                 if cid is not None:
-                    open_calls[cid] = i
-                    answered.pop(cid, None)
+                    outstanding.setdefault(cid, []).append(i)
         elif m.get("role") == "tool":
             cid = m.get("tool_call_id")
-            if cid not in open_calls:
-                out.append(f"tool message at index {i} answers {cid!r}, which no earlier assistant message calls")
+            if outstanding.get(cid):
+                outstanding[cid].pop(0)
+                answered[cid] = i
             elif cid in answered:
                 out.append(f"tool message at index {i} answers {cid!r} a second time (first at index {answered[cid]})")
             else:
-                answered[cid] = i
-    for cid, idx in open_calls.items():
-        if cid not in answered:
+                out.append(f"tool message at index {i} answers {cid!r}, which no earlier assistant message calls")
+    for cid, owed in outstanding.items():
+        for idx in owed:
             out.append(f"assistant message at index {idx} calls {cid!r}, which has no tool result after it")
     return out
 

@@ -67,8 +67,13 @@ def check(
     requires: Iterable[str] = (),
     abc_feature: Optional[str] = None,
     variants: Iterable[str] = (),
+    variant_levels: Optional[Dict[str, str]] = None,
 ) -> Callable[[Callable], Callable]:
-    """Register the decorated function as one check per variant (or one check)."""
+    """Register the decorated function as one check per variant (or one check).
+
+    ``variant_levels`` overrides ``level`` for some variants (e.g. V checks are MUST on
+    compress() output but SHOULD on select_context() replacements, which the host sanitises).
+    """
     if level not in (MUST, SHOULD):
         raise ValueError(f"level must be MUST or SHOULD, got {level!r}")
 
@@ -83,7 +88,7 @@ def check(
             if variant == "select_context" and feature is None:
                 feature = "select_context"
             _REGISTRY[cid] = Check(
-                id=cid, clause=clause, level=level, since=since, title=title, func=func,
+                id=cid, clause=clause, level=(variant_levels or {}).get(variant, level), since=since, title=title, func=func,
                 requires=frozenset(requires), abc_feature=feature,
                 params=(("variant", variant),) if variant else (),
             )

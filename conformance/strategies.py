@@ -97,6 +97,8 @@ def tool_turn(draw, *, first_call: int, parallel: bool = True, long_outputs: boo
     ids = [f"call_{first_call + k}" for k in range(n)]
     if reuse:
         ids[0] = "call_0"  # a provider id reused from an earlier turn (valid once answered)
+    if n > 1 and draw(st.integers(0, 5), label=f"{label}.duplicate_in_response") == 0:
+        ids[1] = ids[0]  # the same provider id twice in one response, each with its own result (U8)
     calls = []
     for cid in ids:
         name = draw(st.sampled_from(TOOL_NAMES), label=f"{label}.name")

@@ -3,7 +3,7 @@
 The contract text lives in ``docs/contract.md``; each clause has an anchor there.
 """
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 
 #: Where failure messages point; ``#<clause>`` anchors are lower-case clause ids.
 CONTRACT_DOC = "docs/contract.md"

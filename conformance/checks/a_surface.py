@@ -141,3 +141,23 @@ def check_compression_count_increments(ctx):
                  f"({len(history)} -> {len(out)} messages, {count_messages(history)} tokens)",
                  expected=f"> {before}", got=short(after), example={"history": history})
     run()
+
+
+@check("A6", "compression-count-counts-every-call", level=SHOULD,
+       title="compression_count counts every compress() call (seeds)")
+def check_compression_count_counts_every_call(ctx):
+    """A6 (seeds): ``compression_count`` is "how many times compress() has run": +1 per call,
+    also when the pass returns its input unchanged. Hermes' own compressor does not count a
+    no-op pass (host practice), hence SHOULD; see docs/contract-notes.md 1.1."""
+    @ctx.settings()
+    @given(history=transcripts(max_turns=6))
+    def run(history):
+        engine = ctx.new_engine()
+        before = getattr(engine, "compression_count", 0)
+        compress_like_host("A6", SHOULD, engine, history)
+        after = getattr(engine, "compression_count", 0)
+        if after != before + 1:
+            fail("A6", SHOULD, f"compression_count after one compress() call on {len(history)} messages",
+                 expected=f"{before + 1} (the seeds: how many times compress() has run)", got=short(after),
+                 example={"history": history})
+    run()

@@ -44,6 +44,7 @@ class MinimalEngine(ContextEngine):
         return tokens >= self.threshold_tokens > 0
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        self.compression_count += 1  # A6 (seeds): counts every call
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = messages[len(head):]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
@@ -54,5 +55,4 @@ class MinimalEngine(ContextEngine):
             return list(messages)
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         summary = {"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages were compacted."}
-        self.compression_count += 1
         return head + [summary] + tail

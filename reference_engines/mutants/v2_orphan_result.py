@@ -10,6 +10,7 @@ class OrphanToolResult(MinimalEngine):
     mutant_of = "V2"
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = messages[len(head):]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
@@ -19,5 +20,4 @@ class OrphanToolResult(MinimalEngine):
             start -= 1  # prefer a cut right at a tool result, so the defect shows
         tail = [dict(m) for m in body[start:]]
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
-        self.compression_count += 1
         return head + [{"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}] + tail

@@ -1,0 +1,50 @@
+"""``context-engine-kit check``: same checks, exit codes, JSON verdict, bad input (issue 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO_ROOT
+
+
+def cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+    env.pop("CONFORMANCE_ENGINE", None)
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_check_passes_and_writes_json(tmp_path):
+    out = tmp_path / "v.json"
+    proc = cli("check", "reference_engines.mutants._base:MinimalEngine", "--json", str(out),
+               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["engine"] == "reference_engines.mutants._base:MinimalEngine"
+    assert all(r["outcome"] in ("passed", "skipped") for r in data["results"])
+
+
+def test_check_exits_nonzero_on_must_failure(tmp_path):
+    out = tmp_path / "v.json"
+    proc = cli("check", "reference_engines.mutants.a6_never_counts:NeverCounts", "--json", str(out),
+               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert proc.returncode == 1
+    failed = [r for r in json.loads(out.read_text())["results"] if r["outcome"] == "failed"]
+    assert {r["clause"] for r in failed} == {"A6"}
+    assert any(r["message"].startswith("[A6 MUST]") for r in failed)
+
+
+def test_check_bad_engine_is_one_paragraph(tmp_path):
+    proc = cli("check", "nope", cwd=tmp_path)
+    assert proc.returncode == 4
+    assert "is not of the form MODULE:ATTR" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_check_bad_engine_kwargs(tmp_path):
+    proc = cli("check", "reference_engines.mutants._base:MinimalEngine", "--engine-kwargs", "{nope", cwd=tmp_path)
+    assert proc.returncode == 4
+    assert "--engine-kwargs='{nope' is not valid JSON" in proc.stderr

@@ -1,0 +1,129 @@
+"""The pytest plugin's wiring, run in subprocesses the way users run it (issue 2, item 5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+GOOD = "reference_engines.mutants._base:MinimalEngine"
+QUICK = "--conformance-profile=quick"
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
+
+
+def test_plugin_is_inert_without_an_engine(kit_pytester):
+    kit_pytester.makepyfile(test_mine="def test_one():\n    assert 1 + 1 == 2\n")
+    result = run(kit_pytester)
+    result.assert_outcomes(passed=1)
+    assert "conformance" not in result.stdout.str()
+
+
+def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK)
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "conformance: engine --engine=" + GOOD in out  # header names engine, kit, contract, ABC
+    assert "host ABC context-engine-kit" in out
+    assert "conformance verdict by clause" in out
+    assert "verdict: PASS" in out
+    result.assert_outcomes(passed=12, skipped=4)
+
+
+def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
+    spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
+    result = run(kit_pytester, f"--engine={spec}", QUICK)
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
+    assert f"Repro: pytest --engine={spec} -k 'V4-system-prompt-first[compress]'" in out
+    assert "Traceback" not in out
+
+
+def test_should_failure_exits_zero_unless_strict(kit_pytester):
+    kit_pytester.makepyfile(plain_name="""
+        from reference_engines.mutants._base import MinimalEngine
+        class PlainName(MinimalEngine):
+            name = "plain"
+    """)
+    loose = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1")
+    assert loose.ret == 0, loose.stdout.str()
+    assert "[A1 SHOULD]" in loose.stdout.str()
+    assert "PASS (with SHOULD failures)" in loose.stdout.str()
+    strict = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-strict")
+    assert strict.ret == 1
+
+
+def test_no_check_ran_is_a_failure(kit_pytester):
+    # every select_context variant skips for an engine without select_context
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "select_context")
+    assert result.ret != 0
+    assert "NO CHECK RAN" in result.stdout.str()
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("no_colon_here", "is not of the form MODULE:ATTR"),
+    ("no_such_module_xyz:Engine", "module 'no_such_module_xyz' could not be imported"),
+    ("reference_engines.mutants._base:Missing", "has no attribute 'Missing'"),
+    ("reference_engines.mutants._base:SUMMARY_PREFIX", "names a str, not a class or factory"),
+    ("json:JSONDecoder", "which is not a context engine"),
+])
+def test_malformed_engine_gives_one_paragraph_error(kit_pytester, spec, needle):
+    result = run(kit_pytester, f"--engine={spec}")
+    err = result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert needle in err
+    assert "Traceback" not in err + result.stdout.str()
+
+
+def test_engine_from_env_var_and_ini(kit_pytester, monkeypatch):
+    monkeypatch.setenv("CONFORMANCE_ENGINE", GOOD)
+    assert run(kit_pytester, QUICK, "-k", "A2").ret == 0
+    monkeypatch.delenv("CONFORMANCE_ENGINE")
+    kit_pytester.makeini(f"[pytest]\nconformance_engine = {GOOD}\n")
+    result = run(kit_pytester, QUICK, "-k", "A3")
+    assert result.ret == 0
+    result.assert_outcomes(passed=1)
+
+
+def test_factory_fixture_override_in_conftest(kit_pytester):
+    kit_pytester.makeconftest("""
+        import pytest
+        from reference_engines.mutants.v4_drops_system import DropsSystemPrompt
+
+        @pytest.fixture(scope="session")
+        def conformance_engine_factory():
+            return DropsSystemPrompt
+    """)
+    kit_pytester.makepyfile(test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    result = run(kit_pytester, QUICK, "-k", "V4")
+    assert result.ret == 1
+    assert "[V4 MUST]" in result.stdout.str()
+
+
+def test_junit_carries_clause_and_level(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A2", "--junitxml=out.xml")
+    assert result.ret == 0
+    xml = (kit_pytester.path / "out.xml").read_text()
+    assert 'name="clause" value="A2"' in xml and 'name="level" value="MUST"' in xml
+
+
+def test_json_verdict_shape(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "--conformance-json=verdict.json")
+    assert result.ret == 0
+    data = json.loads((kit_pytester.path / "verdict.json").read_text())
+    assert set(data) == {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "results"}
+    assert data["host_abc"].startswith("context-engine-kit")
+    outcomes = {r["outcome"] for r in data["results"]}
+    assert outcomes <= {"passed", "skipped"}
+    assert {r["clause"] for r in data["results"]} >= {"A1", "A2", "A3", "A4", "A6", "V1", "V2", "V3", "V4"}
+
+
+def test_xdist_gives_the_same_outcomes(kit_pytester):
+    pytest.importorskip("xdist")
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=12, skipped=4)
+    assert "verdict: PASS" in result.stdout.str()
