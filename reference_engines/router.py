@@ -176,7 +176,12 @@ class ReferenceRouter(ContextEngine):
 
     def compress(self, messages: List[Dict[str, Any]], current_tokens: Optional[int] = None,
                  focus_topic: Optional[str] = None, **kwargs: Any) -> List[Dict[str, Any]]:
-        """A4/V1-V4: system + structured summary of the middle + the last ``keep_last`` messages."""
+        """A4/V1-V4: system + structured summary of the middle + the last ``keep_last`` messages.
+
+        Every call counts in ``compression_count`` (A6, as the seeds define it), also one
+        that finds nothing to compact and returns its input unchanged.
+        """
+        self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = list(messages[len(head):])
         start = max(len(body) - self.keep_last, 0)
@@ -191,7 +196,6 @@ class ReferenceRouter(ContextEngine):
             "message_uid": uuid.uuid4().hex,  # U6: the host keeps an engine-stamped uid
         }
         tail = [dict(m) for m in body[start:]]  # starts with assistant: user summary, no two users touch
-        self.compression_count += 1
         self._awaiting_verdict = True
         return head + [summary] + tail
 
