@@ -243,3 +243,23 @@ def test_gateway_shutdown_ends_every_session():
     gw.handle_message("b", "y")
     gw.shutdown()
     assert all(s.recorder.methods().count("on_session_end") == 1 for s in gw.sessions.values())
+
+
+def test_context_overflow_forces_compaction_and_reselects():
+    """H4: a provider context-length error forces a compaction and the request is rebuilt
+    (select_context runs again on the compacted history)."""
+    eng = Selecting(None)
+    eng.keep_last = 2
+    eng.should_compress = lambda prompt_tokens=None: False  # only the overflow path compacts
+    provider = Provider()
+    s = _session(eng, provider, model="tiny-model", context_length=100_000,
+                 config=HostConfig(context_timeout_seconds=0))
+    for i in range(4):
+        s.user_turn(f"turn {i} " + "words " * 40)
+    eng.threshold_tokens = 1
+    provider.models.override("tiny-model", context_length=300)
+    before = len(eng.select_calls)
+    res = s.user_turn("one more")
+    assert res.compactions == 1 and not res.failed and res.provider_calls == 1
+    assert len(eng.select_calls) - before == 2
+    assert s.recorder.last("compress").kwargs_keys == ("current_tokens", "focus_topic", "force")
