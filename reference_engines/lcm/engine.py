@@ -268,30 +268,38 @@ class LCMEngine(ContextEngine):
         # 1. verbatim versions of everything summarised (U1, U4, U5, U7, U2/U10)
         versions: List[MessageVersion] = []
         absorbed: List[tuple] = []
-        entries = []
+        version_at: Dict[int, int] = {}
         for i in fresh:
             m = messages[i]
             vh = version_hash(m)
-            key = message_key(m, vh)
-            versions.append(MessageVersion(key, vh, m.get("role"), searchable_text(m), dict(m), session_id))
-            entries.append((m, tokens[i]))
+            version_at[i] = len(versions)
+            versions.append(
+                MessageVersion(message_key(m, vh), vh, m.get("role"), searchable_text(m), dict(m), session_id)
+            )
             uid = uid_of(m)
             if uid:
                 absorbed.extend((a, uid) for a in absorbed_of(m))
         middle_uids = frozenset(u for i in middle for u in identities_of(messages[i]))
 
-        # 2. leaves over chunks of the new messages, then condense with the previous frontier
+        # 2. the frontier in transcript order: leaves over runs of new messages, and the
+        #    roots of earlier carriers where those carriers sit; then condense upward.
         carrier_uid = self._uid_factory()
-        leaves = []
-        for chunk in chunk_entries(entries, self._params):
-            chunk_versions = [versions[j] for j in chunk]
-            summary = safe_summarise(
-                self._summariser,
-                transcript_text(v.message for v in chunk_versions),
-                max_chars=self._params.leaf_summary_chars,
-            )
-            leaves.append(
-                make_node(
+        previous_roots, previous_top = self._previous_frontier(carriers, middle)
+        frontier: List[Dict[str, Any]] = []
+        leaves: List[Dict[str, Any]] = []
+        placed: set = set()
+        run: List[int] = []
+
+        def flush_run() -> None:
+            entries = [(messages[i], tokens[i]) for i in run]
+            for chunk in chunk_entries(entries, self._params):
+                chunk_versions = [versions[version_at[run[j]]] for j in chunk]
+                summary = safe_summarise(
+                    self._summariser,
+                    transcript_text(v.message for v in chunk_versions),
+                    max_chars=self._params.leaf_summary_chars,
+                )
+                leaf = make_node(
                     "leaf",
                     0,
                     [[v.key, v.version_hash] for v in chunk_versions],
@@ -302,16 +310,29 @@ class LCMEngine(ContextEngine):
                     session_id=session_id,
                     pass_uid=carrier_uid,
                 )
-            )
-        previous_roots, previous_top = self._previous_frontier(carriers, middle)
-        roots, condensed = condense(
-            previous_roots + leaves, self._params, self._summariser, session_id=session_id, pass_uid=carrier_uid
-        )
+                leaves.append(leaf)
+                frontier.append(leaf)
+            run.clear()
+
+        for i in middle:
+            info = carriers.get(i)
+            if info is not None:
+                flush_run()
+                for p in info["passes"]:
+                    for rid in p["roots"]:
+                        if rid in previous_roots and rid not in placed:
+                            placed.add(rid)
+                            frontier.append(previous_roots[rid])
+                if info["pure"]:
+                    continue
+            run.append(i)
+        flush_run()
+        roots, condensed = condense(frontier, self._params, self._summariser, session_id=session_id, pass_uid=carrier_uid)
 
         # 3. the top summary, steered by focus_topic (A5)
         parts: List[str] = []
         if focus:
-            hits = self._focus_hits(focus, [versions[j] for j in range(len(versions))], session_id)
+            hits = self._focus_hits(focus, versions, session_id)
             if hits:
                 parts.append("Focus notes:\n" + "\n".join(hits))
         parts.extend(r["summary"] for r in roots)
@@ -410,7 +431,7 @@ class LCMEngine(ContextEngine):
         return out
 
     def _previous_frontier(self, carriers: Dict[int, Dict[str, Any]], middle: range):
-        """Root nodes and top summary carried forward from the carriers in the middle."""
+        """``({root id: node}, previous top summary)`` of the carriers in the middle."""
         root_ids: List[str] = []
         top_ids: List[str] = []
         for i in sorted(carriers):
@@ -421,10 +442,10 @@ class LCMEngine(ContextEngine):
                 top_ids.append(p["top_node_id"])
         root_ids = list(dict.fromkeys(root_ids))
         found = self._conn.nodes(root_ids + top_ids)
-        roots = []
+        roots: Dict[str, Dict[str, Any]] = {}
         for rid in root_ids:
             if rid in found:
-                roots.append(found[rid])
+                roots[rid] = found[rid]
             else:
                 log.warning("LCM: root node %s of a previous pass is missing from %s", rid, self._db_path)
         previous_top = found[top_ids[-1]]["summary"] if top_ids and top_ids[-1] in found else None
