@@ -241,6 +241,8 @@ class LCMEngine(ContextEngine):
         for i, m in enumerate(messages):
             if not isinstance(m, Mapping):
                 raise TypeError(f"LCMEngine.compress(): messages[{i}] is {type(m).__name__}, expected a dict")
+        with self._lock:
+            self.compression_count += 1  # A6 (seeds, contract 1.1): every compress() run counts
         self._observe(messages, may_discard=True)
         focus = focus_topic.strip() if isinstance(focus_topic, str) and focus_topic.strip() else None
         with self._lock:
@@ -389,8 +391,6 @@ class LCMEngine(ContextEngine):
         )
         tokens_in = sum(tokens)
         tokens_out = sum(tokens[: cut.head_end]) + count_tokens(carrier) + sum(tokens[cut.tail_start :])
-        with self._lock:
-            self.compression_count += 1
         self._note_effect(effective=tokens_out < tokens_in * self.ineffective_ratio)
         return out
 
@@ -490,7 +490,8 @@ class LCMEngine(ContextEngine):
 
     # -- O: lifecycle ------------------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
-        """O1/L1: remember the session and load its state (committed pass count).
+        """O1/L1: remember the session and load its state: resuming a session whose committed
+        passes outnumber compression_count raises the count to that number.
 
         With ``boundary_reason="compression"`` (the host's notice after a committed
         compaction, in place or on rotation) counters carry on unchanged.
@@ -507,7 +508,7 @@ class LCMEngine(ContextEngine):
             log.warning("LCM: could not load session %s from %s: %s", session_id, self._db_path, exc)
             stored = 0
         with self._lock:
-            self.compression_count = stored if previous is not None else max(self.compression_count, stored)
+            self.compression_count = max(self.compression_count, stored)
 
     def on_session_end(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
         """O2: publish passes the host committed, then flush the transcript verbatim.
