@@ -21,7 +21,15 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from agent.context_engine import ContextEngine
+try:  # the kit's agent.* shim (idempotent; never shadows a real hermes-agent). Repeated here
+    # because Hermes' loader may execute sibling modules before the package's __init__.py.
+    from simulator.host import shim as _shim
+
+    _shim.install()
+except ImportError:
+    pass
+
+from agent.context_engine import ContextEngine  # noqa: E402
 
 from .dag import DagParams, Summariser, condense, fallback_summary, make_node, safe_summarise, chunk_entries
 from .messages import (
