@@ -25,7 +25,8 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .messages import canonical_json
 

@@ -19,7 +19,8 @@ import sqlite3
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 try:  # the kit's agent.* shim (idempotent; never shadows a real hermes-agent). Repeated here
     # because Hermes' loader may execute sibling modules before the package's __init__.py.

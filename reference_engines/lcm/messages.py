@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 MESSAGE_UID = "message_uid"
 ABSORBED_MESSAGE_UIDS = "_absorbed_message_uids"

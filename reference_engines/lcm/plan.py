@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, List, Optional, Sequence
 
 from .messages import pair_safe_end, pair_safe_start
 

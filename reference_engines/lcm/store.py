@@ -27,10 +27,12 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 SCHEMA_VERSION = 1
 
@@ -40,7 +42,7 @@ MAX_STAGED_PASSES = 256
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS messages(
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY,
     msg_key TEXT NOT NULL,
     version_hash TEXT NOT NULL,
     session_id TEXT,
@@ -50,7 +52,6 @@ CREATE TABLE IF NOT EXISTS messages(
     seen_seq INTEGER NOT NULL,
     UNIQUE(msg_key, version_hash)
 );
-CREATE INDEX IF NOT EXISTS idx_lcm_messages_key_seen ON messages(msg_key, seen_seq);
 CREATE INDEX IF NOT EXISTS idx_lcm_messages_session ON messages(session_id, seen_seq);
 CREATE TABLE IF NOT EXISTS absorbed(absorbed_uid TEXT PRIMARY KEY, survivor_uid TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes(
@@ -260,6 +261,7 @@ class LCMBackend:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA cache_size=-32000")  # 32 MB page cache: index inserts stay in memory
         with self._schema_lock:
             if not self._schema_ready:
                 with self.write_lock:
@@ -273,7 +275,8 @@ class LCMBackend:
         return conn
 
 
-_BACKENDS: Dict[str, LCMBackend] = {}
+#: Live backends by resolved path; an entry goes away with the last engine that holds it.
+_BACKENDS: "weakref.WeakValueDictionary[str, LCMBackend]" = weakref.WeakValueDictionary()
 _BACKENDS_LOCK = threading.Lock()
 
 
@@ -392,6 +395,9 @@ class LCMConnection:
         if not versions:
             return
         base = LCMConnection._next_seq(db, len(versions))
+        # seen_seq follows sighting order (U7); rows go in sorted by key so the unique
+        # index is filled in order (random uids would otherwise touch random pages).
+        order = sorted(range(len(versions)), key=lambda i: (versions[i].key, versions[i].version_hash))
         db.executemany(
             "INSERT INTO messages(msg_key, version_hash, session_id, role, text, message_json, seen_seq) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(msg_key, version_hash) DO UPDATE SET seen_seq=excluded.seen_seq",
@@ -405,7 +411,7 @@ class LCMConnection:
                     json.dumps(v.message, ensure_ascii=False, separators=(",", ":"), default=str),
                     base + i,
                 )
-                for i, v in enumerate(versions)
+                for i, v in ((i, versions[i]) for i in order)
             ],
         )
 
@@ -446,12 +452,12 @@ class LCMConnection:
                 )
                 db.executemany(
                     "INSERT OR IGNORE INTO leaf_members(msg_key, version_hash, node_id) VALUES (?,?,?)",
-                    [
+                    sorted(
                         (ref[0], ref[1], n["node_id"])
                         for n in p.nodes
                         if n["kind"] == "leaf"
                         for ref in n["children"]
-                    ],
+                    ),
                 )
                 seq = self._next_seq(db, 1)
                 db.execute(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .messages import ANON_KEY_PREFIX
 from .store import LCMBackend, LCMConnection
