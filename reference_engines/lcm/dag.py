@@ -84,6 +84,30 @@ def fallback_summary(text: str, *, max_chars: int = 1000, focus_topic: Optional[
     return "\n".join(lines)[:max_chars] or "(empty)"
 
 
+_PLACEHOLDER = re.compile(r"^\(?(none|nothing|no goal|empty)\b|^continue from:\s*(\(|-|$)", re.I)
+
+
+def summary_facts(summary: str) -> str:
+    """The fact lines of a summary, as input for a summary one level up.
+
+    Drops headings (``## ...``), placeholders (``(none)``, ``Continue from: (start)``) and
+    bullet markers, and removes repeated lines, so summaries of summaries stay readable.
+    One fact per line. Linear in ``len(summary)``.
+    """
+    out: List[str] = []
+    seen = set()
+    for raw in summary.splitlines():
+        line = raw.strip()
+        while line.startswith(("- ", "-\t")) or line == "-":
+            line = line[1:].strip()
+        if not line or line.startswith("#") or line in ("...", "…") or _PLACEHOLDER.search(line):
+            continue
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+    return "\n".join(out)
+
+
 def safe_summarise(
     summariser: Optional[Summariser],
     text: str,
@@ -193,7 +217,7 @@ def condense(
         while len(stack) >= fan and all(n["level"] == stack[-1]["level"] for n in stack[-fan:]):
             group = stack[-fan:]
             del stack[-fan:]
-            text = "\n\n".join(n["summary"] for n in group)
+            text = "\n".join(summary_facts(n["summary"]) for n in group)
             summary = safe_summarise(summariser, text, max_chars=params.condensed_summary_chars)
             parent = make_node(
                 "condensed",

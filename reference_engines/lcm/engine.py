@@ -32,7 +32,7 @@ except ImportError:
 
 from agent.context_engine import ContextEngine  # noqa: E402
 
-from .dag import DagParams, Summariser, condense, fallback_summary, make_node, safe_summarise, chunk_entries
+from .dag import DagParams, Summariser, chunk_entries, condense, fallback_summary, make_node, safe_summarise, summary_facts
 from .messages import (
     absorbed_of,
     carrier_role,
@@ -346,7 +346,7 @@ class LCMEngine(ContextEngine):
             hits = self._focus_hits(focus, versions, session_id)
             if hits:
                 parts.append("Focus notes:\n" + "\n".join(hits))
-        parts.extend(r["summary"] for r in roots)
+        parts.extend(summary_facts(r["summary"]) for r in roots)
         if isinstance(memory_context, str) and memory_context.strip():
             parts.append("Memory context:\n" + memory_context.strip())
         top_summary = safe_summarise(
