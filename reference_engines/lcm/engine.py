@@ -493,6 +493,7 @@ class LCMEngine(ContextEngine):
                 raise
             with self._lock:
                 self._published += len(committed)
+            self._backend.drop_superseded(committed)
         if may_discard:
             for uid in self._backend.drop_discarded(seen):
                 log.info("LCM: pass with carrier %s was not committed by the host; dropped", uid)

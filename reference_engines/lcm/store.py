@@ -204,6 +204,23 @@ class LCMBackend:
                 del self._staged[uid]
             return gone
 
+    def drop_superseded(self, committed: Sequence["StagedPass"]) -> List[str]:
+        """Drop staged passes that summarised the same messages as a just-committed pass.
+
+        They competed for the same history (e.g. a retried pass after a timeout) and lost;
+        the host can no longer commit them. Returns the dropped carrier uids.
+        """
+        taken = set()
+        for p in committed:
+            taken |= p.middle_uids
+        if not taken:
+            return []
+        with self._stage_lock:
+            gone = [uid for uid, p in self._staged.items() if not p.middle_uids.isdisjoint(taken)]
+            for uid in gone:
+                del self._staged[uid]
+            return gone
+
     def drop_session(self, session_id: Optional[str]) -> int:
         """Drop every staged pass of ``session_id`` (on_session_reset); returns how many."""
         with self._stage_lock:

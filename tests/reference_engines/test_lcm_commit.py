@@ -117,3 +117,27 @@ def test_on_session_end_flushes_transcript(engine):
     reply = json.loads(engine.handle_tool_call("lcm_grep", {"pattern": "Turn 3:"}))
     want = [m["message_uid"] for m in msgs if str(m.get("content")).startswith("Turn 3:")]
     assert [m["message_uid"] for m in reply["matches"]] == want and len(want) == 1
+
+
+def test_retried_pass_supersedes_the_first(engine, monkeypatch):
+    """A timed-out pass that stages late, next to the retry the host committed: committing the
+    retry drops it. (Its input was read before the retry was staged, so it saw nothing.)"""
+    msgs = conversation(8, 40)
+    retry = engine.compress(copy.deepcopy(msgs))
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_observe", lambda *a, **k: None)  # the late pass observed too early
+        late = engine.compress(copy.deepcopy(msgs))
+    assert engine.get_status()["staged_passes"] == 2
+    engine.on_turn_complete(list(retry))
+    assert engine.get_status()["staged_passes"] == 0
+    db = sqlite3.connect(engine.db_path)
+    carriers = {r[0] for r in db.execute("SELECT carrier_uid FROM passes")}
+    assert carriers == {carrier_of(retry)["message_uid"]}
+    assert carrier_of(late)["message_uid"] not in carriers
+
+
+def test_second_pass_over_same_input_shows_first_discarded(engine):
+    msgs = conversation(9, 40)
+    engine.compress(copy.deepcopy(msgs))
+    engine.compress(copy.deepcopy(msgs))  # its input still holds the originals
+    assert engine.get_status()["staged_passes"] == 1
