@@ -48,3 +48,28 @@ def install_plugin(name: str = "lcm", hermes_home: Optional[Union[str, Path]] = 
     except OSError as exc:
         raise OSError(f"install_plugin: could not write {target}: {exc}") from exc
     return target
+
+
+def main(argv=None) -> int:
+    """``python -m reference_engines.lcm.install [--hermes-home DIR]``: install and print the path.
+
+    Exit status 0 on success, 2 with a message on stderr when the copy fails.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Install the LCM context engine plugin into a Hermes home.")
+    parser.add_argument("--hermes-home", default=None, help="Hermes home (default: $HERMES_HOME or ~/.hermes)")
+    args = parser.parse_args(argv)
+    try:
+        target = install_plugin("lcm", args.hermes_home)
+    except (OSError, ValueError) as exc:
+        print(f"install failed: {exc}", file=sys.stderr)
+        return 2
+    print(target)
+    print("Select it with `context.engine: lcm` in config.yaml.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -126,3 +126,14 @@ def test_kit_discovery_finds_installed_plugin(tmp_path):
         pytest.skip("simulator.host.discovery has no find_engine_dir")
     found = finder("lcm", hermes_home=tmp_path)
     assert Path(found).resolve() == (tmp_path / "plugins" / "lcm").resolve()
+
+
+def test_install_main_prints_target(tmp_path, capsys):
+    from reference_engines.lcm.install import main
+
+    assert main(["--hermes-home", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == str((tmp_path / "plugins" / "lcm").resolve())
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["--hermes-home", str(blocker)]) == 2
+    assert "install failed" in capsys.readouterr().err
