@@ -252,3 +252,25 @@ def test_dag_is_condensed_upward(tmp_path):
     db = sqlite3.connect(e.db_path)
     kinds = dict(db.execute("SELECT kind, COUNT(*) FROM nodes GROUP BY kind").fetchall())
     assert kinds["leaf"] >= top["message_count"] // 6 and kinds["condensed"] >= 1 and kinds["top"] == 1
+
+
+def test_memory_context_and_force_are_accepted(engine):
+    """A4: newer hosts pass force and memory_context; the memory note reaches the top summary only."""
+    import inspect
+
+    params = inspect.signature(engine.compress).parameters
+    assert {"current_tokens", "focus_topic", "force", "memory_context"} <= set(params)
+    msgs = conversation(11, 40)
+    out = engine.compress(copy.deepcopy(msgs), force=True, memory_context="The user prefers tabs over spaces.")
+    assert "prefers tabs over spaces" in carrier_of(out)["content"]
+    engine.on_turn_complete(out)
+    got = expand_all(engine, top_node_id(carrier_of(out)))
+    assert all("prefers tabs" not in str(m.get("content")) for m in got)
+
+
+def test_should_compress_preflight(engine):
+    """O7: a cheap estimate against threshold_tokens; False with no budget."""
+    big = conversation(12, 200)
+    assert engine.should_compress_preflight(big) is True
+    assert engine.should_compress_preflight(conversation(12, 2)) is False
+    assert LCMEngine(engine.db_path).should_compress_preflight(big) is False
