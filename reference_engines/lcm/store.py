@@ -495,8 +495,16 @@ class LCMConnection:
 
     # -- reads ---------------------------------------------------------------------------
     def _read(self, sql: str, params: Sequence[Any] = ()) -> List[Tuple]:
+        """Run a query; [] while the database file does not exist yet (a read never creates it,
+        so a pass that is later discarded leaves no file behind, TS2)."""
         with self._lock:
+            if self._conn is None and not self.backend.db_path.exists():
+                return []
             return self._db().execute(sql, params).fetchall()
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> int:
+        rows = self._read(sql, params)
+        return int(rows[0][0]) if rows else 0
 
     def passes_for(self, uids: Sequence[str]) -> Dict[str, Dict[str, Any]]:
         """Committed passes whose carrier uid is in ``uids``: ``{carrier_uid: pass dict}``."""
@@ -524,7 +532,7 @@ class LCMConnection:
         """Committed passes recorded for ``session_id``."""
         if session_id is None:
             return 0
-        return int(self._read("SELECT COUNT(*) FROM passes WHERE session_id=?", (session_id,))[0][0])
+        return self._scalar("SELECT COUNT(*) FROM passes WHERE session_id=?", (session_id,))
 
     def nodes(self, node_ids: Sequence[str]) -> Dict[str, Dict[str, Any]]:
         """Committed nodes by id (missing ids are simply absent from the result)."""
@@ -640,5 +648,5 @@ class LCMConnection:
         """Row counts of the main tables (for status and tests; a full scan, not per turn)."""
         out = {}
         for table in ("messages", "nodes", "passes", "absorbed"):
-            out[table] = int(self._read(f"SELECT COUNT(*) FROM {table}")[0][0])
+            out[table] = self._scalar(f"SELECT COUNT(*) FROM {table}")
         return out

@@ -40,9 +40,14 @@ def engine(tmp_path):
 
 
 def test_compress_alone_writes_nothing(engine):
-    out = engine.compress(conversation(1, 40))
+    """Not even the database file: a focused pass over a history quoting a carrier only reads."""
+    msgs = conversation(1, 40)
+    msgs[9]["content"] = "[LCM summary] pasted by the user"
+    out = engine.compress(msgs, focus_topic="kubernetes")
     assert carrier_of(out) is not None
-    assert table_counts(engine.db_path) == {"messages": 0, "nodes": 0, "passes": 0}
+    assert not engine.db_path.exists() and list(engine.db_path.parent.iterdir()) == []
+    assert json.loads(engine.handle_tool_call("lcm_grep", {"pattern": "kubernetes", "scope": "messages"}))
+    assert not engine.db_path.exists()
     assert engine.get_status()["staged_passes"] == 1
 
 
