@@ -101,6 +101,7 @@ def slope(xs: List[float], ys: List[float]) -> float:
 
 
 def main(argv=None) -> int:
+    """Run the sizes, print the table and slopes; 0 when a slope meets ``--max-slope``, else 1."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,2000,5000,10000,20000")
     parser.add_argument("--repeats", type=int, default=3)

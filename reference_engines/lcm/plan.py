@@ -22,6 +22,7 @@ class Split:
 
     @property
     def middle_len(self) -> int:
+        """Number of messages in the compressible middle."""
         return self.tail_start - self.head_end
 
 
