@@ -118,14 +118,18 @@ def test_installed_engine_works_end_to_end(installed):
 
 
 def test_kit_discovery_finds_installed_plugin(tmp_path):
-    """The reference host's discovery (lead's simulator.host.discovery, when present) finds it."""
-    discovery = pytest.importorskip("simulator.host.discovery", reason="host discovery not on this branch yet")
+    """R3/R4/R6: the reference host selects the installed copy from $HERMES_HOME/plugins/lcm/."""
+    from simulator.host import discovery
+
     install_plugin("lcm", tmp_path)
-    finder = getattr(discovery, "find_engine_dir", None)
-    if finder is None:
-        pytest.skip("simulator.host.discovery has no find_engine_dir")
-    found = finder("lcm", hermes_home=tmp_path)
-    assert Path(found).resolve() == (tmp_path / "plugins" / "lcm").resolve()
+    (tmp_path / "config.yaml").write_text("context:\n  engine: lcm\n", encoding="utf-8")
+    selection = discovery.select_engine(hermes_home=tmp_path)
+    assert not selection.fell_back
+    assert selection.name == "lcm" and selection.engine.name == "lcm"
+    assert Path(selection.path).resolve() == (tmp_path / "plugins" / "lcm").resolve()
+    factory, report = discovery.load_engine_plugin(tmp_path / "plugins" / "lcm")
+    assert factory is not None, report
+    assert factory().name == "lcm"
 
 
 def test_install_main_prints_target(tmp_path, capsys):
