@@ -15,8 +15,8 @@ import logging
 
 import pytest
 
-from benchmarks.bench_compressor import validity_problems
 from benchmarks.histories import KINDS, history
+from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
 from reference_engines._compressor import constants as C
 from reference_engines._compressor.messages import (
     STUB_TOOL_RESULT,
@@ -32,8 +32,10 @@ from simulator.provider import tokens
 
 
 def problems(out, before=None):
-    """V1-V4 problems of ``out`` (V4 against ``before``, default ``out`` itself)."""
-    return validity_problems(out if before is None else before, out)
+    """V1-V4 problems of ``out`` by the kit's checkers (V4 against ``before``, default ``out``)."""
+    if v1_problems(out):
+        return v1_problems(out)
+    return v2_problems(out) + v3_problems(out) + v4_problems(out if before is None else before, out)
 
 # -- builders ------------------------------------------------------------------------------
 
@@ -614,6 +616,11 @@ def test_b5_note_is_appended_to_the_system_prompt_on_the_first_compaction_only()
     out3 = fresh.compress([system("SYS2")] + chat(50, 60))
     again = fresh.compress([system("SYS2")] + chat(50, 60, start=900))
     assert out3[0]["content"].endswith(C.COMPACTION_NOTE) and again[0]["content"] == "SYS2"
+    after_noop = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    after_noop.compress([system("SYS3"), user("hi")])
+    out4 = after_noop.compress([system("SYS3")] + chat(50, 60))
+    assert after_noop.compression_count == 2 and out4[0]["content"] == "SYS3\n\n" + C.COMPACTION_NOTE, \
+        "a no-op call is not a compaction: the first real one still adds the note"
 
 
 @pytest.mark.parametrize(
