@@ -110,7 +110,7 @@ class ReferenceCompressor(ContextEngine):
 
     Raises:
         ValueError: a numeric argument is out of range. TypeError: ``summarise`` is not
-            callable.
+            callable, or ``head_decay`` is not a bool.
 
     Attributes (A6, ints): ``last_prompt_tokens``, ``last_completion_tokens``,
     ``last_total_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count``
