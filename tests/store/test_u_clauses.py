@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from simulator.host.abc import ContextEngine
 from simulator.provider.core import Provider
 from simulator.store.identity import record_absorbed_message
 from simulator.store.merge import fold_into, repair_message_sequence
@@ -331,6 +332,51 @@ def test_u7_importing_twice_gives_live_rows_sharing_uids(store):
     first = import_jsonl(store, io.StringIO(buf.getvalue()))
     second = import_jsonl(store, io.StringIO(buf.getvalue()))
     assert uids(store.load(first)) == uids(store.load(second)) == uids(store.load(sid))
+
+
+class RecordingEngine(ContextEngine):
+    """Minimal engine: records what compress() receives, returns it unchanged."""
+
+    def __init__(self):
+        self.seen = []
+
+    @property
+    def name(self):
+        return "recording"
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, prompt_tokens=None):
+        return False
+
+    def compress(self, messages, current_tokens=None, **kwargs):
+        self.seen.append(copy.deepcopy(messages))
+        return messages
+
+
+def test_u7_save_override_on_a_restored_list_leaves_two_live_rows_engine_sees_both(store):
+    sid = store.create_session()
+    turn(store, sid)
+    restored = store.load(sid)
+    edited = dict(restored[3], content="done (edited by a save override)")
+    store.append(sid, [edited])  # re-appended next to the still-active earlier row
+    engine = RecordingEngine()
+    engine.compress(store.load(sid))
+    (seen,) = engine.seen
+    same = [m for m in seen if m["message_uid"] == restored[3]["message_uid"]]
+    assert [m["content"] for m in same] == ["done", "done (edited by a save override)"]
+
+
+def test_u7_merged_survivor_flushed_as_new_row(store):
+    sid = store.create_session()
+    a, b = user("first"), user("second")
+    store.append(sid, [a, b])
+    (survivor,) = store.load(sid, repair_alternation=True)
+    store.append(sid, [survivor])
+    rows = store.load(sid)
+    assert [m["message_uid"] for m in rows] == [a["message_uid"], b["message_uid"], a["message_uid"]]
+    assert rows[2]["_absorbed_message_uids"] == [b["message_uid"]]
 
 
 def test_u7_uid_index_is_not_unique(sqlite_store):
