@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from simulator.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]

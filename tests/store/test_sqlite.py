@@ -202,3 +202,20 @@ def test_second_connection_sees_committed_rows(tmp_path):
     assert b.load(sid)[0]["message_uid"] == m["message_uid"]
     a.close()
     b.close()
+
+
+def test_sql_uid_expression_is_uuid4_hex_per_row():
+    import uuid
+
+    from simulator.store.schema import SQL_NEW_UID
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (u TEXT)")
+    conn.executemany("INSERT INTO t VALUES (NULL)", [()] * 500)
+    conn.execute(f"UPDATE t SET u = {SQL_NEW_UID}")
+    got = [r[0] for r in conn.execute("SELECT u FROM t")]
+    conn.close()
+    assert len(set(got)) == 500
+    for u in got:
+        parsed = uuid.UUID(hex=u)
+        assert u == parsed.hex and parsed.version == 4 and parsed.variant == uuid.RFC_4122

@@ -507,3 +507,13 @@ def test_u10_migration_backfills_every_row_once_over_several_opens(tmp_path):
     assert pending == [5, 1, 0, 0]
     assert len(seen) == 9 and len(set(seen.values())) == 9
     assert all(HEX32.match(u) for u in seen.values())
+
+
+def test_u8_rewrite_of_a_legacy_call_invents_no_tool_call_uid(tmp_path):
+    path = copy_v30_fixture(tmp_path)
+    with SQLiteStore(path) as s:
+        legacy = s.load("session-1")[2]
+        s.rewrite("session-1", 2, {"role": "assistant", "content": "now with text", "tool_calls": legacy["tool_calls"]})
+        rows = s.load("session-1")
+    assert "_tool_call_uids" not in rows[2] and "_tool_call_uid" not in rows[3]
+    assert rows[2]["message_uid"] == legacy["message_uid"]
