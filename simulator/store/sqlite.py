@@ -371,6 +371,12 @@ class SQLiteStore:
         dst: str,
         dst_gen: int,
     ) -> None:
+        # A legacy row not back-filled yet gets its uid now, so source and copy share it (U3).
+        conn.execute(
+            f"UPDATE messages SET message_uid = {schema.SQL_NEW_UID} WHERE session_id = ? AND generation = ? "
+            "AND position < ? AND (message_uid IS NULL OR message_uid = '')",
+            (src, src_gen, count),
+        )
         conn.execute(
             f"INSERT INTO messages (session_id, generation, position, {_COLS}) "
             f"SELECT ?, ?, position, {_COLS} FROM messages "

@@ -219,3 +219,17 @@ def test_sql_uid_expression_is_uuid4_hex_per_row():
     for u in got:
         parsed = uuid.UUID(hex=u)
         assert u == parsed.hex and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_both_stores_offer_the_full_interface_with_the_same_parameters():
+    import inspect
+
+    from simulator.store.base import FullSessionStore
+    from simulator.store.memory import MemoryStore
+
+    names = [n for n, v in vars(FullSessionStore).items() if callable(v) and not n.startswith("_")]
+    names += [n for n, v in vars(FullSessionStore.__mro__[1]).items() if callable(v) and not n.startswith("_")]
+    assert {"append", "replace", "load", "rewrite", "rotate", "branch", "rewind"} <= set(names)
+    for name in set(names):
+        params = [list(inspect.signature(getattr(cls, name)).parameters) for cls in (MemoryStore, SQLiteStore)]
+        assert params[0] == params[1], f"{name}: {params}"

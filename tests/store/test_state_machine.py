@@ -303,6 +303,9 @@ class StoreMachine(RuleBasedStateMachine):
         upto = data.draw(st.integers(0, len(self.model[sid])))
         child = self.store.branch(sid, upto)
         self.model[child] = copy.deepcopy(self.model[sid][:upto])
+        parent_uids = [m.get("message_uid") for m in self.store.load(sid)[:upto]]
+        assert [m.get("message_uid") for m in self.store.load(child)] == parent_uids, "[U3] branch changed uids"
+        assert all(parent_uids), "[U3] a copied row has no uid"
         return child
 
     @rule(sid=sessions, data=st.data())

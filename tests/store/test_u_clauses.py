@@ -517,3 +517,12 @@ def test_u8_rewrite_of_a_legacy_call_invents_no_tool_call_uid(tmp_path):
         rows = s.load("session-1")
     assert "_tool_call_uids" not in rows[2] and "_tool_call_uid" not in rows[3]
     assert rows[2]["message_uid"] == legacy["message_uid"]
+
+
+def test_u3_branch_of_a_not_yet_backfilled_store_shares_uids_with_the_parent(tmp_path):
+    path = copy_v30_fixture(tmp_path)
+    with SQLiteStore(path, backfill_batch_rows=1) as s:
+        assert "message_uid" not in s.load("session-1")[3]
+        child = s.branch("session-1")
+        parent, copy_rows = s.load("session-1"), s.load(child)
+    assert uids(parent) == uids(copy_rows) and all(uids(parent))
