@@ -342,6 +342,19 @@ class SQLiteStore:
         with self._read() as conn:
             return schema.read_version(conn)
 
+    def checkpoint(self, mode: str = "TRUNCATE") -> None:
+        """Copy the WAL into the main file now (``PRAGMA wal_checkpoint(mode)``).
+
+        ``mode`` is one of PASSIVE, FULL, RESTART, TRUNCATE (:class:`ValueError` otherwise).
+        SQLite also checkpoints on its own every ~1000 WAL pages; calling this after a bulk
+        load keeps that work out of the following turns.
+        """
+        mode = mode.upper()
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(f"checkpoint mode {mode!r} is not PASSIVE, FULL, RESTART or TRUNCATE")
+        with self._lock:
+            self._require_conn().execute(f"PRAGMA wal_checkpoint({mode})")
+
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check`` result: ``"ok"`` for a sound file."""
         with self._lock:

@@ -233,3 +233,13 @@ def test_both_stores_offer_the_full_interface_with_the_same_parameters():
     for name in set(names):
         params = [list(inspect.signature(getattr(cls, name)).parameters) for cls in (MemoryStore, SQLiteStore)]
         assert params[0] == params[1], f"{name}: {params}"
+
+
+def test_checkpoint_modes(sqlite_store):
+    sid = sqlite_store.create_session()
+    sqlite_store.append(sid, [user("x")])
+    sqlite_store.checkpoint()
+    sqlite_store.checkpoint("passive")
+    with pytest.raises(ValueError, match="not PASSIVE"):
+        sqlite_store.checkpoint("bogus")
+    assert sqlite_store.load(sid)[0]["content"] == "x"
