@@ -12,19 +12,10 @@ import itertools
 from typing import Any, Dict, List, Optional
 
 from .base import SessionInfo, UnknownSession
-from .identity import (
-    ABSORBED_MESSAGE_UIDS,
-    MESSAGE_UID,
-    TOOL_CALL_UID,
-    TOOL_CALL_UIDS,
-    StoreInputError,
-    UidFactory,
-    new_uid,
-    validate_message,
-)
+from .identity import StoreInputError, UidFactory, new_uid
 from .merge import repair_message_sequence
-from .stamping import prepare_for_insert
-from .toolcalls import pair_tool_results, stamp_tool_call_uids
+from .stamping import prepare_for_insert, prepare_rewrite
+from .toolcalls import pair_tool_results
 
 
 class _Session:
@@ -122,22 +113,10 @@ class MemoryStore:
 
     def rewrite(self, session_id: str, index: int, message: Dict[str, Any]) -> None:
         """Rewrite row ``index`` keeping its identity (U4). See SQLiteStore.rewrite."""
-        validate_message(message, where="rewrite message")
         s = self._get(session_id)
         if not 0 <= index < len(s.rows):
             raise IndexError(f"rewrite index {index} is outside session {session_id!r} (length {len(s.rows)})")
-        old = s.rows[index]
-        if MESSAGE_UID in old:
-            message[MESSAGE_UID] = old[MESSAGE_UID]
-        for key in (ABSORBED_MESSAGE_UIDS, TOOL_CALL_UID):
-            if key not in message and key in old:
-                message[key] = copy.deepcopy(old[key])
-        if message.get("role") == "assistant":
-            merged = dict(old.get(TOOL_CALL_UIDS) or {})
-            merged.update(message.get(TOOL_CALL_UIDS) or {})
-            if merged:
-                message[TOOL_CALL_UIDS] = merged
-            stamp_tool_call_uids(message, self._uid_factory)
+        prepare_rewrite(s.rows[index], message, self._uid_factory)
         s.rows[index] = copy.deepcopy(message)
 
     def rotate(self, session_id: str, messages: List[Dict[str, Any]], **meta: Any) -> str:

@@ -86,8 +86,9 @@ def repair_message_sequence(messages: List[Message]) -> int:
 
     Pass 0 merges consecutive assistant rows (Codex interim rows exempt; a verification
     candidate is replaced by the later row). Pass 1 drops tool results that answer none
-    of the calls of the most recent assistant, and second results for an already
-    answered id (a user turn resets the known ids). Pass 2 merges consecutive user rows
+    of the calls of the most recent assistant, and results beyond the number of
+    occurrences of their id in its tool_calls (each occurrence is answered once, so a
+    response repeating an id keeps one result per occurrence; a user turn resets). Pass 2 merges consecutive user rows
     with string content using "\\n\\n" and drops their stale ``api_content``.
     Mutates ``messages`` and the surviving dicts: pass copies to keep the originals.
     """
@@ -112,24 +113,24 @@ def repair_message_sequence(messages: List[Message]) -> int:
         out.append(m)
     # Pass 1: stray and duplicate tool results.
     kept: List[Message] = []
-    known: Dict[str, bool] = {}
+    open_calls: Dict[str, int] = {}  # provider id -> results still expected
     for m in out:
         role = m.get("role")
         if role == "user":
-            known = {}
+            open_calls = {}
         elif role == "assistant":
-            known = {}
+            open_calls = {}
             for call in m.get("tool_calls") or []:
                 if isinstance(call, dict):
                     for key in ("id", "call_id"):
                         if isinstance(call.get(key), str):
-                            known[call[key]] = False
+                            open_calls[call[key]] = open_calls.get(call[key], 0) + 1
         elif role == "tool":
             pid = m.get("tool_call_id")
-            if pid not in known or known[pid]:
+            if open_calls.get(pid, 0) <= 0:
                 repairs += 1
                 continue
-            known[pid] = True
+            open_calls[pid] -= 1
         kept.append(m)
     # Pass 2: consecutive users with string content.
     final: List[Message] = []

@@ -33,9 +33,10 @@ DEFAULT_BACKFILL_BATCH_ROWS = 50_000
 
 #: SQL expression for a fresh uuid4 hex (32 lowercase hex, version nibble 4, variant 8-b).
 #: Every ``randomblob``/``random`` call is evaluated per row, so it is safe in UPDATEs.
+#: (``random() & 3`` rather than ``abs(random()) % 4``: abs() overflows on the minimum int64.)
 SQL_NEW_UID = (
     "(lower(hex(randomblob(6))) || '4' || substr(lower(hex(randomblob(2))), 2)"
-    " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(8))), 2))"
+    " || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(8))), 2))"
 )
 
 V30_DDL = """

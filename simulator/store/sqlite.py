@@ -26,19 +26,10 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 from . import schema
 from .base import SessionInfo, UnknownSession
 from .codec import DATA_COLUMNS, decode_row, encode_message
-from .identity import (
-    ABSORBED_MESSAGE_UIDS,
-    MESSAGE_UID,
-    TOOL_CALL_UID,
-    TOOL_CALL_UIDS,
-    StoreInputError,
-    UidFactory,
-    new_uid,
-    validate_message,
-)
+from .identity import StoreInputError, UidFactory, new_uid
 from .merge import repair_message_sequence
-from .stamping import prepare_for_insert
-from .toolcalls import pair_tool_results, stamp_tool_call_uids
+from .stamping import prepare_for_insert, prepare_rewrite
+from .toolcalls import pair_tool_results
 
 #: Upper bound on stored rows read back to pair a late tool result (rows since the last user row).
 PAIRING_LOOKBACK_ROWS = 4096
@@ -264,10 +255,10 @@ class SQLiteStore:
         For a save override, a sanitizer's row rewrite, or the back-fill of an
         interrupted stream. The row keeps its ``message_uid`` (written into ``message``
         in place, replacing any other value), its absorbed list and tool-call uids unless
-        ``message`` brings its own; tool calls new in ``message`` get fresh uids.
-        Raises :class:`IndexError` for an index outside the session.
+        ``message`` brings its own; tool calls the rewrite adds get fresh uids (see
+        :func:`~simulator.store.stamping.prepare_rewrite`). Raises :class:`IndexError` for an
+        index outside the session, :class:`StoreInputError` for a malformed message.
         """
-        validate_message(message, where="rewrite message")
         with self._write() as conn:
             s = self._session(conn, session_id)
             if not 0 <= index < s.length:
@@ -278,18 +269,7 @@ class SQLiteStore:
                 f"SELECT id, {_COLS} FROM messages WHERE session_id = ? AND generation = ? AND position = ?",
                 (session_id, s.generation, index),
             ).fetchone()
-            old = decode_row(row[1:])
-            if MESSAGE_UID in old:
-                message[MESSAGE_UID] = old[MESSAGE_UID]
-            for key in (ABSORBED_MESSAGE_UIDS, TOOL_CALL_UID):
-                if key not in message and key in old:
-                    message[key] = old[key]
-            if message.get("role") == "assistant":
-                merged = dict(old.get(TOOL_CALL_UIDS) or {})
-                merged.update(message.get(TOOL_CALL_UIDS) or {})
-                if merged:
-                    message[TOOL_CALL_UIDS] = merged
-                stamp_tool_call_uids(message, self._uid_factory)
+            prepare_rewrite(decode_row(row[1:]), message, self._uid_factory)
             values = encode_message(message)
             assignments = ", ".join(f"{c} = ?" for c in DATA_COLUMNS)
             conn.execute(f"UPDATE messages SET {assignments} WHERE id = ?", (*values, row[0]))
@@ -362,6 +342,19 @@ class SQLiteStore:
         with self._read() as conn:
             return schema.read_version(conn)
 
+    def checkpoint(self, mode: str = "TRUNCATE") -> None:
+        """Copy the WAL into the main file now (``PRAGMA wal_checkpoint(mode)``).
+
+        ``mode`` is one of PASSIVE, FULL, RESTART, TRUNCATE (:class:`ValueError` otherwise).
+        SQLite also checkpoints on its own every ~1000 WAL pages; calling this after a bulk
+        load keeps that work out of the following turns.
+        """
+        mode = mode.upper()
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(f"checkpoint mode {mode!r} is not PASSIVE, FULL, RESTART or TRUNCATE")
+        with self._lock:
+            self._require_conn().execute(f"PRAGMA wal_checkpoint({mode})")
+
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check`` result: ``"ok"`` for a sound file."""
         with self._lock:
@@ -391,6 +384,12 @@ class SQLiteStore:
         dst: str,
         dst_gen: int,
     ) -> None:
+        # A legacy row not back-filled yet gets its uid now, so source and copy share it (U3).
+        conn.execute(
+            f"UPDATE messages SET message_uid = {schema.SQL_NEW_UID} WHERE session_id = ? AND generation = ? "
+            "AND position < ? AND (message_uid IS NULL OR message_uid = '')",
+            (src, src_gen, count),
+        )
         conn.execute(
             f"INSERT INTO messages (session_id, generation, position, {_COLS}) "
             f"SELECT ?, ?, position, {_COLS} FROM messages "

@@ -6,10 +6,21 @@ and :class:`~simulator.store.sqlite.SQLiteStore`, so both carry out U1, U6, U8 a
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, MutableMapping, Sequence
+import copy
+from typing import Any, Dict, List, Mapping, MutableMapping, Sequence
 
-from .identity import UidFactory, message_uid_or_none, new_uid, stamp_message_uid, validate_message
-from .toolcalls import pair_tool_results, stamp_tool_call_uids
+from .identity import (
+    ABSORBED_MESSAGE_UIDS,
+    MESSAGE_UID,
+    TOOL_CALL_UID,
+    TOOL_CALL_UIDS,
+    UidFactory,
+    message_uid_or_none,
+    new_uid,
+    stamp_message_uid,
+    validate_message,
+)
+from .toolcalls import pair_tool_results, stamp_tool_call_uids, tool_call_ids
 
 
 def prepare_for_insert(
@@ -43,4 +54,33 @@ def prepare_for_insert(
     pair_tool_results(ctx + list(batch), start=len(ctx))  # type: ignore[operator]
 
 
-__all__ = ["prepare_for_insert"]
+def prepare_rewrite(
+    old: Mapping[str, Any],
+    message: MutableMapping[str, Any],
+    uid_factory: UidFactory = new_uid,
+) -> None:
+    """Carry the stored row ``old``'s identity onto its rewrite ``message``, in place (U4, U8).
+
+    The row keeps its ``message_uid`` (replacing any other value in ``message``); its
+    ``_absorbed_message_uids`` and ``_tool_call_uid`` unless ``message`` brings its own;
+    its ``_tool_call_uids`` entries, plus those ``message`` brings; tool calls that the
+    rewrite adds (e.g. the back-fill of an interrupted stream) get fresh uids, while calls
+    the old row had without a uid stay without. Raises
+    :class:`~simulator.store.identity.StoreInputError` for a malformed ``message``.
+    """
+    validate_message(message, where="rewrite message")
+    if MESSAGE_UID in old:
+        message[MESSAGE_UID] = old[MESSAGE_UID]
+    for key in (ABSORBED_MESSAGE_UIDS, TOOL_CALL_UID):
+        if key not in message and key in old:
+            message[key] = copy.deepcopy(old[key])
+    if message.get("role") == "assistant":
+        merged = copy.deepcopy(old.get(TOOL_CALL_UIDS) or {})
+        merged.update(message.get(TOOL_CALL_UIDS) or {})
+        if merged:
+            message[TOOL_CALL_UIDS] = merged
+        added = set(tool_call_ids(message)) - set(tool_call_ids(old))
+        stamp_tool_call_uids(message, uid_factory, only=added)
+
+
+__all__ = ["prepare_for_insert", "prepare_rewrite"]

@@ -14,7 +14,7 @@ pair across a user turn, and a call stored without a uid map pairs with nothing.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence, Union
+from typing import Any, Collection, Dict, List, Mapping, MutableMapping, Optional, Sequence, Union
 
 from .identity import TOOL_CALL_UID, TOOL_CALL_UIDS, UidFactory, new_uid
 
@@ -28,11 +28,18 @@ def tool_call_ids(message: Mapping[str, Any]) -> List[str]:
     return [c.get("id") for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
 
 
-def stamp_tool_call_uids(message: MutableMapping[str, Any], uid_factory: UidFactory = new_uid) -> None:
+def stamp_tool_call_uids(
+    message: MutableMapping[str, Any],
+    uid_factory: UidFactory = new_uid,
+    *,
+    only: Optional[Collection[str]] = None,
+) -> None:
     """Mint, in place, a uid for every tool_call id the assistant row's map lacks (U8).
 
     Calls that repeat an id inside this one response share one uid. Existing entries
-    (copied rows, merged rows) are kept untouched. No-op for rows without tool_calls.
+    (copied rows, merged rows) are kept untouched. ``only`` restricts minting to those
+    ids (a rewrite mints for calls it adds, not for legacy calls stored without uids).
+    No-op for rows without tool_calls.
     """
     ids = tool_call_ids(message)
     if not ids:
@@ -41,10 +48,10 @@ def stamp_tool_call_uids(message: MutableMapping[str, Any], uid_factory: UidFact
     mapping: Dict[str, UidValue] = dict(current) if isinstance(current, dict) else {}
     changed = False
     for call_id in ids:
-        if call_id not in mapping:
+        if call_id not in mapping and (only is None or call_id in only):
             mapping[call_id] = uid_factory()
             changed = True
-    if changed or not isinstance(current, dict):
+    if changed:
         message[TOOL_CALL_UIDS] = mapping
 
 

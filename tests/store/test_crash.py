@@ -73,6 +73,7 @@ def _run_writer_and_kill(path: Path, seed: int, kill_after_batches: int, extra_d
     return committed, inflight
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
 def test_sigkill_mid_commit_loses_no_committed_message(tmp_path):
     path = tmp_path / "crash.sqlite3"
     rng = random.Random(20261130)

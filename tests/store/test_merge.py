@@ -143,3 +143,9 @@ def test_repair_is_in_place_on_list_and_survivors_only():
     snapshot = copy.deepcopy(second)
     repair_message_sequence(msgs)
     assert second == snapshot  # the absorbed dict itself is not modified
+
+
+def test_repeated_id_in_one_response_keeps_one_result_per_occurrence():
+    msgs = [U("u"), A("a", None, ["c1", "c1"]), T("t1", "c1"), T("t2", "c1"), T("t3", "c1")]
+    assert repair_message_sequence(msgs) == 1
+    assert [m["message_uid"] for m in msgs] == ["u", "a", "t1", "t2"]

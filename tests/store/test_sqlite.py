@@ -202,3 +202,44 @@ def test_second_connection_sees_committed_rows(tmp_path):
     assert b.load(sid)[0]["message_uid"] == m["message_uid"]
     a.close()
     b.close()
+
+
+def test_sql_uid_expression_is_uuid4_hex_per_row():
+    import uuid
+
+    from simulator.store.schema import SQL_NEW_UID
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (u TEXT)")
+    conn.executemany("INSERT INTO t VALUES (NULL)", [()] * 500)
+    conn.execute(f"UPDATE t SET u = {SQL_NEW_UID}")
+    got = [r[0] for r in conn.execute("SELECT u FROM t")]
+    conn.close()
+    assert len(set(got)) == 500
+    for u in got:
+        parsed = uuid.UUID(hex=u)
+        assert u == parsed.hex and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_both_stores_offer_the_full_interface_with_the_same_parameters():
+    import inspect
+
+    from simulator.store.base import FullSessionStore
+    from simulator.store.memory import MemoryStore
+
+    names = [n for n, v in vars(FullSessionStore).items() if callable(v) and not n.startswith("_")]
+    names += [n for n, v in vars(FullSessionStore.__mro__[1]).items() if callable(v) and not n.startswith("_")]
+    assert {"append", "replace", "load", "rewrite", "rotate", "branch", "rewind"} <= set(names)
+    for name in set(names):
+        params = [list(inspect.signature(getattr(cls, name)).parameters) for cls in (MemoryStore, SQLiteStore)]
+        assert params[0] == params[1], f"{name}: {params}"
+
+
+def test_checkpoint_modes(sqlite_store):
+    sid = sqlite_store.create_session()
+    sqlite_store.append(sid, [user("x")])
+    sqlite_store.checkpoint()
+    sqlite_store.checkpoint("passive")
+    with pytest.raises(ValueError, match="not PASSIVE"):
+        sqlite_store.checkpoint("bogus")
+    assert sqlite_store.load(sid)[0]["content"] == "x"

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from simulator.host.abc import ContextEngine
 from simulator.provider.core import Provider
 from simulator.store.identity import record_absorbed_message
 from simulator.store.merge import fold_into, repair_message_sequence
@@ -333,6 +334,51 @@ def test_u7_importing_twice_gives_live_rows_sharing_uids(store):
     assert uids(store.load(first)) == uids(store.load(second)) == uids(store.load(sid))
 
 
+class RecordingEngine(ContextEngine):
+    """Minimal engine: records what compress() receives, returns it unchanged."""
+
+    def __init__(self):
+        self.seen = []
+
+    @property
+    def name(self):
+        return "recording"
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, prompt_tokens=None):
+        return False
+
+    def compress(self, messages, current_tokens=None, **kwargs):
+        self.seen.append(copy.deepcopy(messages))
+        return messages
+
+
+def test_u7_save_override_on_a_restored_list_leaves_two_live_rows_engine_sees_both(store):
+    sid = store.create_session()
+    turn(store, sid)
+    restored = store.load(sid)
+    edited = dict(restored[3], content="done (edited by a save override)")
+    store.append(sid, [edited])  # re-appended next to the still-active earlier row
+    engine = RecordingEngine()
+    engine.compress(store.load(sid))
+    (seen,) = engine.seen
+    same = [m for m in seen if m["message_uid"] == restored[3]["message_uid"]]
+    assert [m["content"] for m in same] == ["done", "done (edited by a save override)"]
+
+
+def test_u7_merged_survivor_flushed_as_new_row(store):
+    sid = store.create_session()
+    a, b = user("first"), user("second")
+    store.append(sid, [a, b])
+    (survivor,) = store.load(sid, repair_alternation=True)
+    store.append(sid, [survivor])
+    rows = store.load(sid)
+    assert [m["message_uid"] for m in rows] == [a["message_uid"], b["message_uid"], a["message_uid"]]
+    assert rows[2]["_absorbed_message_uids"] == [b["message_uid"]]
+
+
 def test_u7_uid_index_is_not_unique(sqlite_store):
     conn = sqlite3.connect(sqlite_store.path)
     idx = conn.execute("SELECT sql FROM sqlite_master WHERE name='idx_messages_session_uid'").fetchone()[0]
@@ -461,3 +507,22 @@ def test_u10_migration_backfills_every_row_once_over_several_opens(tmp_path):
     assert pending == [5, 1, 0, 0]
     assert len(seen) == 9 and len(set(seen.values())) == 9
     assert all(HEX32.match(u) for u in seen.values())
+
+
+def test_u8_rewrite_of_a_legacy_call_invents_no_tool_call_uid(tmp_path):
+    path = copy_v30_fixture(tmp_path)
+    with SQLiteStore(path) as s:
+        legacy = s.load("session-1")[2]
+        s.rewrite("session-1", 2, {"role": "assistant", "content": "now with text", "tool_calls": legacy["tool_calls"]})
+        rows = s.load("session-1")
+    assert "_tool_call_uids" not in rows[2] and "_tool_call_uid" not in rows[3]
+    assert rows[2]["message_uid"] == legacy["message_uid"]
+
+
+def test_u3_branch_of_a_not_yet_backfilled_store_shares_uids_with_the_parent(tmp_path):
+    path = copy_v30_fixture(tmp_path)
+    with SQLiteStore(path, backfill_batch_rows=1) as s:
+        assert "message_uid" not in s.load("session-1")[3]
+        child = s.branch("session-1")
+        parent, copy_rows = s.load("session-1"), s.load(child)
+    assert uids(parent) == uids(copy_rows) and all(uids(parent))
