@@ -76,7 +76,7 @@ def repair_tool_pairs(messages: List[Message]) -> List[Message]:
         if role == "assistant":
             ids = _call_ids(m)
             known = set(ids)
-            pending = list(dict.fromkeys(ids))
+            pending = list(ids)  # per occurrence: a repeated id is owed one result each (seeds U8, V2)
         out.append(m)
     flush_pending()
     if changed:

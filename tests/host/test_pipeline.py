@@ -284,3 +284,21 @@ def test_reasoning_keys_stripped_from_non_assistant_rows():
     out = pipeline.build_request(Selecting(smuggle), system_prompt=None, history=_history(),
                                  incoming={"role": "user", "content": "q"}, budget_tokens=10)
     assert "reasoning_content" not in out[-1] and out[-2]["reasoning_content"] == "assistant thinking"
+
+
+def test_tool_pair_repair_keeps_one_result_per_occurrence_of_a_repeated_id():
+    """V2/U8 (seeds): a response that repeats a provider id is owed one result per occurrence."""
+    from simulator.host.sanitize import repair_tool_pairs
+
+    call = {"id": "call_dup", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [dict(call), dict(call)]},
+        {"role": "tool", "tool_call_id": "call_dup", "content": "first"},
+        {"role": "tool", "tool_call_id": "call_dup", "content": "second"},
+    ]
+    assert repair_tool_pairs(msgs) is msgs  # nothing to repair
+    missing_second = msgs[:3]
+    repaired = repair_tool_pairs(missing_second)
+    assert [m.get("content") for m in repaired[2:]] == ["first", repaired[3]["content"]]
+    assert len(repaired) == 4 and repaired[3]["tool_call_id"] == "call_dup"
