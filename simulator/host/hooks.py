@@ -1,8 +1,9 @@
 """Per-request and per-turn hooks: identity skipping (H2) and fail-open calls (H1, H3, H5).
 
-``overrides(engine, name)`` follows Hermes: a hook counts as overridden unless its
-underlying function *is* the ABC's default. An instance-attribute function counts as an
-override; an engine that is not a ContextEngine but has a callable hook is called.
+``overrides(engine, name)`` follows Hermes' ``_engine_overrides_hook``: a hook counts as
+overridden unless its underlying function *is* the ABC's default. An instance-attribute
+function counts as an override; an engine that is not a ContextEngine but has a
+callable hook is called. Log lines are Hermes' own wording (research/host.md §22).
 """
 
 from __future__ import annotations
@@ -15,12 +16,23 @@ from simulator.host import shim
 
 log = logging.getLogger("simulator.host")
 
-SELECT_CONTEXT_FAILED = "Context engine select_context hook failed; using unmodified request messages"
+SELECT_CONTEXT_FAILED = "Context engine select_context hook failed; using unmodified request messages (session=%s)"
 SELECT_CONTEXT_INVALID = (
     "Context engine select_context returned an invalid value (not a non-empty list of dicts); "
-    "ignoring it and using unmodified request messages"
+    "ignoring (session=%s)"
 )
-ON_TURN_COMPLETE_FAILED = "Context engine on_turn_complete hook failed; ignoring"
+ON_TURN_COMPLETE_FAILED = "Context engine on_turn_complete hook failed (session=%s)"
+
+
+_BASE: Any = None
+
+
+def _abc_default(name: str) -> Any:
+    """The ABC's function for ``name`` (the base class is looked up once, then cached)."""
+    global _BASE
+    if _BASE is None:
+        _BASE = shim.context_engine_base()
+    return getattr(_BASE, name, None)
 
 
 def overrides(engine: Any, name: str) -> bool:
@@ -30,10 +42,15 @@ def overrides(engine: Any, name: str) -> bool:
     hook = getattr(engine, name, None)
     if not callable(hook):
         return False
-    default = shim.default_method(name)
+    default = _abc_default(name)
     if default is None:
         return True
     return getattr(hook, "__func__", None) is not default
+
+
+def valid_selection(selected: Any) -> bool:
+    """H3: a replacement is accepted only as a non-empty list of dicts."""
+    return isinstance(selected, list) and bool(selected) and all(isinstance(m, dict) for m in selected)
 
 
 def apply_select_context(
@@ -44,19 +61,21 @@ def apply_select_context(
     incoming_message: Optional[Dict[str, Any]],
     budget_tokens: int,
     recorder: Any = None,
+    session_id: str = "",
 ) -> List[Dict[str, Any]]:
-    """H1-H4: return the messages for one provider call.
+    """H1-H3: return the messages for one provider call.
 
     Skipped by identity when the engine keeps the ABC default (H2): the very same list
-    object comes back and nothing is copied. Otherwise the engine gets deep copies of
-    the persisted history and the incoming message (so it cannot corrupt them), and:
-    None -> the same object, silently; an exception, ``[]``, a non-list or a list holding
-    a non-dict -> the same object with a WARNING (fail-open, H1/H3); a non-empty list of
-    dicts -> used for this one call only.
+    object comes back and nothing is copied. Otherwise the engine gets structural (deep)
+    copies of the persisted history and the incoming message, so it cannot corrupt them,
+    and ``budget_tokens`` (the context length, tokens). Outcomes: None -> the same object,
+    silently; an exception, ``[]``, a non-list or a list holding a non-dict -> the same
+    object and one WARNING (fail-open, H1/H3); a non-empty list of dicts -> returned as
+    is, for this one call only (the caller never persists it).
     """
     if not overrides(engine, "select_context"):
         return request_messages
-    conv = copy.deepcopy(conversation_messages) if conversation_messages is not None else None
+    conv = [copy.deepcopy(m) for m in conversation_messages] if conversation_messages is not None else None
     incoming = copy.deepcopy(incoming_message) if isinstance(incoming_message, dict) else incoming_message
     call = recorder.call if recorder is not None else _plain_call
     try:
@@ -69,13 +88,13 @@ def apply_select_context(
             budget_tokens=budget_tokens,
         )
     except Exception:
-        log.warning(SELECT_CONTEXT_FAILED, exc_info=True)
+        log.warning(SELECT_CONTEXT_FAILED, session_id, exc_info=True)
         return request_messages
     if selected is None:
         return request_messages
-    if isinstance(selected, list) and selected and all(isinstance(m, dict) for m in selected):
+    if valid_selection(selected):
         return selected
-    log.warning(SELECT_CONTEXT_INVALID)
+    log.warning(SELECT_CONTEXT_INVALID, session_id)
     return request_messages
 
 
@@ -84,16 +103,24 @@ def fire_on_turn_complete(
     transcript: List[Dict[str, Any]],
     usage: Optional[Dict[str, Any]],
     recorder: Any = None,
+    session_id: str = "",
     **meta: Any,
-) -> None:
-    """H5: hand the engine a shallow copy of the final transcript; swallow and log errors."""
+) -> bool:
+    """H5: hand the engine a copy of the final transcript; swallow and log errors.
+
+    The list is new and each message is a structural clone (what current Hermes passes,
+    #80498; the documented promise is a read-only shallow copy, so this is at least as
+    safe). ``meta`` carries turn_id, task_id, api_call_count, interrupted, failed and
+    turn_exit_reason. Returns True when the hook was called (False: skipped by identity).
+    """
     if not overrides(engine, "on_turn_complete"):
-        return
+        return False
     call = recorder.call if recorder is not None else _plain_call
     try:
-        call(engine, "on_turn_complete", list(transcript), usage, **meta)
+        call(engine, "on_turn_complete", [copy.deepcopy(m) for m in transcript], usage, **meta)
     except Exception:
-        log.warning(ON_TURN_COMPLETE_FAILED, exc_info=True)
+        log.warning(ON_TURN_COMPLETE_FAILED, session_id, exc_info=True)
+    return True
 
 
 def _plain_call(engine: Any, method: str, *args: Any, **kwargs: Any) -> Any:

@@ -1,104 +1,199 @@
 """The request pipeline: the stages of one provider call, in order (H4).
 
-``build_request`` runs, in this order and visible here in one place:
+The order is data, visible here in one place (:data:`STAGE_FUNCTIONS` and the profile's
+``stages``). Documented profile (the seeds):
 
-1. :func:`assemble` - system prompt + persisted history + incoming message, as per-call
-   clones (the persisted dicts are never handed to later stages);
-2. :func:`simulator.host.hooks.apply_select_context` - request-only replacement (H1-H3);
-3. :func:`sanitize` - U9 stripping (persistence-only fields never reach the wire);
-4. :func:`apply_cache_control` - prompt-cache markers (P1, P2);
+1. ``assemble``: system prompt + persisted history + incoming message, as per-call
+   clones (persisted dicts never reach later stages), plus the text ``pre_llm_call``
+   plugin hooks append to the user message (H7: inject-only);
+2. ``select_context``: request-only replacement (H1-H3, :mod:`simulator.host.hooks`);
+3. ``sanitize``: tool-pair repair, alternation repair, U9 stripping
+   (:mod:`simulator.host.sanitize`);
+4. ``cache_control``: system_and_3 markers, P2 placement, TTL (:mod:`simulator.host.cache_control`);
 
-and the caller sends the result to the provider (stage 5).
+then the caller sends the result to the provider (stage 5). The ``hermes-0.19`` profile
+runs ``assemble, cache_control, sanitize`` (no select_context; markers before sanitizers).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
 
 from simulator.host import hooks
-from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
+from simulator.host.cache_control import TTL_5M, apply_cache_control as _cache_control
+from simulator.host.profiles import HostProfile, get_profile
+from simulator.host.sanitize import sanitize as _sanitize
+from simulator.host.sanitize import strip_persistence_fields  # noqa: F401  (re-exported, U9)
+
+Message = Dict[str, Any]
+_log = logging.getLogger("simulator.host")
 
 
 def assemble(
     system_prompt: Optional[str],
-    history: List[Dict[str, Any]],
-    incoming: Optional[Dict[str, Any]] = None,
-) -> List[Dict[str, Any]]:
+    history: List[Message],
+    incoming: Optional[Message] = None,
+) -> List[Message]:
     """Stage 1: the assembled request as per-call deep clones.
 
     ``history`` is the persisted transcript; if its first message is already the system
     prompt it is used as is, otherwise ``system_prompt`` (when given) is prepended.
-    ``incoming`` is appended when it is not already the last history message.
+    ``incoming`` is appended when it is not already in ``history`` (by identity).
     """
     out = [copy.deepcopy(m) for m in history]
     if system_prompt and not (out and out[0].get("role") == "system"):
         out.insert(0, {"role": "system", "content": system_prompt})
-    if incoming is not None and not (history and history[-1] is incoming):
+    if incoming is not None and not any(m is incoming for m in history):
         out.append(copy.deepcopy(incoming))
     return out
 
 
-def strip_persistence_fields(messages: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """U9: copies of ``messages`` without ``message_uid`` and the other persistence-only fields."""
-    return [
-        {k: v for k, v in m.items() if k not in PERSISTENCE_ONLY_FIELDS} if isinstance(m, dict) else m
-        for m in messages
-    ]
+def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., Any]]) -> List[Message]:
+    """H7: run ``pre_llm_call`` plugin hooks; each may only *append* text to the user message.
 
-
-def sanitize(messages: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """Stage 3: request sanitizers. First cut: U9 stripping only."""
-    return strip_persistence_fields(messages)
-
-
-def apply_cache_control(messages: List[Dict[str, Any]], *, enabled: bool = False) -> List[Dict[str, Any]]:
-    """Stage 4: prompt-cache markers (P1, P2). First cut: off unless ``enabled``.
-
-    When enabled, strategy system_and_3: the system prompt and the last 3 non-system
-    messages get ``{"type": "ephemeral"}``; string content becomes a one-part text list
-    carrying the marker, list content gets it on its last part, empty content on the message.
+    Every hook gets copies (``messages=``, ``incoming=``) and returns a string or None;
+    the strings are appended (blank-line separated) to the request's last user message,
+    for this provider call only. A hook cannot add, drop or reorder messages; a non-str
+    return or an exception is logged and ignored.
     """
+    if not hooks_:
+        return request
+    idx = next((i for i in range(len(request) - 1, -1, -1) if request[i].get("role") == "user"), None)
+    if idx is None:
+        return request
+    extra = []
+    for hook in hooks_:
+        try:
+            text = hook(messages=copy.deepcopy(request), incoming=copy.deepcopy(request[idx]))
+        except Exception as exc:
+            _log.warning("pre_llm_call hook failed; ignoring it: %s", exc)
+            continue
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            _log.warning("pre_llm_call hook returned %s, not a string; ignoring it (H7: inject-only)",
+                         type(text).__name__)
+            continue
+        if text.strip():
+            extra.append(text)
+    if not extra:
+        return request
+    out = list(request)
+    user = dict(out[idx])
+    content = user.get("content")
+    if isinstance(content, str):
+        user["content"] = "\n\n".join([content] + extra)
+    elif isinstance(content, list):
+        user["content"] = list(content) + [{"type": "text", "text": t} for t in extra]
+    out[idx] = user
+    return out
+
+
+def sanitize(messages: List[Message], *, strip_underscore: bool = True) -> List[Message]:
+    """Stage 3: tool-pair repair, alternation repair, U9 stripping (copy-on-write)."""
+    return _sanitize(messages, strip_underscore=strip_underscore)
+
+
+def apply_cache_control(messages: List[Message], *, enabled: bool = False, ttl: str = TTL_5M,
+                        native_anthropic: bool = False) -> List[Message]:
+    """Stage 4: system_and_3 markers when ``enabled`` (P4 decides), else ``messages`` unchanged."""
     if not enabled:
         return messages
-    out = [dict(m) for m in messages]
-    targets = [i for i, m in enumerate(out) if m.get("role") == "system"][:1]
-    targets += [i for i, m in enumerate(out) if m.get("role") != "system"][-3:]
-    for i in targets:
-        m = out[i]
-        marker = {"type": "ephemeral"}
-        content = m.get("content")
-        if isinstance(content, str) and content:
-            m["content"] = [{"type": "text", "text": content, "cache_control": marker}]
-        elif isinstance(content, list) and content:
-            parts = [dict(p) if isinstance(p, dict) else p for p in content]
-            if isinstance(parts[-1], dict):
-                parts[-1]["cache_control"] = marker
-            m["content"] = parts
-        else:
-            m["cache_control"] = marker
-    return out
+    return _cache_control(messages, ttl=ttl, native_anthropic=native_anthropic)
+
+
+@dataclass
+class RequestContext:
+    """Everything the stages of one provider call need.
+
+    Attributes:
+        engine: the agent's context engine (or None: a host with no engine).
+        system_prompt: the system prompt (str) or None.
+        history: the persisted transcript (never mutated by the pipeline).
+        incoming: this turn's user message (a dict in ``history`` or to append), or None.
+        budget_tokens: ``select_context``'s budget: the context length in tokens (H3).
+        cache_control: whether stage 4 places markers (P4).
+        ttl: "5m" or "1h" (P1).
+        native_anthropic: native Anthropic layout for P2 placement.
+        recorder: a :class:`~simulator.host.record.Recorder` for engine calls, or None.
+        session_id: for log lines.
+        strip_underscore: wire rule: strip every ``_*`` key too (U9).
+        pre_llm_call: plugin hooks that may append text to the user message (H7).
+        stages_run: filled with the stage names actually run, in order.
+    """
+
+    engine: Any
+    system_prompt: Optional[str]
+    history: List[Message]
+    incoming: Optional[Message]
+    budget_tokens: int
+    cache_control: bool = False
+    ttl: str = TTL_5M
+    native_anthropic: bool = False
+    recorder: Any = None
+    session_id: str = ""
+    strip_underscore: bool = True
+    pre_llm_call: List[Callable[..., Any]] = field(default_factory=list)
+    stages_run: List[str] = field(default_factory=list)
+
+
+def _stage_assemble(ctx: RequestContext, _: Optional[List[Message]]) -> List[Message]:
+    return inject_pre_llm_context(assemble(ctx.system_prompt, ctx.history, ctx.incoming), ctx.pre_llm_call)
+
+
+def _stage_select_context(ctx: RequestContext, request: List[Message]) -> List[Message]:
+    return hooks.apply_select_context(
+        ctx.engine, request, conversation_messages=ctx.history, incoming_message=ctx.incoming,
+        budget_tokens=ctx.budget_tokens, recorder=ctx.recorder, session_id=ctx.session_id,
+    )
+
+
+def _stage_sanitize(ctx: RequestContext, request: List[Message]) -> List[Message]:
+    return sanitize(request, strip_underscore=ctx.strip_underscore)
+
+
+def _stage_cache_control(ctx: RequestContext, request: List[Message]) -> List[Message]:
+    return apply_cache_control(request, enabled=ctx.cache_control, ttl=ctx.ttl,
+                               native_anthropic=ctx.native_anthropic)
+
+
+#: Stage name -> function(ctx, request) -> request. Profiles list the names in order.
+STAGE_FUNCTIONS: Dict[str, Callable[[RequestContext, Any], List[Message]]] = {
+    "assemble": _stage_assemble,
+    "select_context": _stage_select_context,
+    "sanitize": _stage_sanitize,
+    "cache_control": _stage_cache_control,
+}
+
+
+def run_stages(ctx: RequestContext, profile: Optional[HostProfile] = None) -> List[Message]:
+    """Run the profile's stages in order (H4); returns the ``messages`` for the provider."""
+    request: Any = None
+    for name in get_profile(profile).stages:
+        request = STAGE_FUNCTIONS[name](ctx, request)
+        ctx.stages_run.append(name)
+    return request
 
 
 def build_request(
     engine: Any,
     *,
     system_prompt: Optional[str],
-    history: List[Dict[str, Any]],
-    incoming: Optional[Dict[str, Any]],
+    history: List[Message],
+    incoming: Optional[Message],
     budget_tokens: int,
     cache_control: bool = False,
     recorder: Any = None,
-) -> List[Dict[str, Any]]:
-    """Stages 1-4 in order; returns the ``messages`` to send to the provider (H4)."""
-    request = assemble(system_prompt, history, incoming)
-    request = hooks.apply_select_context(
-        engine,
-        request,
-        conversation_messages=history,
-        incoming_message=incoming,
-        budget_tokens=budget_tokens,
-        recorder=recorder,
-    )
-    request = sanitize(request)
-    return apply_cache_control(request, enabled=cache_control)
+    profile: Any = None,
+    ttl: str = TTL_5M,
+    native_anthropic: bool = False,
+    session_id: str = "",
+) -> List[Message]:
+    """Stages 1-4 in the profile's order; returns the ``messages`` to send (H4)."""
+    prof = get_profile(profile)
+    ctx = RequestContext(engine, system_prompt, history, incoming, budget_tokens, cache_control, ttl,
+                         native_anthropic, recorder, session_id, prof.strip_underscore_keys)
+    return run_stages(ctx, prof)

@@ -1,18 +1,20 @@
 """Instrumentation: the host records every engine call it makes.
 
-Each :class:`CallRecord` has the method, a digest of the arguments, the calling thread,
-the duration (seconds, real time; never used for decisions) and the outcome, so checks
-can assert "never called", call order, or "called from another thread".
+Each :class:`CallRecord` has the method, a digest of the arguments, the calling thread
+(name and whether it is the main thread), the duration (seconds, real time; never used
+for decisions) and the outcome, so checks can assert "never called", call order, or
+"called from another thread" (TS1).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 
 def _digest(args: Any, kwargs: Any) -> str:
@@ -25,10 +27,18 @@ def _digest(args: Any, kwargs: Any) -> str:
 
 @dataclass
 class CallRecord:
-    """One engine call: ``method``, ``args_digest``, ``thread`` name, ``duration`` (s), ``outcome``.
+    """One engine call.
 
-    ``outcome`` is ``"returned"`` or ``"raised <ExceptionType>"``; ``kwargs_keys`` lists the
-    keyword names passed (e.g. to check A4 filtering).
+    Attributes:
+        method: the engine method name.
+        args_digest: sha256 prefix (16 hex) of the canonical JSON of the arguments.
+        thread: name of the calling thread.
+        duration: seconds the call took (real time).
+        outcome: ``"returned"`` or ``"raised <ExceptionType>"``.
+        kwargs_keys: sorted keyword names passed (e.g. to check A4 filtering).
+        main_thread: True when called from the process's main thread.
+        seq: global call number (order across threads), from 1.
+        engine_id: ``id()`` of the engine called (per-agent clones differ, C1).
     """
 
     method: str
@@ -37,6 +47,9 @@ class CallRecord:
     duration: float
     outcome: str
     kwargs_keys: tuple = ()
+    main_thread: bool = True
+    seq: int = 0
+    engine_id: int = 0
 
 
 @dataclass
@@ -47,10 +60,12 @@ class Recorder:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._seq = itertools.count(1)
 
     def call(self, engine: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call ``engine.<method>(*args, **kwargs)``, record it, and return or re-raise."""
         started = time.perf_counter()
+        seq = next(self._seq)
         outcome = "returned"
         try:
             return getattr(engine, method)(*args, **kwargs)
@@ -58,22 +73,43 @@ class Recorder:
             outcome = f"raised {type(exc).__name__}"
             raise
         finally:
-            rec = CallRecord(
-                method,
-                _digest(args, kwargs),
-                threading.current_thread().name,
-                time.perf_counter() - started,
-                outcome,
-                tuple(sorted(kwargs)),
-            )
+            current = threading.current_thread()
+            rec = CallRecord(method, _digest(args, kwargs), current.name, time.perf_counter() - started, outcome,
+                             tuple(sorted(kwargs)), current is threading.main_thread(), seq, id(engine))
             with self._lock:
                 self.calls.append(rec)
 
     def methods(self) -> List[str]:
-        """The called method names, in call order."""
+        """The called method names, in completion order."""
         with self._lock:
             return [c.method for c in self.calls]
 
+    def of(self, method: str) -> List[CallRecord]:
+        """Every record of ``method``, in completion order."""
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
     def last(self, method: str) -> Optional[CallRecord]:
+        """The last record of ``method`` (None if never called)."""
         with self._lock:
             return next((c for c in reversed(self.calls) if c.method == method), None)
+
+    def never_called(self, method: str) -> bool:
+        """True when ``method`` was never called (e.g. H2 identity skip)."""
+        return self.last(method) is None
+
+    def called_in_order(self, methods: Sequence[str]) -> bool:
+        """True when ``methods`` appear in this order (as a subsequence) by call start."""
+        with self._lock:
+            seq = [c.method for c in sorted(self.calls, key=lambda c: c.seq)]
+        it = iter(seq)
+        return all(any(m == x for x in it) for m in methods)
+
+    def threads(self, method: str) -> List[str]:
+        """Thread names ``method`` was called from, in order."""
+        return [c.thread for c in self.of(method)]
+
+    def clear(self) -> None:
+        """Forget every record."""
+        with self._lock:
+            self.calls.clear()

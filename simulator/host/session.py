@@ -1,147 +1,620 @@
-"""The reference host's session: drives an engine through the L1 lifecycle (first cut).
+"""One agent session: the turn loop and the lifecycle (L1, A2, A7, H4, H5, C1, K1, TS1-TS3).
 
 L1: instantiate -> ``on_session_start`` -> per provider call ``update_from_response`` ->
-per turn ``should_compress`` -> ``compress`` when True -> ``on_session_end`` at a real
-boundary; ``on_session_reset`` on /new or /reset. Every engine call goes through a
+per loop iteration ``should_compress`` -> ``compress`` when True -> ``on_session_end`` at a
+real boundary; ``on_session_reset`` on /new or /reset. Every engine call goes through a
 :class:`~simulator.host.record.Recorder`.
+
+A turn (:meth:`HostSession.user_turn`):
+
+1. the incoming user message is appended and persisted (documented: it gets its
+   ``message_uid`` at this flush, U10);
+2. loop, once per provider request: the pre-API compaction check (when the history
+   has more than one message, compression is enabled and no cooldown is active:
+   ``should_compress(estimate)`` -> a compression pass, then the loop restarts); the
+   request pipeline (:mod:`simulator.host.pipeline`, select_context included, so
+   every retry re-runs it: H4); the provider; on a 429/5xx the host retries up to
+   ``max_retries`` times, then switches to ``fallback_model`` (``update_model``) if
+   configured; on a context overflow it compresses (forced) and restarts;
+3. usage -> :func:`~simulator.host.usage.canonical_usage` -> ``update_from_response``;
+   a content-policy block (``finish_reason == "content_filter"``) or a terminal provider
+   failure ends the turn early without ``on_turn_complete``;
+4. tool calls run (engine tools go to ``handle_tool_call``), then the post-tool check
+   ``should_compress(real prompt tokens)``, and the loop goes on;
+5. a normal end fires ``on_turn_complete`` (H5; documented profile only).
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from simulator.host import calls, hooks, pipeline
+from simulator.host import calls, clones, hooks, pipeline, thresholds
+from simulator.host.builtin import is_builtin
+from simulator.host.compression import TIMEOUT_WARNING, PassOutcome, run_pass
+from simulator.host.profiles import HostProfile, get_profile
 from simulator.host.record import Recorder
 from simulator.host.usage import canonical_usage
 from simulator.provider import tokens
-from simulator.provider.core import Provider
+from simulator.provider.core import Provider, ProviderError
 from simulator.store.memory import MemoryStore
 
 log = logging.getLogger("simulator.host")
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant working in a software repository."
+#: Status codes the host retries itself (H4 "after a simulated 429/5xx").
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+#: finish_reason of a content-policy block (H5: on_turn_complete not fired).
+CONTENT_FILTER = "content_filter"
+
+
+@dataclass
+class HostConfig:
+    """The host-side configuration (config.yaml ``compression.*`` and friends).
+
+    Attributes:
+        compression_enabled: ``compression.enabled``; False disables automatic compaction.
+        context_timeout_seconds: TS1 host timeout of a pass, real seconds; 0 = inline.
+        failure_cooldown_seconds: cooldown after a timed-out pass (virtual seconds).
+        model_thresholds: ``compression.model_thresholds`` (K1), or None when not set.
+        max_retries: host retries of a 429/5xx before the fallback (H4).
+        fallback_model: model switched to when retries are exhausted (None = none).
+        fallback_context_length: the fallback model's window (tokens; default: same).
+        cache_ttl: prompt-cache TTL, "5m" or "1h" (P1).
+        native_anthropic: native Anthropic marker layout (P2).
+        max_compression_attempts: compactions per turn at most (overflow restarts included).
+        seconds_per_turn: virtual seconds the clock advances at each user turn.
+        max_iterations: provider calls per turn at most (tool loops).
+        hygiene_hard_message_limit: B7 message-count valve.
+    """
+
+    compression_enabled: bool = True
+    context_timeout_seconds: float = 120.0
+    failure_cooldown_seconds: float = 60.0
+    model_thresholds: Optional[Dict[str, float]] = None
+    max_retries: int = 2
+    fallback_model: Optional[str] = None
+    fallback_context_length: Optional[int] = None
+    cache_ttl: str = "5m"
+    native_anthropic: bool = False
+    max_compression_attempts: int = 3
+    seconds_per_turn: float = 30.0
+    max_iterations: int = 16
+    hygiene_hard_message_limit: int = 5000
+
+    @classmethod
+    def from_config(cls, config: Optional[Mapping[str, Any]]) -> "HostConfig":
+        """Build from a parsed config.yaml dict (``compression`` block; K1, TS1, B7).
+
+        Raises:
+            ValueError: a ``compression`` value of the wrong type, naming the key.
+        """
+        comp = dict((config or {}).get("compression") or {})
+        out = cls()
+        if "enabled" in comp:
+            out.compression_enabled = str(comp["enabled"]).strip().lower() in ("true", "1", "yes")
+        for key, attr in (("context_timeout_seconds", "context_timeout_seconds"),):
+            if key in comp:
+                try:
+                    setattr(out, attr, float(comp[key]))
+                except (TypeError, ValueError):
+                    raise ValueError(f"compression.{key} must be a number of seconds, got {comp[key]!r}") from None
+        if "model_thresholds" in comp:
+            mt = comp["model_thresholds"] or {}
+            if not isinstance(mt, Mapping):
+                raise ValueError("compression.model_thresholds must be a mapping {model substring: percent}")
+            out.model_thresholds = {str(k): float(v) for k, v in mt.items()}
+        if "hygiene_hard_message_limit" in comp:
+            out.hygiene_hard_message_limit = int(comp["hygiene_hard_message_limit"])
+        return out
 
 
 @dataclass
 class TurnResult:
-    """What one user turn did: the reply, the provider calls made, compactions run."""
+    """What one user turn did.
+
+    Attributes:
+        reply: the final assistant message, or None.
+        provider_calls: provider responses received this turn (``api_call_count``).
+        compactions: committed compression passes this turn.
+        usage: the canonical usage of the last response (None: no response reached).
+        failed: the turn ended on a terminal provider failure.
+        interrupted: the turn was interrupted before a provider response.
+        turn_exit_reason: "text_response", "content_filter", "provider_error", "interrupted",
+            "max_iterations".
+        on_turn_complete_fired: whether H5's hook was called.
+        requests: serialized requests sent this turn (bytes, in order).
+    """
 
     reply: Optional[Dict[str, Any]]
     provider_calls: int
     compactions: int
     usage: Optional[Dict[str, int]]
+    failed: bool = False
+    interrupted: bool = False
+    turn_exit_reason: str = "text_response"
+    on_turn_complete_fired: bool = False
+    requests: List[bytes] = field(default_factory=list)
 
 
-@dataclass
+def serialize_request(request: Mapping[str, Any]) -> bytes:
+    """Canonical bytes of a request body (sorted keys, compact): for byte-identity checks."""
+    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def default_tool_executor(name: str, arguments: Any) -> str:
+    """Deterministic stand-in for a non-engine tool: a small JSON result."""
+    return json.dumps({"ok": True, "tool": name, "arguments": arguments}, sort_keys=True)
+
+
 class HostSession:
     """One agent session around ``engine``.
 
     Args:
-        engine: the context engine (already per-agent).
-        provider: the provider simulator (a fresh echo provider by default).
+        engine: the context engine this agent uses; with ``clone=True`` it is the
+            registered engine and the agent gets ``clone_for_agent()`` of it (C1).
+        provider: the provider simulator (a fresh one by default).
         store: the session store (in-memory by default).
-        model: model name passed to ``update_model``.
+        model: model name passed to ``update_model`` and to the provider.
         context_length: the model's window, in tokens.
-        system_prompt: the system prompt, kept as message 0 of the transcript.
+        system_prompt: the system prompt, kept as message 0 of :attr:`messages`.
+        profile: "documented" (default), "hermes-0.19" or a :class:`HostProfile`.
+        config: :class:`HostConfig` (defaults when None).
+        recorder: a :class:`Recorder` (a new one by default; share one across agents to
+            see their calls interleaved).
+        cache_control: place prompt-cache markers; None = automatic for Claude models (P4).
+        clone: clone ``engine`` at agent init (C1); default False (``engine`` is already
+            the agent's own).
+        platform: "cli" or a gateway platform name (on_session_start kwarg).
+        conversation_id: gateway session key, or None.
+        tool_executor: callable(name, arguments) -> str for non-engine tools.
+        provider_name, base_url, api_key, api_mode: update_model kwargs.
+        hermes_home: on_session_start kwarg.
+        force_compress_timeout: test hook (TS2): every pool pass is treated as timed out.
+        parent: the parent session of a subagent (set by :meth:`spawn_subagent`).
+        pre_llm_call: plugin hooks that may append text to the user message (H7).
+
+    Attributes:
+        transcript: the live history (without the system message).
+        system_message: the system message dict (None without a system prompt).
+        messages: system message + transcript (a new list each time).
+        engine: the agent's engine (the clone, or the built-in compressor after C3).
+        engine_active: False when the engine under test was replaced by the built-in.
+        clone_error: the C3 error text, or "".
+        requests: every serialized request sent by this session (bytes).
+        compactions: committed passes. passes: every :class:`PassOutcome`.
+        cooldown_until: virtual time until which automatic compaction is blocked.
     """
 
-    engine: Any
-    provider: Provider = field(default_factory=Provider)
-    store: Any = field(default_factory=MemoryStore)
-    model: str = "sim-model"
-    context_length: int = 32_000
-    system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT
-    recorder: Recorder = field(default_factory=Recorder)
-    cache_control: bool = False
-    session_id: str = ""
-    messages: List[Dict[str, Any]] = field(default_factory=list)
-    compactions: int = 0
-    _turns: Any = field(default_factory=lambda: itertools.count(1))
+    def __init__(self, engine: Any, provider: Optional[Provider] = None, store: Any = None, *,
+                 model: str = "sim-model", context_length: int = 32_000,
+                 system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT, profile: Any = None,
+                 config: Optional[HostConfig] = None, recorder: Optional[Recorder] = None,
+                 cache_control: Optional[bool] = None, clone: bool = False, platform: str = "cli",
+                 conversation_id: Optional[str] = None,
+                 tool_executor: Callable[[str, Any], str] = default_tool_executor,
+                 provider_name: str = "", base_url: str = "", api_key: str = "",
+                 api_mode: str = "chat_completions", hermes_home: str = "",
+                 force_compress_timeout: bool = False, parent: Optional["HostSession"] = None,
+                 pre_llm_call: Optional[List[Callable[..., Any]]] = None) -> None:
+        self.profile: HostProfile = get_profile(profile)
+        self.config = config or HostConfig()
+        self.provider = provider if provider is not None else Provider()
+        self.store = store if store is not None else MemoryStore()
+        self.model = model
+        self.context_length = int(context_length)
+        self.system_prompt = system_prompt
+        self.recorder = recorder if recorder is not None else Recorder()
+        self._cache_control = cache_control
+        self.platform = platform
+        self.conversation_id = conversation_id
+        self.tool_executor = tool_executor
+        self.provider_name, self.base_url, self.api_key, self.api_mode = provider_name, base_url, api_key, api_mode
+        self.hermes_home = hermes_home
+        self.force_compress_timeout = force_compress_timeout
+        self.parent = parent
+        self.pre_llm_call: List[Callable[..., Any]] = list(pre_llm_call or [])
+        self.registered = engine
+        self.engine_active = True
+        self.clone_error = ""
+        if engine is not None and clone:
+            agent = clones.clone_for_agent(engine, profile=self.profile, recorder=self.recorder)
+            self.engine = agent.engine
+            self.engine_active = not agent.fell_back
+            self.clone_error = agent.error
+        else:
+            self.engine = engine
+        self.session_id = ""
+        self.system_message: Optional[Dict[str, Any]] = None
+        self.transcript: List[Dict[str, Any]] = []
+        self.requests: List[bytes] = []
+        self.compactions = 0
+        self.passes: List[PassOutcome] = []
+        self.cooldown_until = float("-inf")
+        self.on_fallback = False
+        self.last_turn_usage: Optional[Dict[str, int]] = None
+        self.children: List["HostSession"] = []
+        self._turns = itertools.count(1)
+        self._engine_tools: List[Dict[str, Any]] = []
+        self._engine_tool_names: set = set()
+        self._started = False
+
+    # -- helpers ---------------------------------------------------------------------
+    @property
+    def clock(self) -> Any:
+        """The virtual clock (the provider's), seconds."""
+        return self.provider.clock
+
+    @property
+    def cache_control(self) -> bool:
+        """P4: markers are placed for Claude models unless configured otherwise."""
+        if self._cache_control is not None:
+            return bool(self._cache_control)
+        return "claude" in self.model.lower()
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call an engine method through the recorder."""
+        """Call an engine method through the recorder (exceptions propagate)."""
         return self.recorder.call(self.engine, method, *args, **kwargs)
+
+    def _call_optional(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call an optional engine method if present; errors are logged, not raised."""
+        if self.engine is None or not callable(getattr(self.engine, method, None)):
+            return None
+        try:
+            return self.call(method, *args, **kwargs)
+        except Exception as exc:
+            log.warning("Context engine %s() failed (session=%s): %s", method, self.session_id, exc)
+            return None
+
+    def _persist(self, new: List[Dict[str, Any]]) -> None:
+        if self.profile.stamps_uids:
+            self.store.append(self.session_id, new)
+        else:
+            self.store.append(self.session_id, copy.deepcopy(new))
+
+    def _persist_all(self) -> None:
+        rows = self.messages
+        self.store.replace(self.session_id, rows if self.profile.stamps_uids else copy.deepcopy(rows))
+
+    @property
+    def messages(self) -> List[Dict[str, Any]]:
+        """The transcript with the system message first (a new list of the live dicts)."""
+        return ([self.system_message] if self.system_message is not None else []) + self.transcript
+
+    @messages.setter
+    def messages(self, value: List[Dict[str, Any]]) -> None:
+        """Replace the transcript; a leading system message becomes :attr:`system_message`."""
+        value = list(value)
+        if value and isinstance(value[0], dict) and value[0].get("role") == "system":
+            self.system_message, value = value[0], value[1:]
+        self.transcript = value
+
+    def history(self) -> List[Dict[str, Any]]:
+        """The transcript without the system message (a new list of the live dicts)."""
+        return list(self.transcript)
 
     # -- lifecycle -----------------------------------------------------------------
     def start(self) -> None:
-        """update_model (K1) then on_session_start (O1, L1)."""
-        self.session_id = self.store.create_session()
-        if hasattr(self.engine, "update_model"):
-            self.call("update_model", model=self.model, context_length=self.context_length,
-                      base_url="", api_key="", provider="", api_mode="chat_completions")
+        """Agent init: model_thresholds (K1), update_model (O4), on_session_start (O1, L1)."""
+        if self._started:
+            return
+        self._started = True
+        self.session_id = self.store.create_session(parent_id=self.parent.session_id if self.parent else None)
         if self.system_prompt:
-            self.messages = [{"role": "system", "content": self.system_prompt}]
-            self.store.append(self.session_id, self.messages)
-        if hasattr(self.engine, "on_session_start"):
-            self.call("on_session_start", self.session_id, platform="cli", model=self.model,
-                      context_length=self.context_length)
+            self.system_message = {"role": "system", "content": self.system_prompt}
+            self._persist([self.system_message])
+        if self.engine is None:
+            return
+        thresholds.assign_model_thresholds(self.engine, self.config.model_thresholds, profile=self.profile)
+        self._call_optional("update_model", **self._update_model_kwargs(self.model, self.context_length))
+        self._call_optional("on_session_start", self.session_id, hermes_home=self.hermes_home,
+                            platform=self.platform or "cli", model=self.model,
+                            context_length=int(getattr(self.engine, "context_length", 0) or self.context_length),
+                            conversation_id=self.conversation_id)
+        self._load_engine_tools()
+
+    def _update_model_kwargs(self, model: str, context_length: int) -> Dict[str, Any]:
+        return thresholds.update_model_kwargs(model, context_length, base_url=self.base_url, api_key=self.api_key,
+                                              provider=self.provider_name, api_mode=self.api_mode)
+
+    def switch_model(self, model: str, context_length: Optional[int] = None, **kwargs: Any) -> None:
+        """A model switch (/model, fallback): ``update_model`` with Hermes' kwargs (K1, K2)."""
+        self.model = model
+        if context_length is not None:
+            self.context_length = int(context_length)
+        for key in ("base_url", "api_key", "api_mode"):
+            if key in kwargs:
+                setattr(self, key, kwargs[key])
+        if "provider" in kwargs:
+            self.provider_name = kwargs["provider"]
+        self._call_optional("update_model", **self._update_model_kwargs(self.model, self.context_length))
+
+    def _load_engine_tools(self) -> None:
+        schemas = self._call_optional("get_tool_schemas") or []
+        for schema in schemas if isinstance(schemas, list) else []:
+            name = schema.get("name") if isinstance(schema, dict) else None
+            if not name:
+                log.warning("Context engine tool schema without a name skipped (T1)")
+                continue
+            if name in self._engine_tool_names:
+                continue
+            self._engine_tool_names.add(name)
+            self._engine_tools.append({"type": "function", "function": schema})
 
     def end(self) -> None:
         """A real session boundary: on_session_end(session_id, messages) (O2)."""
-        if hasattr(self.engine, "on_session_end"):
-            self.call("on_session_end", self.session_id, copy.deepcopy(self.messages))
+        self._call_optional("on_session_end", self.session_id, copy.deepcopy(self.messages))
 
     def reset(self) -> None:
-        """/new or /reset: on_session_reset (O3)."""
-        if hasattr(self.engine, "on_session_reset"):
-            self.call("on_session_reset")
+        """``reset_session_state()`` with no arguments: only on_session_reset (O3)."""
+        self._call_optional("on_session_reset")
 
-    # -- turns -----------------------------------------------------------------------
-    def user_turn(self, text: str) -> TurnResult:
-        """Run one user turn: compaction check, provider call, usage, on_turn_complete."""
+    def new_session(self) -> str:
+        """/new: a session transition (O2, O3, O1 in Hermes' order); returns the new id.
+
+        on_session_end(old id, previous messages) -> on_session_reset() ->
+        on_session_start(new id, old_session_id=, platform=, model=, context_length=,
+        conversation_id=) with None/"" values dropped. The transcript starts empty
+        (system prompt kept).
+        """
+        if not self._started:
+            self.start()
+        old, previous = self.session_id, copy.deepcopy(self.messages)
+        self._call_optional("on_session_end", old, previous)
+        self._call_optional("on_session_reset")
+        self.session_id = self.store.create_session(parent_id=old)
+        self.transcript = []
+        if self.system_message is not None:
+            self._persist([self.system_message] if self.profile.stamps_uids else [dict(self.system_message)])
+        kwargs = {"old_session_id": old, "platform": self.platform or "cli", "model": self.model,
+                  "context_length": int(getattr(self.engine, "context_length", 0) or self.context_length),
+                  "conversation_id": self.conversation_id}
+        self._call_optional("on_session_start", self.session_id,
+                            **{k: v for k, v in kwargs.items() if v not in (None, "")})
+        self.cooldown_until = float("-inf")
+        return self.session_id
+
+    def spawn_subagent(self, *, model: Optional[str] = None, context_length: Optional[int] = None,
+                       system_prompt: Optional[str] = None, **kwargs: Any) -> "HostSession":
+        """C1: a child agent; its engine is cloned from the *registered* engine at its init.
+
+        The child shares the provider, store, recorder, profile and config; ``model`` /
+        ``context_length`` default to the parent's. Returns the started child session.
+        """
+        child = HostSession(
+            self.registered, self.provider, self.store, model=model or self.model,
+            context_length=context_length or self.context_length,
+            system_prompt=system_prompt if system_prompt is not None else self.system_prompt,
+            profile=self.profile, config=self.config, recorder=self.recorder, cache_control=self._cache_control,
+            clone=True, platform=self.platform, tool_executor=self.tool_executor, parent=self,
+            provider_name=self.provider_name, base_url=self.base_url, api_key=self.api_key,
+            api_mode=self.api_mode, hermes_home=self.hermes_home, **kwargs,
+        )
+        child.start()
+        self.children.append(child)
+        return child
+
+    # -- requests -----------------------------------------------------------------------
+    def _incoming(self, incoming: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        if incoming is not None and any(m is incoming for m in self.messages):
+            return incoming
+        return next((m for m in reversed(self.messages) if m.get("role") == "user"), None)
+
+    def build_request(self, incoming: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The provider request body for the current transcript (pipeline stages 1-4, H4)."""
+        ctx = pipeline.RequestContext(
+            self.engine, None, self.messages, self._incoming(incoming),
+            int(getattr(self.engine, "context_length", 0) or 0) if self.engine is not None else 0,
+            self.cache_control, self.config.cache_ttl, self.config.native_anthropic, self.recorder,
+            self.session_id, self.profile.strip_underscore_keys, list(self.pre_llm_call),
+        )
+        body: Dict[str, Any] = {"model": self.model, "messages": pipeline.run_stages(ctx, self.profile)}
+        if self._engine_tools:
+            body["tools"] = copy.deepcopy(self._engine_tools)
+        return body
+
+    def _send(self, body: Dict[str, Any], sent: List[bytes]) -> Dict[str, Any]:
+        raw = serialize_request(body)
+        self.requests.append(raw)
+        sent.append(raw)
+        return self.provider.chat_completions(body)
+
+    @staticmethod
+    def _classify(err: ProviderError) -> str:
+        body = err.body if isinstance(err.body, dict) else {}
+        code = str((body.get("error") or {}).get("code") or "") if isinstance(body.get("error"), dict) else ""
+        text = json.dumps(body).lower()
+        if err.status == 413 or code == "context_length_exceeded" or "context length" in text or "too long" in text:
+            return "overflow"
+        headers = {k.lower(): v for k, v in (err.headers or {}).items()}
+        if headers.get("x-should-retry") == "false":
+            return "terminal"
+        return "retryable" if err.status in RETRYABLE_STATUS else "terminal"
+
+    # -- turns -------------------------------------------------------------------------
+    def user_turn(self, text: str, *, interrupt: bool = False) -> TurnResult:
+        """Run one user turn (see the module doc); returns a :class:`TurnResult`.
+
+        Args:
+            text: the user's message content.
+            interrupt: simulate an interrupt before the first provider response
+                (on_turn_complete then gets ``usage=None, interrupted=True``).
+        """
+        if not self._started:
+            self.start()
+        self.clock.advance(self.config.seconds_per_turn)
+        self.last_turn_usage = None
+        turn_id = f"turn-{next(self._turns)}"
         incoming = {"role": "user", "content": text}
-        compactions = 0
-        estimate = tokens.count_messages(self.messages + [incoming])
-        if len(self.messages) > 1 and self._should_compress(estimate):
-            compactions += self.compress(current_tokens=estimate)
-        self.messages.append(incoming)
-        self.store.append(self.session_id, [incoming])
-        request = pipeline.build_request(
-            self.engine,
-            system_prompt=None,
-            history=self.messages,
-            incoming=incoming,
-            budget_tokens=int(getattr(self.engine, "context_length", 0) or 0),
-            cache_control=self.cache_control,
-            recorder=self.recorder,
-        )
-        response = self.provider.chat_completions({"model": self.model, "messages": request})
-        usage = canonical_usage(response.get("usage"))
-        self.call("update_from_response", usage)
-        reply = dict(response["choices"][0]["message"])
-        self.messages.append(reply)
-        self.store.append(self.session_id, [reply])
-        real = int(getattr(self.engine, "last_prompt_tokens", 0) or 0)
-        if real > 0 and self._should_compress(real):
-            compactions += self.compress(current_tokens=real)
-        hooks.fire_on_turn_complete(
-            self.engine, self.messages, usage, recorder=self.recorder,
-            turn_id=f"turn-{next(self._turns)}", task_id=self.session_id, api_call_count=1,
-            interrupted=False, failed=False, turn_exit_reason="text_response",
-        )
-        return TurnResult(reply, 1, compactions, usage)
+        self.transcript.append(incoming)
+        self._persist([incoming])
+        res = TurnResult(None, 0, 0, None)
+        if interrupt:
+            res.interrupted, res.turn_exit_reason = True, "interrupted"
+            return self._finish_turn(res, turn_id)
+        retries = 0
+        compression_attempts = 0
+        while True:
+            if res.provider_calls >= self.config.max_iterations:
+                res.turn_exit_reason = "max_iterations"
+                break
+            if compression_attempts < self.config.max_compression_attempts and self._pre_api_check():
+                compression_attempts += 1
+                if self._compress_pass(current_tokens=self._estimate(), force=False):
+                    res.compactions += 1
+                    continue  # restart: the request is re-assembled and select_context re-runs (H4)
+            body = self.build_request(incoming)
+            try:
+                response = self._send(body, res.requests)
+            except ProviderError as err:
+                kind = self._classify(err)
+                if kind == "retryable" and retries < self.config.max_retries:
+                    retries += 1
+                    log.info("Provider answered %s; host retry %d (select_context re-runs)", err.status, retries)
+                    continue
+                if kind in ("retryable", "terminal") and self.config.fallback_model and not self.on_fallback:
+                    self.on_fallback = True
+                    retries = 0
+                    log.warning("Provider answered %s; switching to fallback model %s", err.status,
+                                self.config.fallback_model)
+                    self.switch_model(self.config.fallback_model,
+                                      self.config.fallback_context_length or self.context_length)
+                    continue
+                if kind == "overflow" and compression_attempts < self.config.max_compression_attempts:
+                    compression_attempts += 1
+                    if self._compress_pass(current_tokens=self._estimate(), force=True):
+                        res.compactions += 1
+                        continue
+                log.warning("Provider failed terminally (%s); the turn ends without on_turn_complete", err.status)
+                res.failed, res.turn_exit_reason = True, "provider_error"
+                return res
+            res.provider_calls += 1
+            usage = canonical_usage(response.get("usage"))
+            res.usage = self.last_turn_usage = usage
+            if self.engine is not None:
+                self.call("update_from_response", usage)
+            choice = (response.get("choices") or [{}])[0]
+            reply = dict(choice.get("message") or {"role": "assistant", "content": ""})
+            if choice.get("finish_reason") == CONTENT_FILTER:
+                log.warning("Provider blocked the response (content policy); the turn ends without on_turn_complete")
+                res.turn_exit_reason = CONTENT_FILTER
+                return res
+            self.transcript.append(reply)
+            self._persist([reply])
+            res.reply = reply
+            if reply.get("tool_calls"):
+                self._run_tools(reply)
+                real = int(getattr(self.engine, "last_prompt_tokens", 0) or 0) if self.engine is not None else 0
+                if (self.engine is not None and self.config.compression_enabled and not self._cooling_down()
+                        and compression_attempts < self.config.max_compression_attempts
+                        and self._should_compress(real if real > 0 else (0 if real == -1 else self._estimate()))):
+                    compression_attempts += 1
+                    if self._compress_pass(current_tokens=real, force=False):
+                        res.compactions += 1
+                continue
+            res.turn_exit_reason = "text_response"
+            break
+        return self._finish_turn(res, turn_id)
+
+    def _finish_turn(self, res: TurnResult, turn_id: str) -> TurnResult:
+        if self.profile.calls_on_turn_complete and self.engine is not None:
+            res.on_turn_complete_fired = hooks.fire_on_turn_complete(
+                self.engine, self.messages, res.usage, recorder=self.recorder, session_id=self.session_id,
+                turn_id=turn_id, task_id=self.session_id, api_call_count=res.provider_calls,
+                interrupted=res.interrupted, failed=res.failed, turn_exit_reason=res.turn_exit_reason,
+            )
+        return res
+
+    def _run_tools(self, reply: Dict[str, Any]) -> None:
+        results = []
+        for tc in reply.get("tool_calls") or ():
+            fn = tc.get("function") or {}
+            name = fn.get("name", "")
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except (TypeError, ValueError):
+                args = fn.get("arguments")
+            if name in self._engine_tool_names:
+                try:
+                    content = self.call("handle_tool_call", name, args, messages=self.transcript)
+                except Exception as exc:
+                    content = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+            else:
+                content = self.tool_executor(name, args)
+            results.append({"role": "tool", "tool_call_id": tc.get("id"), "content": str(content)})
+        self.transcript.extend(results)
+        self._persist(results)
+
+    def _estimate(self) -> int:
+        """Request pressure: the tokens of the assembled request plus tool schemas."""
+        return tokens.count_messages(pipeline.strip_persistence_fields(self.messages)) + tokens.count_tools(
+            self._engine_tools or None)
+
+    def _cooling_down(self) -> bool:
+        return self.clock.now() < self.cooldown_until
+
+    def _pre_api_check(self) -> bool:
+        if self.engine is None or not self.config.compression_enabled or len(self.history()) <= 1:
+            return False
+        if self._cooling_down():
+            return False
+        return self._should_compress(self._estimate())
 
     def _should_compress(self, prompt_tokens: int) -> bool:
-        return bool(self.call("should_compress", prompt_tokens))
+        return bool(self.call("should_compress", int(prompt_tokens)))
 
+    # -- compaction --------------------------------------------------------------------
     def compress(self, *, current_tokens: Optional[int] = None, focus_topic: Optional[str] = None,
-                 force: bool = False) -> int:
-        """Run one compaction pass on a deep snapshot and commit it; return 1 if committed.
+                 force: bool = True) -> int:
+        """Manual ``/compress [focus]``: one pass, ignoring the cooldown; returns 1 if committed."""
+        if not self._started:
+            self.start()
+        if current_tokens is None:
+            current_tokens = self._estimate()
+        return 1 if self._compress_pass(current_tokens=current_tokens, focus_topic=focus_topic, force=force) else 0
 
-        After a commit the host sets ``last_prompt_tokens = -1`` (A7) until real usage.
-        """
-        snapshot = copy.deepcopy(self.messages)
-        kwargs = calls.compress_kwargs(self.engine, current_tokens=current_tokens,
-                                       focus_topic=focus_topic, force=force)
-        result = self.call("compress", snapshot, **kwargs)
-        if not isinstance(result, list) or result is snapshot:
-            return 0
-        self.messages = result
-        self.store.replace(self.session_id, self.messages)
-        self.engine.last_prompt_tokens = -1
+    def _compress_pass(self, *, current_tokens: Optional[int], focus_topic: Optional[str] = None,
+                       force: bool = False, memory_context: str = "") -> bool:
+        """Run one compression pass and commit it if it finished in time (TS1, TS2, A7)."""
+        if self.engine is None:
+            return False
+        if self.profile.compress_with_system:
+            source = self.messages  # a new list; run_pass deep-copies it when the profile snapshots
+        else:
+            source = self.transcript if not self.profile.compress_snapshot else list(self.transcript)
+        pre = list(source)
+        kwargs = calls.compress_kwargs(self.engine, current_tokens=current_tokens, focus_topic=focus_topic,
+                                       force=force, memory_context=memory_context)
+        outcome = run_pass(self.engine, source, kwargs=kwargs, profile=self.profile,
+                           timeout_seconds=self.config.context_timeout_seconds, recorder=self.recorder,
+                           force_timeout=self.force_compress_timeout)
+        self.passes.append(outcome)
+        if outcome.timed_out:
+            self.cooldown_until = self.clock.now() + self.config.failure_cooldown_seconds
+            log.warning(TIMEOUT_WARNING, self.config.context_timeout_seconds, self.config.failure_cooldown_seconds)
+            return False
+        if not outcome.committed or outcome.result is None:
+            return False
+        result = list(outcome.result)
+        if self.profile.compress_with_system and result and isinstance(result[0], dict) \
+                and result[0].get("role") == "system":
+            self.system_message, result = result[0], result[1:]
+        self.transcript = result
+        self._persist_all()
+        self.engine.last_prompt_tokens = -1  # A7: "compression just ran, no real usage yet"
         self.compactions += 1
-        return 1
+        if self.profile.boundary_callbacks:
+            self._call_optional("on_session_end", self.session_id, pre)
+            self._call_optional("on_session_start", self.session_id, boundary_reason="compression",
+                                old_session_id=self.session_id, platform=self.platform or "cli",
+                                conversation_id=self.conversation_id)
+        return True
+
+    # -- status ------------------------------------------------------------------------
+    def engine_is_builtin(self) -> bool:
+        """True when this agent runs the built-in compressor (e.g. after a C3 fallback)."""
+        return is_builtin(self.engine)

@@ -27,27 +27,63 @@ SUMMARY_SECTIONS = (
 SUMMARY_REQUEST_MARKER = "[context-summary-request]"
 
 _PATH_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w{1,6}")
+_BLOCKED_RE = re.compile(r"\b(blocked|cannot|can't|failed|failing|error)\b", re.I)
 _SENTENCE_RE = re.compile(r"[^.!?\n。！？]{4,}[.!?。！？]?")
 
 
 @dataclass
 class Reply:
-    """One assistant reply: text content and/or tool calls, plus a finish_reason."""
+    """One assistant reply: text ``content`` and/or ``tool_calls``, plus a ``finish_reason``.
+
+    ``tool_calls`` are OpenAI-format dicts (``{"id", "type": "function", "function":
+    {"name", "arguments"}}``); the shorthand ``{"name": ..., "arguments": dict | str}`` is
+    accepted, and a missing ``id`` is filled deterministically by :meth:`with_ids`.
+    """
 
     content: Optional[str] = None
     tool_calls: List[Dict[str, Any]] = field(default_factory=list)
     finish_reason: Optional[str] = None
 
     def message(self) -> Dict[str, Any]:
+        """The assistant message dict (OpenAI format)."""
         msg: Dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
-            msg["tool_calls"] = [dict(c) for c in self.tool_calls]
+            msg["tool_calls"] = [normalise_tool_call(c, f"call_{n}") for n, c in enumerate(self.tool_calls)]
         return msg
 
     def finish(self) -> str:
+        """``finish_reason``: given, else ``"tool_calls"`` with calls, else ``"stop"``."""
         if self.finish_reason:
             return self.finish_reason
         return "tool_calls" if self.tool_calls else "stop"
+
+    def with_ids(self, seed: int, index: int) -> "Reply":
+        """A copy whose tool calls all carry ids, minted from (seed, request index, position)."""
+        if not self.tool_calls:
+            return self
+        calls = []
+        for n, c in enumerate(self.tool_calls):
+            default = "call_" + hashlib.sha256(f"{seed}:{index}:{n}".encode()).hexdigest()[:24]
+            calls.append(normalise_tool_call(c, default))
+        return Reply(content=self.content, tool_calls=calls, finish_reason=self.finish_reason)
+
+
+def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> Dict[str, Any]:
+    """An OpenAI tool call dict from ``call`` (full form or ``{"name", "arguments"}`` shorthand).
+
+    Raises:
+        ValueError: no function name given.
+    """
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        name, args = fn.get("name"), fn.get("arguments", "{}")
+    else:
+        name, args = call.get("name"), call.get("arguments", "{}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool call {dict(call)!r} has no function name; give {{'name': ..., 'arguments': {{...}}}}")
+    if not isinstance(args, str):
+        args = json.dumps(args, sort_keys=True, ensure_ascii=False)
+    return {"id": call.get("id") or default_id, "type": "function", "function": {"name": name, "arguments": args}}
 
 
 def _text_of(content: Any) -> str:
@@ -101,10 +137,13 @@ def summarise(
     lines += [f"- {s}" for s in sentences if re.search(r"\b(must|never|always|prefer)\b", s, re.I)][:4] or ["- (none recorded)"]
     lines += ["## Progress", "### Done"]
     if previous_summary:
-        lines.append(f"- Earlier: {previous_summary.strip().splitlines()[1].lstrip('- ') if len(previous_summary.splitlines()) > 1 else previous_summary.strip()[:200]}")
+        earlier = [ln.strip()[2:] for ln in previous_summary.splitlines() if ln.strip().startswith("- ")]
+        earlier = [e for e in earlier if not e.startswith("(")][:4]
+        lines += [f"- Earlier: {e[:200]}" for e in earlier] or [f"- Earlier: {previous_summary.strip()[:200]}"]
     lines += [f"- {s}" for s in done] or ["- (nothing yet)"]
     lines += ["### In Progress"] + ([f"- {s}" for s in recent] or ["- (none)"])
-    lines += ["### Blocked", "- (none)", "## Key Decisions"]
+    blocked = [s for s in sentences if _BLOCKED_RE.search(s)][:3]
+    lines += ["### Blocked"] + ([f"- {s}" for s in blocked] or ["- (none)"]) + ["## Key Decisions"]
     lines += [f"- {s}" for s in sentences if re.search(r"\b(decid|chose|use)\w*", s, re.I)][:4] or ["- (none recorded)"]
     lines += ["## Relevant Files"] + ([f"- {p}" for p in paths] or ["- (none)"])
     lines += ["## Next Steps", f"- Continue from: {sentences[-1] if sentences else '(start)'}"]
@@ -119,9 +158,15 @@ def summarise(
 
 
 class ReplyPolicy:
-    """Chooses the reply for a request; subclasses are the reply modes."""
+    """Chooses the reply for a request; subclasses are the reply modes.
+
+    ``reply(request, index, seed)`` gets the request in OpenAI chat shape (Anthropic
+    requests are shown converted), its 0-based journal ``index`` and the provider seed,
+    and returns a :class:`Reply`. It must not read the wall clock or global ``random``.
+    """
 
     def reply(self, request: Mapping[str, Any], index: int, seed: int) -> Reply:
+        """The :class:`Reply` for ``request`` (see class doc)."""
         raise NotImplementedError
 
 
@@ -132,6 +177,7 @@ class EchoReplies(ReplyPolicy):
     """
 
     def reply(self, request, index, seed):
+        """Echo of the last user text (``echo[<8 hex>]: <text>``), or a B4 summary for a summary request."""
         messages = request.get("messages") or []
         if is_summary_request(messages):
             return Reply(content=summarise(request_text(messages)))
@@ -142,14 +188,27 @@ class EchoReplies(ReplyPolicy):
 
 
 class SummariserReplies(ReplyPolicy):
-    """Summariser mode: every request is answered with the B4 template of its content."""
+    """Summariser mode: every request is answered with the B4 template of its content.
+
+    Args:
+        max_chars: largest summary, in characters.
+    """
+
+    def __init__(self, max_chars: int = 4000) -> None:
+        self.max_chars = max_chars
 
     def reply(self, request, index, seed):
-        return Reply(content=summarise(request_text(request.get("messages") or [])))
+        """The B4 summary (:func:`summarise`) of all the request's text."""
+        return Reply(content=summarise(request_text(request.get("messages") or []), max_chars=self.max_chars))
 
 
 class ScriptedReplies(ReplyPolicy):
-    """Scripted mode: replies are taken in order; past the end it falls back to echo."""
+    """Scripted mode: replies are taken in order; past the end it falls back to echo.
+
+    Items are :class:`Reply`, a string (text reply) or a dict with ``content``,
+    ``tool_calls`` (full or ``{"name", "arguments"}`` shorthand) and ``finish_reason``.
+    Requests answered by a fault do not consume an item.
+    """
 
     def __init__(self, replies: Sequence[Reply | Mapping[str, Any] | str]):
         self._replies = [self._coerce(r) for r in replies]
@@ -169,11 +228,52 @@ class ScriptedReplies(ReplyPolicy):
         )
 
     def reply(self, request, index, seed):
+        """The next scripted reply, or an echo once the script is used up."""
         if self._next < len(self._replies):
             r = self._replies[self._next]
             self._next += 1
             return r
         return self._fallback.reply(request, index, seed)
+
+
+class ToolScriptReplies(ReplyPolicy):
+    """Tool-calling script: a pure function of the request, so retries replay the same step.
+
+    Counts the assistant ``tool_calls`` rounds after the last real user message; while
+    that count is below ``len(rounds)`` it answers with the next round's calls, then with
+    ``final`` (text). Each round is a list of ``{"name", "arguments"}`` (or full OpenAI
+    tool call dicts). Ids are minted from (seed, request index, position).
+
+    Args:
+        rounds: the tool-call rounds of one user turn, in order.
+        final: the closing assistant text (after the last round's results).
+
+    Raises:
+        ValueError: a round is empty or a call has no name.
+    """
+
+    def __init__(self, rounds: Sequence[Sequence[Mapping[str, Any]]], final: str = "Done.") -> None:
+        self.rounds = [list(r) for r in rounds]
+        for n, r in enumerate(self.rounds):
+            if not r:
+                raise ValueError(f"ToolScriptReplies round {n} is empty; give at least one call per round")
+            for c in r:
+                normalise_tool_call(c, "check")
+        self.final = final
+
+    def reply(self, request, index, seed):
+        """The next round's tool calls, or ``final`` once every round has been answered."""
+        messages = request.get("messages") or []
+        done = 0
+        for m in reversed(messages):
+            role = m.get("role")
+            if role == "user":
+                break
+            if role == "assistant" and m.get("tool_calls"):
+                done += 1
+        if done < len(self.rounds):
+            return Reply(tool_calls=self.rounds[done]).with_ids(seed, index)
+        return Reply(content=self.final)
 
 
 def canonical_json(value: Any) -> str:

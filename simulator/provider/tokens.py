@@ -149,15 +149,24 @@ def count_content(content: Any) -> int:
                 elif kind in ("image_url", "image", "input_image"):
                     total += TOKENS_PER_IMAGE
                 else:
-                    total += count_text(_canonical(part))
+                    total += count_text(canonical(strip_marker(part)))
             else:
                 total += count_text(str(part))
         return total
     return count_text(_canonical(content))
 
 
-def _canonical(value: Any) -> str:
+def canonical(value: Any) -> str:
+    """The canonical JSON text whose tokens are charged for a non-text part or a tool definition."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+_canonical = canonical
+
+
+def strip_marker(part: Mapping[str, Any]) -> dict:
+    """``part`` without ``cache_control`` and persistence-only fields: markers are never charged (P2, U9)."""
+    return {k: v for k, v in part.items() if k != "cache_control" and k not in PERSISTENCE_ONLY_FIELDS}
 
 
 def count_message(message: Mapping[str, Any]) -> int:
@@ -186,4 +195,4 @@ def count_messages(messages: Iterable[Mapping[str, Any]]) -> int:
 
 def count_tools(tools: Iterable[Mapping[str, Any]] | None) -> int:
     """Prompt tokens charged for a request's ``tools`` list (canonical JSON of each)."""
-    return sum(count_text(_canonical(t)) for t in tools or ())
+    return sum(count_text(canonical(strip_marker(t))) for t in tools or ())

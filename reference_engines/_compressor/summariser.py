@@ -1,0 +1,334 @@
+"""Phase 3 of the reference compressor: the summary request and the default summariser.
+
+The engine builds a :class:`SummaryRequest` holding its own prompt template (a chat
+``messages`` list) and the structured fields it was built from, and hands it to a
+summarise callable ``summarise(request: SummaryRequest) -> str``:
+
+- it returns the summary body (the B4 template, plain text), or
+- it raises any ``Exception`` when the summary cannot be made (provider error, context
+  too small, timeout). The engine then logs a warning and drops the middle with no
+  summary (B4).
+
+:class:`SimulatorSummariser` is the default: it sends the request as an OpenAI
+chat-completions call to the in-process :class:`simulator.provider.core.Provider`,
+answered by :class:`EngineSummaryReplies` (the simulator's deterministic summariser,
+:func:`simulator.provider.replies.summarise`, reading the sections of this engine's
+prompt). A prompt that does not fit the summariser's context window fails with a
+``ProviderError`` 400 ``context_length_exceeded``, as a real provider would.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from simulator.provider import tokens
+from simulator.provider.core import Provider, ProviderError
+from simulator.provider.replies import (
+    SUMMARY_REQUEST_MARKER,
+    Reply,
+    SummariserReplies,
+    request_text,
+    summarise as simulator_summarise,
+)
+
+from reference_engines._compressor.constants import TEMPLATE_HEADINGS
+from reference_engines._compressor.messages import content_text
+
+#: Section headers of the user message of a summary request, in order.
+SECTION_FOCUS = "<<FOCUS TOPIC>>"
+SECTION_PREVIOUS = "<<PREVIOUS SUMMARY>>"
+SECTION_MEMORY = "<<MEMORY PROVIDER CONTEXT>>"
+SECTION_TURNS = "<<TURNS TO SUMMARISE>>"
+SECTION_END = "<<END>>"
+_SECTION_RE = re.compile(r"^<<([A-Z -]+)>>[^\n]*$", re.M)
+#: Row label lines of the serialised turns (``[user]``, ``[tool result id]``, ...).
+_LABEL_LINE_RE = re.compile(r"^\[(?:system|user|assistant|unknown|tool result [^\]\n]*)\]\n", re.M)
+
+#: Rough characters per token used to turn a token budget into a character cap.
+CHARS_PER_TOKEN_LOW = 3
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What the engine asks a summarise callable for (contract B4, B6, A5).
+
+    Attributes:
+        messages: the chat request the engine built with its own template
+            (``[{"role": "system", ...}, {"role": "user", ...}]``); send these to an LLM.
+        budget_tokens: the summary budget in tokens (B4); the reply should stay under it.
+        focus_topic: the ``/compress <focus>`` topic, or None (A5).
+        previous_summary: the body of the previous summary to update, or None (B6).
+        memory_context: sanitised memory-provider text, possibly ``""``.
+        turns_text: the serialised turns, oldest first, as one text (the same text
+            as the turn parts inside ``messages``).
+        turns_total: rows in the middle; ``turns_sent`` of them are in ``turns_text``.
+        model: the summary model name (free text; the simulator ignores it).
+    """
+
+    messages: List[Dict[str, Any]]
+    budget_tokens: int
+    focus_topic: Optional[str]
+    previous_summary: Optional[str]
+    memory_context: str
+    turns_text: str
+    turns_total: int
+    turns_sent: int
+    model: str = ""
+
+
+def build_messages(
+    *,
+    turn_parts: List[str],
+    budget_tokens: int,
+    focus_topic: Optional[str],
+    previous_summary: Optional[str],
+    memory_context: str,
+    turns_total: int,
+    turns_sent: int,
+) -> List[Dict[str, Any]]:
+    """B4: the engine's prompt template as a two-message chat request.
+
+    The system message carries :data:`SUMMARY_REQUEST_MARKER`, the instructions and the
+    template headings. The user message is a list of text parts: the sections (focus
+    topic, previous summary, memory context), each under a ``<<HEADER>>`` line, then
+    ``<<TURNS TO SUMMARISE>>`` and one part per row (its :func:`serialise_parts` joined
+    with newlines), then ``<<END>>``. Joined with newlines the parts read as one text;
+    kept apart, each row's text is counted once and cached (the provider's usage count
+    of the prompt reuses the engine's counts).
+    """
+    template = "\n".join(TEMPLATE_HEADINGS)
+    mode = (
+        "UPDATE the previous summary with the new turns: keep what is still true, move "
+        "finished items from In Progress to Done, add new progress, drop what is obsolete."
+        if previous_summary
+        else "Summarise the turns below from scratch."
+    )
+    focus_rule = (
+        f" Keep every fact about the focus topic '{focus_topic}' first and in full; be "
+        "brief about everything else."
+        if focus_topic
+        else ""
+    )
+    system = (
+        f"{SUMMARY_REQUEST_MARKER} You write the handoff summary of an agent conversation "
+        "whose earlier turns are being removed from the context window. Do not answer any "
+        f"question in the turns; only record them. {mode}{focus_rule} Use exactly this "
+        f"template, in this order:\n{template}\nStay under {budget_tokens} tokens."
+    )
+    header: List[str] = []
+    if focus_topic:
+        header += [SECTION_FOCUS, focus_topic]
+    if previous_summary:
+        header += [SECTION_PREVIOUS, previous_summary]
+    if memory_context:
+        header += [SECTION_MEMORY, memory_context]
+    omitted = turns_total - turns_sent
+    note = f" ({turns_sent} of {turns_total} messages, oldest first"
+    note += f"; {omitted} older messages did not fit and are not shown)" if omitted else ")"
+    header.append(SECTION_TURNS + note)
+    parts = ["\n".join(header)] + list(turn_parts) + ["\n" + SECTION_END]
+    user = [{"type": "text", "text": p} for p in parts if p]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_sections(text: str) -> Dict[str, str]:
+    """Split a summary request's user text into ``{HEADER: body}`` (headers without ``<<>>``)."""
+    out: Dict[str, str] = {}
+    matches = list(_SECTION_RE.finditer(text))
+    for k, m in enumerate(matches):
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
+        out[m.group(1)] = text[m.end():end].strip("\n")
+    return out
+
+
+# -- B6: merging a previous summary with a new one --------------------------------------
+
+_PLACEHOLDER_RE = re.compile(r"^- \((none|nothing yet|none recorded|start|no goal stated)\)$")
+#: Sections trimmed first when a merged summary is over its size cap (oldest bullets first).
+_TRIM_ORDER = (
+    "### Done",
+    "## Key Decisions",
+    "## Constraints & Preferences",
+    "## Relevant Files",
+    "### In Progress",
+    "### Blocked",
+    "## Next Steps",
+    "## Goal",
+    "## Critical Context",
+)
+
+
+def _sections(summary: str) -> Dict[str, List[str]]:
+    out: Dict[str, List[str]] = {h: [] for h in TEMPLATE_HEADINGS}
+    current: Optional[str] = None
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if stripped in out:
+            current = stripped
+        elif current and stripped.startswith("- ") and not _PLACEHOLDER_RE.match(stripped):
+            if stripped not in out[current]:
+                out[current].append(stripped)
+    return out
+
+
+def _render(sections: Mapping[str, List[str]]) -> str:
+    lines: List[str] = []
+    for h in TEMPLATE_HEADINGS:
+        lines.append(h)
+        if h != "## Progress":
+            lines += list(sections[h]) or ["- (none)"]
+    return "\n".join(lines)
+
+
+def merge_summaries(previous: str, new: str, max_chars: int) -> str:
+    """B6: update ``previous`` with ``new`` section by section, within ``max_chars``.
+
+    The previous goal stays; previous In Progress items move to Done; other sections
+    are the union (previous first, duplicates dropped); Next Steps come from ``new``.
+    Over the cap, the oldest bullets go first, Done first and Critical Context last.
+    """
+    old, fresh = _sections(previous), _sections(new)
+    merged: Dict[str, List[str]] = {}
+    for h in TEMPLATE_HEADINGS:
+        if h == "## Goal":
+            items = old[h] or fresh[h]
+        elif h == "### Done":
+            items = old[h] + old["### In Progress"] + fresh[h]
+        elif h == "### In Progress":
+            items = fresh[h]
+        elif h == "## Next Steps":
+            items = fresh[h] or old[h]
+        else:
+            items = old[h] + fresh[h]
+        seen: set = set()
+        merged[h] = [x for x in items if not (x in seen or seen.add(x))]
+    return trim_summary(merged, max_chars)
+
+
+def trim_summary(sections: Dict[str, List[str]], max_chars: int) -> str:
+    """Render ``sections``, dropping oldest bullets in :data:`_TRIM_ORDER` until it fits."""
+    text = _render(sections)
+    for h in _TRIM_ORDER:
+        while len(text) > max_chars and sections[h]:
+            sections[h].pop(0)
+            text = _render(sections)
+    return text[:max_chars]
+
+
+def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) -> str:
+    """The simulated LLM: the B4 summary a chat request built by :func:`build_messages` asks for.
+
+    Uses :func:`simulator.provider.replies.summarise` on the turns (and memory context).
+    With a focus topic, the sentences about it, found anywhere in the turns, head the
+    Critical Context section (A5). With a previous summary, the two are merged
+    (:func:`merge_summaries`, B6).
+    A request of another shape is summarised as plain text.
+    """
+    user = next((m for m in reversed(list(messages)) if m.get("role") == "user"), None)
+    max_chars = max(200, int(max_tokens) * CHARS_PER_TOKEN_LOW)
+    text = content_text(user.get("content")) if user else ""
+    sections = parse_sections(text)
+    if "TURNS TO SUMMARISE" not in sections:
+        return simulator_summarise(request_text(list(messages)), max_chars=max_chars)
+    focus = sections.get("FOCUS TOPIC") or None
+    previous = sections.get("PREVIOUS SUMMARY") or None
+    turns = _LABEL_LINE_RE.sub("", sections["TURNS TO SUMMARISE"])
+    memory = sections.get("MEMORY PROVIDER CONTEXT")
+    source = f"{turns}\n\n{memory}" if memory else turns
+    new = simulator_summarise(source, focus_topic=focus, max_chars=max_chars)
+    if focus:
+        # A5: facts about the focus come first in Critical Context, wherever they sit.
+        needle = focus.lower()
+        hits = [p for p in source.split("\n\n") if needle in p.lower()]
+        if hits:
+            secs = _sections(new)
+            found = _sections(simulator_summarise("\n\n".join(hits), focus_topic=focus, max_chars=max_chars))
+            key = "## Critical Context"
+            secs[key] = list(dict.fromkeys(found[key] + secs[key]))
+            new = trim_summary(secs, max_chars)
+    if previous:
+        return merge_summaries(previous, new, max_chars)
+    return new
+
+
+class EngineSummaryReplies(SummariserReplies):
+    """Provider reply mode answering this engine's summary requests (see module doc).
+
+    Reads ``max_tokens`` from the request for the size cap (default 2000 tokens).
+    """
+
+    def reply(self, request, index, seed):
+        """Answer one chat request with :func:`summary_from_prompt` (deterministic)."""
+        max_tokens = int(request.get("max_tokens") or request.get("max_completion_tokens") or 2000)
+        return Reply(content=summary_from_prompt(request.get("messages") or [], max_tokens))
+
+
+@dataclass
+class SimulatorSummariser:
+    """The default summarise callable: one chat request to the in-process provider.
+
+    Args:
+        context_length: the summary model's window in tokens; a prompt plus
+            ``max_tokens`` larger than it fails with ``ProviderError(400,
+            context_length_exceeded)`` (B4). None means unlimited.
+        seed: the provider seed.
+        model: the model name put in the request.
+
+    Attributes:
+        calls: requests sent so far. last_request / last_response: the last exchange.
+
+    A fresh :class:`Provider` is made per call, so the summariser holds no lock and the
+    engine stays deep-copyable (O11/C1).
+    """
+
+    context_length: Optional[int] = None
+    seed: int = 0
+    model: str = "simulated-summariser"
+    calls: int = 0
+    last_request: Optional[Dict[str, Any]] = field(default=None, repr=False)
+    last_response: Optional[Dict[str, Any]] = field(default=None, repr=False)
+
+    def __call__(self, request: SummaryRequest) -> str:
+        """Return the summary text for ``request``.
+
+        Raises:
+            ProviderError: 400 when the prompt does not fit ``context_length``.
+        """
+        body = {
+            "model": request.model or self.model,
+            "messages": request.messages,
+            "max_tokens": request.budget_tokens,
+            "temperature": 0,
+        }
+        self.calls += 1
+        self.last_request = body
+        prompt_tokens = tokens.count_messages(request.messages)
+        if self.context_length is not None and prompt_tokens + request.budget_tokens > self.context_length:
+            raise ProviderError(
+                400,
+                {
+                    "error": {
+                        "message": (
+                            f"This model's maximum context length is {self.context_length} tokens. "
+                            f"However, you requested {prompt_tokens + request.budget_tokens} tokens "
+                            f"({prompt_tokens} in the messages, {request.budget_tokens} in the completion)."
+                        ),
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            )
+        response = Provider(seed=self.seed, replies=EngineSummaryReplies()).chat_completions(body)
+        self.last_response = response
+        return str(response["choices"][0]["message"].get("content") or "")
+
+
+def split_tokens(text: str, budget: int) -> Tuple[str, bool]:
+    """Cut ``text`` to at most ``budget`` cl100k tokens; return (text, was_cut)."""
+    if tokens.count_text(text) <= budget:
+        return text, False
+    enc = tokens.encoding()
+    return enc.decode(enc.encode_ordinary(text)[:budget]), True

@@ -1,0 +1,274 @@
+"""``ReferenceRouter``: a real ``select_context`` engine (H1-H6, C1, TS3, A1-A7, V1-V4).
+
+What it does, per provider request (:meth:`ReferenceRouter.select_context`):
+
+- splits the request into *turn groups*: a user message plus the assistant/tool messages
+  after it (so a tool call never leaves its results, V2); messages before the first user
+  message (system prompt, a compaction summary) form the always-kept head;
+- routes every group to a *topic*: the words of its user message (lowercase, 4+ letters,
+  stop words removed) are compared with each topic's vocabulary, in conversation order;
+  an overlap of at least :attr:`ReferenceRouter.match_ratio` joins the best topic, else
+  a new topic starts. Assignments are memoised in a shared, thread-safe
+  :class:`RouterBackend`, keyed by the user message's ``message_uid`` (or a digest of its
+  text when the host mints no uids), so a group's topic never changes once decided;
+- selects the head + every group of the incoming message's topic, in order (the current
+  turn last). Within one topic a new request only *appends* to the previous selection,
+  so the provider's prompt cache keeps hitting (H6); while nothing changed the
+  selection is an equal list. When the selection would be the whole request it returns
+  None (no change: the request stays byte-identical). Over ``budget_tokens`` it drops
+  the oldest in-topic groups.
+
+:meth:`on_turn_complete` indexes the finished turn into the backend (H5). Clones made by
+:meth:`clone_for_agent` share the backend (it holds a lock, so ``copy.deepcopy`` of the
+whole engine would fail) and copy only the budget fields (C1, C2). Compaction
+(:meth:`compress`) keeps the system prompt, a structured summary of the middle and the
+last :attr:`keep_last` messages (never splitting a tool call from its results).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import threading
+import uuid
+from typing import Any, Dict, List, Optional, Tuple
+
+from agent.context_engine import ContextEngine
+
+from simulator.provider.replies import summarise
+from simulator.provider.tokens import count_messages
+
+SUMMARY_PREFIX = "[Router summary of earlier conversation]"
+
+_WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{3,}")
+_STOP = frozenset("""
+about after again also been before being could does doing done each from have having here into just
+like make more most much must need only other over same should some such than that their them then
+there these they this those through under until very want were what when where which while will with
+would your yours please thanks thank could might shall next turn point keep
+""".split())
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def topic_words(text: str) -> frozenset:
+    """The routing vocabulary of ``text``: lowercase words of 4+ characters minus stop words."""
+    return frozenset(w.lower() for w in _WORD.findall(text or "")) - _STOP
+
+
+def turn_key(message: Dict[str, Any]) -> str:
+    """Key of a turn: its user message's ``message_uid``, else a digest of its text."""
+    uid = message.get("message_uid")
+    if isinstance(uid, str) and uid:
+        return uid
+    return "sha:" + hashlib.sha256(_text(message.get("content")).encode("utf-8")).hexdigest()[:24]
+
+
+class RouterBackend:
+    """Durable routing index shared by every clone of one registered router (thread-safe).
+
+    Per session id: the topic vocabularies (list of word sets, index = topic id) and
+    the memoised topic of each turn key. ``indexed_turns`` counts turns indexed through
+    on_turn_complete.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._topics: Dict[str, List[set]] = {}
+        self._assigned: Dict[str, Dict[str, int]] = {}
+        self.indexed_turns: Dict[str, int] = {}
+
+    def topic_of(self, session_id: str, key: str, words: frozenset, match_ratio: float) -> int:
+        """The topic id of turn ``key`` (assigned once, on first sight, in call order)."""
+        with self._lock:
+            assigned = self._assigned.setdefault(session_id, {})
+            if key in assigned:
+                return assigned[key]
+            topics = self._topics.setdefault(session_id, [])
+            best, best_score = -1, 0.0
+            for i, vocab in enumerate(topics):
+                score = len(words & vocab) / len(words) if words else 0.0
+                if score > best_score:
+                    best, best_score = i, score
+            if best < 0 or best_score < match_ratio:
+                topics.append(set())
+                best = len(topics) - 1
+            topics[best] |= words
+            assigned[key] = best
+            return best
+
+    def note_indexed(self, session_id: str) -> None:
+        """Count one on_turn_complete indexing of ``session_id``."""
+        with self._lock:
+            self.indexed_turns[session_id] = self.indexed_turns.get(session_id, 0) + 1
+
+    def topics(self, session_id: str) -> int:
+        """Number of topics known for ``session_id``."""
+        with self._lock:
+            return len(self._topics.get(session_id, []))
+
+
+def split_groups(messages: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[List[Dict[str, Any]]]]:
+    """(head, groups): messages before the first user message, then one group per user turn."""
+    head: List[Dict[str, Any]] = []
+    groups: List[List[Dict[str, Any]]] = []
+    for m in messages:
+        if m.get("role") == "user" and not _text(m.get("content")).startswith(SUMMARY_PREFIX):
+            groups.append([m])
+        elif groups:
+            groups[-1].append(m)
+        else:
+            head.append(m)
+    return head, groups
+
+
+class ReferenceRouter(ContextEngine):
+    """Topic-routing context engine; passes every check (see the module doc).
+
+    Attributes:
+        threshold_percent: compaction trigger as a share of the context (0.75).
+        keep_last: messages kept verbatim by compress().
+        match_ratio: word overlap needed to join an existing topic (0.2).
+    """
+
+    conformance_capabilities = frozenset({"select_context", "on_turn_complete"})
+    threshold_percent = 0.75
+    keep_last = 8
+    match_ratio = 0.2
+
+    def __init__(self, backend: Optional[RouterBackend] = None) -> None:
+        self.backend = backend if backend is not None else RouterBackend()
+        self.session_id = "default"
+        self._ineffective = 0
+        self._awaiting_verdict = False
+        self.selections = 0
+
+    # -- A: required surface -------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """A1: ``"router"``."""
+        return "router"
+
+    def update_from_response(self, usage: Dict[str, Any]) -> None:
+        """A2: record the usage; judge whether the last compaction was effective (A3)."""
+        usage = usage or {}
+        self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
+        self.last_completion_tokens = int(usage.get("completion_tokens", 0) or 0)
+        self.last_total_tokens = int(usage.get("total_tokens", 0) or 0)
+        if self._awaiting_verdict and self.last_prompt_tokens > 0:
+            self._awaiting_verdict = False
+            self._ineffective = self._ineffective + 1 if self.last_prompt_tokens >= self.threshold_tokens else 0
+
+    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+        """A3/A7: True at or over the threshold; never on the -1 sentinel, nor after 2 ineffective passes."""
+        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+        if tokens is None or tokens < 0 or self._ineffective >= 2:
+            return False
+        return self.threshold_tokens > 0 and int(tokens) >= self.threshold_tokens
+
+    def compress(self, messages: List[Dict[str, Any]], current_tokens: Optional[int] = None,
+                 focus_topic: Optional[str] = None, **kwargs: Any) -> List[Dict[str, Any]]:
+        """A4/V1-V4: system + structured summary of the middle + the last ``keep_last`` messages.
+
+        Every call counts in ``compression_count`` (A6, as the seeds define it), also one
+        that finds nothing to compact and returns its input unchanged.
+        """
+        self.compression_count += 1
+        head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
+        body = list(messages[len(head):])
+        start = max(len(body) - self.keep_last, 0)
+        while 0 < start < len(body) and body[start].get("role") != "assistant":
+            start -= 1  # the tail starts on an assistant message: no tool result cut from its call (V2)
+        if start <= 0:
+            return messages
+        middle = "\n".join(_text(m.get("content")) for m in body[:start])
+        summary = {
+            "role": "user",
+            "content": SUMMARY_PREFIX + "\n" + summarise(middle, focus_topic=focus_topic),
+            "message_uid": uuid.uuid4().hex,  # U6: the host keeps an engine-stamped uid
+        }
+        tail = [dict(m) for m in body[start:]]  # starts with assistant: user summary, no two users touch
+        self._awaiting_verdict = True
+        return head + [summary] + tail
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        """O1: routing state is kept per session id in the shared backend."""
+        self.session_id = str(session_id or "default")
+
+    def on_session_reset(self) -> None:
+        """O3: zero the counters and the anti-thrash state."""
+        super().on_session_reset()
+        self._ineffective = 0
+        self._awaiting_verdict = False
+
+    def clone_for_agent(self) -> "ReferenceRouter":
+        """C1: a fresh engine sharing the durable backend; budget fields copied (C2 safe)."""
+        clone = type(self)(backend=self.backend)
+        for attr in ("threshold_percent", "context_length", "threshold_tokens", "keep_last", "match_ratio"):
+            if attr in self.__dict__:
+                setattr(clone, attr, copy.deepcopy(self.__dict__[attr]))
+        if "model_thresholds" in self.__dict__:
+            clone.model_thresholds = dict(self.__dict__["model_thresholds"])
+        return clone
+
+    # -- H: selection and observation ----------------------------------------------------------
+    def _topic(self, group: List[Dict[str, Any]]) -> int:
+        user = group[0]
+        return self.backend.topic_of(self.session_id, turn_key(user), topic_words(_text(user.get("content"))),
+                                     self.match_ratio)
+
+    def route(self, request_messages: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], bool]:
+        """(selection, changed): the routed messages and whether anything was left out."""
+        head, groups = split_groups(request_messages)
+        if len(groups) <= 1:
+            return request_messages, False
+        topics = [self._topic(g) for g in groups]
+        current = topics[-1]
+        chosen = [g for g, t in zip(groups, topics) if t == current]
+        if len(chosen) == len(groups):
+            return request_messages, False
+        return head + [m for g in chosen for m in g], True
+
+    def select_context(self, request_messages: List[Dict[str, Any]], *,
+                       conversation_messages: Optional[List[Dict[str, Any]]] = None,
+                       incoming_message: Optional[Dict[str, Any]] = None, budget_tokens: int = 0,
+                       **kwargs: Any) -> Optional[List[Dict[str, Any]]]:
+        """H3/H6: the incoming topic's turns (plus the head), or None when that is everything."""
+        self.selections += 1
+        selected, changed = self.route(request_messages)
+        if budget_tokens and count_messages(selected) > budget_tokens:
+            head, groups = split_groups(selected)
+            while len(groups) > 1 and count_messages(head + [m for g in groups for m in g]) > budget_tokens:
+                groups.pop(0)
+            selected, changed = head + [m for g in groups for m in g], True
+        if not changed:
+            return None
+        return [copy.deepcopy(m) for m in selected]
+
+    def on_turn_complete(self, messages: List[Dict[str, Any]], usage: Optional[Dict[str, Any]] = None,
+                         **kwargs: Any) -> None:
+        """H5: index every turn of the finished transcript into the shared backend."""
+        _, groups = split_groups(list(messages))
+        for g in groups:
+            self._topic(g)
+        self.backend.note_indexed(self.session_id)
+
+    def get_status(self) -> Dict[str, Any]:
+        """O8 plus the router's topic count for this session."""
+        status = super().get_status()
+        status["topics"] = self.backend.topics(self.session_id)
+        return status
+
+
+def selection_digest(messages: Optional[List[Dict[str, Any]]]) -> str:
+    """A digest of a selection (for stability checks): sha256 of its canonical JSON."""
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()

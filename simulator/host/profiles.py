@@ -1,0 +1,115 @@
+"""Host profiles: which Hermes host the reference host plays (issue 4, item 8).
+
+``documented`` (the default) follows the seeds and CONTRACT.md. ``hermes-0.19`` plays what
+the released hermes-agent 0.19.0 host does (research/host.md §1.4, §21), so an engine
+author can see whether an engine works on both:
+
+- select_context and on_turn_complete are never called (H4 note, §9, §10);
+- compress() gets the live history without the system message, on the caller's thread,
+  with no timeout (§1.4, §8);
+- on_session_end, then on_session_start(boundary_reason="compression"), fire after every
+  committed compaction (§8 "Boundary notifications");
+- prompt-cache markers are placed before the request sanitizers (§9, §17);
+- no clone_for_agent (deepcopy only) and no user plugin folder (§3, §4);
+- no model_thresholds and no message_uid / tool-call uids (§5, §14);
+- the wire rule strips every top-level key starting with ``_`` (§14).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple, Union
+
+DOCUMENTED = "documented"
+HERMES_019 = "hermes-0.19"
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """What one host version does; every field names the behaviour it switches.
+
+    Attributes:
+        name: ``"documented"`` or ``"hermes-0.19"``.
+        stages: request pipeline stage names, in order (H4; see :mod:`simulator.host.pipeline`).
+        calls_on_turn_complete: H5 hook fired at the end of a normal turn.
+        compress_with_system: compress() input starts with the system message (documented)
+            or is the history without it (0.19.0).
+        compress_snapshot: compress() gets a private deep snapshot (TS2) or the live list.
+        compress_timeout: ``compression.context_timeout_seconds`` is honoured (TS1); when
+            False every pass runs inline on the caller's thread with no timeout.
+        boundary_callbacks: on_session_end + on_session_start(boundary_reason="compression")
+            after every committed compaction (0.19.0, §8).
+        clone_for_agent: C1 hook used at agent init (False: ``copy.deepcopy`` only).
+        user_plugin_dir: R3 ``$HERMES_HOME/plugins/<name>/`` is searched for engines.
+        model_thresholds: K1 ``compression.model_thresholds`` assigned before update_model.
+        stamps_uids: U1 message_uid minted on persisted messages.
+        strip_underscore_keys: wire rule of 0.19.0: strip every top-level ``_*`` key.
+    """
+
+    name: str
+    stages: Tuple[str, ...]
+    calls_on_turn_complete: bool
+    compress_with_system: bool
+    compress_snapshot: bool
+    compress_timeout: bool
+    boundary_callbacks: bool
+    clone_for_agent: bool
+    user_plugin_dir: bool
+    model_thresholds: bool
+    stamps_uids: bool
+    strip_underscore_keys: bool
+
+    @property
+    def calls_select_context(self) -> bool:
+        """H3: whether select_context is one of the request stages."""
+        return "select_context" in self.stages
+
+
+PROFILES = {
+    DOCUMENTED: HostProfile(
+        name=DOCUMENTED,
+        stages=("assemble", "select_context", "sanitize", "cache_control"),
+        calls_on_turn_complete=True,
+        compress_with_system=True,
+        compress_snapshot=True,
+        compress_timeout=True,
+        boundary_callbacks=False,
+        clone_for_agent=True,
+        user_plugin_dir=True,
+        model_thresholds=True,
+        stamps_uids=True,
+        strip_underscore_keys=True,
+    ),
+    HERMES_019: HostProfile(
+        name=HERMES_019,
+        stages=("assemble", "cache_control", "sanitize"),
+        calls_on_turn_complete=False,
+        compress_with_system=False,
+        compress_snapshot=False,
+        compress_timeout=False,
+        boundary_callbacks=True,
+        clone_for_agent=False,
+        user_plugin_dir=False,
+        model_thresholds=False,
+        stamps_uids=False,
+        strip_underscore_keys=True,
+    ),
+}
+
+
+def get_profile(profile: Union[str, HostProfile, None]) -> HostProfile:
+    """Resolve ``profile`` (a name, a :class:`HostProfile`, or None for ``documented``).
+
+    Raises:
+        ValueError: an unknown name; the message lists the known ones.
+    """
+    if profile is None:
+        return PROFILES[DOCUMENTED]
+    if isinstance(profile, HostProfile):
+        return profile
+    try:
+        return PROFILES[str(profile)]
+    except KeyError:
+        raise ValueError(
+            f"unknown host profile {profile!r}; use one of: {', '.join(sorted(PROFILES))}"
+        ) from None

@@ -1,0 +1,158 @@
+"""Model table of the provider simulator: context windows, cache rules, minimums, prices.
+
+Each model name resolves to a :class:`ModelSpec` saying which caching rules apply
+(``"anthropic"``: explicit ``cache_control`` breakpoints, P1–P3; ``"openai"``: automatic
+prefix caching from 1024 tokens in 128-token steps), its minimum cacheable prefix in
+tokens, its context window (tokens) and prices (USD per million tokens). Names are
+matched exactly first, then by family pattern (research/simulator.md §1.4, §2.1).
+The table is per :class:`~simulator.provider.core.Provider`, so tests can override a
+family's minimum (:meth:`ModelTable.override`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Tuple
+
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
+
+#: Default conformance model: a Claude-family model behind the OpenAI-compatible route.
+DEFAULT_MODEL = "anthropic/claude-sonnet-4"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model's simulated behaviour.
+
+    Attributes:
+        name: the model id as requested.
+        family: family key; caches are keyed per family+name.
+        context_length: window in tokens (prompt + ``max_tokens`` must fit).
+        max_output_tokens: largest ``max_tokens`` accepted (tokens).
+        cache_rules: ``"anthropic"`` or ``"openai"``.
+        min_cacheable_tokens: Anthropic: minimum prefix a breakpoint must cover to be
+            written; OpenAI: first cacheable length (1024).
+        cache_step_tokens: OpenAI: cached lengths grow in steps of this many tokens (128).
+        openai_retention_seconds: OpenAI: idle lifetime of an automatic cache entry (s).
+        price_input / price_output: USD per million tokens (Anthropic multipliers apply:
+            5m write 1.25x, 1h write 2x, read 0.1x; OpenAI read ``openai_cached_multiplier``).
+        openai_cached_multiplier: OpenAI: price multiplier of cached input tokens.
+    """
+
+    name: str
+    family: str
+    context_length: int
+    max_output_tokens: int
+    cache_rules: str
+    min_cacheable_tokens: int
+    price_input: float
+    price_output: float
+    cache_step_tokens: int = 128
+    openai_retention_seconds: float = 600.0
+    openai_cached_multiplier: float = 0.5
+
+    @property
+    def anthropic_rules(self) -> bool:
+        """True when explicit ``cache_control`` breakpoints (P1–P3) govern caching."""
+        return self.cache_rules == ANTHROPIC
+
+
+_CLAUDE_DEFAULTS = dict(context_length=200_000, max_output_tokens=64_000, cache_rules=ANTHROPIC)
+
+#: (pattern, family, fields): first match wins, tried after exact names.
+_FAMILIES: List[Tuple[str, str, Dict]] = [
+    (r"claude-(opus-4[-.]?[5-7]|haiku-4[-.]?5)", "claude-4096",
+     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=4096, price_input=5.0, price_output=25.0)),
+    (r"claude-(3[-.]5-haiku|3-haiku|haiku-3)", "claude-haiku-3",
+     dict(_CLAUDE_DEFAULTS, max_output_tokens=8192, min_cacheable_tokens=2048, price_input=0.8, price_output=4.0)),
+    (r"claude-sonnet-4[-.]6", "claude-sonnet-4.6",
+     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=2048, price_input=3.0, price_output=15.0)),
+    (r"claude-opus", "claude-opus",
+     dict(_CLAUDE_DEFAULTS, max_output_tokens=32_000, min_cacheable_tokens=1024, price_input=15.0, price_output=75.0)),
+    (r"claude", "claude-1024",
+     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=1024, price_input=3.0, price_output=15.0)),
+    (r"gpt-4\.1", "gpt-4.1",
+     dict(context_length=1_047_576, max_output_tokens=32_768, cache_rules=OPENAI, min_cacheable_tokens=1024,
+          price_input=2.0, price_output=8.0, openai_cached_multiplier=0.25)),
+    (r"gpt-5", "gpt-5",
+     dict(context_length=400_000, max_output_tokens=128_000, cache_rules=OPENAI, min_cacheable_tokens=1024,
+          price_input=1.25, price_output=10.0, openai_cached_multiplier=0.1)),
+    (r"gpt-4o|gpt-4|o1|o3|o4", "gpt-4o",
+     dict(context_length=128_000, max_output_tokens=16_384, cache_rules=OPENAI, min_cacheable_tokens=1024,
+          price_input=2.5, price_output=10.0, openai_cached_multiplier=0.5)),
+]
+
+#: Names listed by ``GET /v1/models``.
+LISTED_MODELS = (
+    DEFAULT_MODEL,
+    "anthropic/claude-sonnet-4.5",
+    "anthropic/claude-opus-4.5",
+    "anthropic/claude-haiku-4.5",
+    "anthropic/claude-3.5-haiku",
+    "claude-sonnet-4-20250514",
+    "claude-sonnet-4-5",
+    "claude-opus-4-5",
+    "claude-haiku-4-5",
+    "claude-3-5-haiku-20241022",
+    "gpt-4o",
+    "gpt-4.1",
+    "gpt-5",
+    "openai/gpt-4o",
+)
+
+_GENERIC = dict(context_length=128_000, max_output_tokens=16_384, cache_rules=OPENAI,
+                min_cacheable_tokens=1024, price_input=1.0, price_output=4.0)
+
+
+class ModelTable:
+    """Resolves model names to :class:`ModelSpec`; per-provider, overridable.
+
+    Unknown names get the generic OpenAI-rules spec (128k window) rather than an
+    error, so any client model id works; :meth:`override` pins exact values.
+    """
+
+    def __init__(self) -> None:
+        self._exact: Dict[str, ModelSpec] = {}
+        self._family_overrides: Dict[str, Dict] = {}
+        self._memo: Dict[str, ModelSpec] = {}
+
+    def resolve(self, name: str) -> ModelSpec:
+        """The spec for model ``name`` (exact override, then family pattern, then generic)."""
+        spec = self._memo.get(name)
+        if spec is not None:
+            return spec
+        spec = self._exact.get(name)
+        if spec is None:
+            low = name.lower()
+            for pattern, family, fields in _FAMILIES:
+                if re.search(pattern, low):
+                    spec = ModelSpec(name=name, family=family, **dict(fields, **self._family_overrides.get(family, {})))
+                    break
+            else:
+                spec = ModelSpec(name=name, family="generic", **dict(_GENERIC, **self._family_overrides.get("generic", {})))
+        self._memo[name] = spec
+        return spec
+
+    def override(self, name: Optional[str] = None, *, family: Optional[str] = None, **fields) -> None:
+        """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a whole ``family``.
+
+        Raises:
+            ValueError: neither or both of ``name`` / ``family`` given, or an unknown field.
+        """
+        if (name is None) == (family is None):
+            raise ValueError("override() needs exactly one of name=... or family=...")
+        unknown = set(fields) - set(ModelSpec.__dataclass_fields__) - {"name", "family"}
+        if unknown:
+            raise ValueError(f"override(): unknown ModelSpec fields {sorted(unknown)}")
+        if name is not None:
+            self._exact[name] = replace(self.resolve(name), **fields)
+        else:
+            self._family_overrides.setdefault(family, {}).update(fields)
+        self._memo.clear()
+
+    def listing(self) -> List[ModelSpec]:
+        """Specs of :data:`LISTED_MODELS` plus exact overrides, for ``GET /v1/models``."""
+        names = list(LISTED_MODELS) + [n for n in self._exact if n not in LISTED_MODELS]
+        return [self.resolve(n) for n in names]

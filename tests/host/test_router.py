@@ -1,0 +1,171 @@
+"""ReferenceRouter (H3, H5, H6, C1) and the H6 reshuffle mutant, measured with provider caching."""
+
+from __future__ import annotations
+
+import copy
+import threading
+
+from reference_engines.mutants.h6_reshuffle import ReshufflingRouter
+from reference_engines.router import ReferenceRouter, selection_digest, split_groups
+from simulator.host import hooks
+from simulator.host.scenarios import run_cache_scenario, user_message
+from simulator.host.session import HostConfig, HostSession
+from simulator.provider.core import Provider
+
+
+def _conversation():
+    msgs = [{"role": "system", "content": "sys"}]
+    for i, topic in enumerate(["database", "database", "frontend", "database", "frontend"]):
+        msgs.append({"role": "user", "content": user_message(topic, i, words=40)})
+        msgs.append({"role": "assistant", "content": f"ok {i}"})
+    msgs.append({"role": "user", "content": user_message("database", 99, words=40)})
+    return msgs
+
+
+def test_router_selects_incoming_topic_and_keeps_valid_shape():
+    """H3: head + the incoming topic's turns, in order; a valid non-empty list of dicts."""
+    r = ReferenceRouter()
+    req = _conversation()
+    out = r.select_context(req)
+    assert hooks.valid_selection(out)
+    assert out[0]["role"] == "system" and out[-1] == req[-1]
+    texts = [m["content"] for m in out if m["role"] == "user"]
+    assert all(" on database:" in t for t in texts) and len(texts) == 4
+
+
+def test_router_stable_while_nothing_changes():
+    """H6: the same request gives an equal selection; appending a same-topic turn only appends."""
+    r = ReferenceRouter()
+    req = _conversation()
+    a, b = r.select_context(copy.deepcopy(req)), r.select_context(copy.deepcopy(req))
+    assert a == b and selection_digest(a) == selection_digest(b)
+    longer = req + [{"role": "assistant", "content": "sure"},
+                    {"role": "user", "content": user_message("database", 100, words=40)}]
+    c = r.select_context(longer)
+    assert c[:len(a)] == a  # prefix-stable: the cache keeps hitting
+
+
+def test_router_returns_none_when_everything_is_selected():
+    """H3: single topic -> no change (None keeps the request byte-identical)."""
+    r = ReferenceRouter()
+    req = [{"role": "system", "content": "s"}] + [
+        {"role": "user", "content": user_message("deploy", i, words=30)} for i in range(3)]
+    assert r.select_context(req) is None
+
+
+def test_mutant_reshuffles_every_call():
+    """H6 mutant: same input, different selections."""
+    m = ReshufflingRouter()
+    req = _conversation() + [{"role": "assistant", "content": "x"},
+                             {"role": "user", "content": user_message("database", 7, words=40)}]
+    a, b = m.select_context(copy.deepcopy(req)), m.select_context(copy.deepcopy(req))
+    assert a != b and hooks.valid_selection(a)
+
+
+def test_on_turn_complete_indexes_and_clones_share_backend():
+    """H5/C1: on_turn_complete indexes turns; clone_for_agent shares the backend and copies budget fields."""
+    registered = ReferenceRouter()
+    s = HostSession(registered, Provider(), clone=True, context_length=100_000)
+    s.start()
+    s.user_turn(user_message("database", 1, words=40))
+    s.user_turn(user_message("frontend", 2, words=40))
+    assert s.engine is not registered and s.engine.backend is registered.backend
+    assert registered.backend.indexed_turns[s.session_id] == 2
+    assert registered.backend.topics(s.session_id) == 2
+    child = s.spawn_subagent(context_length=64_000)
+    assert child.engine.backend is registered.backend
+    assert s.engine.context_length == 100_000 and child.engine.context_length == 64_000
+
+
+def test_router_backend_thread_safe():
+    """TS3: one backend used from many threads assigns each turn exactly one topic."""
+    r = ReferenceRouter()
+    req = _conversation()
+    results = []
+
+    def work():
+        clone = r.clone_for_agent()
+        results.append(clone.select_context(copy.deepcopy(req)))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(x == results[0] for x in results)
+
+
+def test_router_compress_valid_and_counts():
+    """A4/V: compress keeps the system first, pairs intact, and counts."""
+    r = ReferenceRouter()
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = _conversation()[:-1] + [{"role": "assistant", "content": None, "tool_calls": [call]},
+                                   {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    msgs += [{"role": "user", "content": f"u{i}"} if i % 2 == 0 else {"role": "assistant", "content": f"a{i}"}
+             for i in range(10)]
+    out = r.compress(msgs)
+    assert out[0]["role"] == "system" and len(out) < len(msgs) and r.compression_count == 1
+    ids = [m["tool_call_id"] for m in out if m["role"] == "tool"]
+    calls = [c["id"] for m in out for c in m.get("tool_calls") or ()]
+    assert ids == calls
+    head, groups = split_groups(out)
+    assert head[1]["content"].startswith("[Router summary")
+
+
+def test_router_should_compress_sentinel_and_anti_thrash():
+    """A3/A7: never on -1; blocked after two ineffective passes."""
+    r = ReferenceRouter()
+    r.update_model("m", 1000)
+    assert r.should_compress(900) and not r.should_compress(-1)
+    for _ in range(2):
+        r.compress(_conversation() * 2)
+        r.update_from_response({"prompt_tokens": 990, "completion_tokens": 1, "total_tokens": 991})
+    assert not r.should_compress(990)
+
+
+def test_router_full_session_with_compaction_and_selection():
+    """End to end: select_context, compaction and on_turn_complete together in one session."""
+    s = HostSession(ReferenceRouter(), Provider(), clone=True, context_length=2_400,
+                    config=HostConfig(context_timeout_seconds=2.0))
+    for i in range(10):
+        res = s.user_turn(user_message("database" if i % 3 else "frontend", i, words=150))
+        assert res.reply
+    assert s.compactions >= 1 and s.provider.u9_leaks == []
+    assert "select_context" in s.recorder.methods() and "on_turn_complete" in s.recorder.methods()
+
+
+# -- H6 measured -------------------------------------------------------------------------------------
+def test_cache_ratio_router_vs_reshuffling_mutant():
+    """H6: 30 turns x ~300 tokens; cache reads / prompt tokens after the first two calls:
+    >= 0.8 for the router, <= 0.2 for the reshuffling mutant."""
+    good = run_cache_scenario(ReferenceRouter())
+    bad = run_cache_scenario(ReshufflingRouter())
+    assert good.system_share < 0.10 and 250 <= good.mean_turn_tokens <= 350
+    assert good.ratio >= 0.8, good.ratio
+    assert bad.ratio <= 0.2, bad.ratio
+    assert good.prompt_tokens == bad.prompt_tokens  # same selection sizes, only the order differs
+
+
+def test_host_requests_deterministic_across_processes():
+    """Determinism: the same scenario gives the same request bytes in two fresh processes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import hashlib, reference_engines\n"
+        "from reference_engines.router import ReferenceRouter\n"
+        "from simulator.host.session import HostSession, HostConfig\n"
+        "from simulator.host.scenarios import user_message\n"
+        "from simulator.provider.core import Provider\n"
+        "s = HostSession(ReferenceRouter(), Provider(seed=3), clone=True, context_length=2400,"
+        " model='anthropic/claude-sonnet-4', config=HostConfig(context_timeout_seconds=0))\n"
+        "for i in range(12): s.user_turn(user_message('database' if i % 3 else 'frontend', i, words=150))\n"
+        "print(s.compactions, hashlib.sha256(b''.join(s.requests)).hexdigest())\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    outs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
+                           env={"PYTHONPATH": root, "PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"})
+            for seed in (1, 2)]
+    assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
+    assert outs[0].stdout == outs[1].stdout and int(outs[0].stdout.split()[0]) >= 1
