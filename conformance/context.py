@@ -27,7 +27,7 @@ CHECK_WINDOW_TOKENS = 16_000
 CHECK_MODEL = "sim-model"
 
 #: max_examples per Hypothesis check, per profile.
-PROFILES: Dict[str, int] = {"quick": 6, "default": 20, "thorough": 200}
+PROFILES: Dict[str, int] = {"quick": 6, "default": 40, "thorough": 200}
 #: stateful_step_count per profile (lifecycle state machine).
 STATEFUL_STEPS: Dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
 #: Default per-check wall-clock limit in seconds (hostile engines that hang).
@@ -209,8 +209,10 @@ class CheckContext:
         test()
 
     def exposes(self, engine: Any, *names: str) -> bool:
-        """True when the engine's own class (not only the kit's ABC) defines every attribute."""
+        """True when the engine itself (its instance or its own class, not only the ABC) defines every attribute."""
         for name in names:
+            if name in getattr(engine, "__dict__", {}):
+                continue  # set on the instance (e.g. from constructor arguments)
             owners = [k for k in type(engine).__mro__ if name in vars(k)]
             if not owners or all(k.__module__.startswith(("simulator.host.abc", "agent.")) for k in owners):
                 return False

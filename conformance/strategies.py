@@ -208,7 +208,7 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
     """A history over ``min_tokens`` whose tokens sit in the compressible middle (A4, B, REG).
 
     Layout: [system] + a short first exchange + filler tool turns (the bulk) [+ a planted
-    ``focus_fact`` user/assistant pair in the middle] + ``small_tail`` short messages
+    ``focus_fact`` user/assistant pair in the middle] + a two-message plain bridge + ``small_tail`` short messages
     alternating user/assistant from a user message (odd ``small_tail``: ends on a user). The protected parts (head 3,
     tail of 20 by the seeds' defaults) stay small, so an engine can get under budget.
     """
@@ -225,6 +225,11 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
         out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
                               {"role": "assistant", "content": "Noted."}] + chatter[8:]
     add_filler(out, min_tokens, seed + 1000)
+    # a bridge of two plain messages (about min_tokens/8 tokens each) between the bulk and the
+    # short tail: a tail walked back by a token budget stops inside it, not at a tool group
+    bridge_chars = max(400, min_tokens // 2)
+    out += [{"role": "user", "content": text_from_seed(seed + 7, "en_US", 3) + " " + blob_from_seed(seed + 7, bridge_chars)},
+            {"role": "assistant", "content": text_from_seed(seed + 8, "en_US", max(2, bridge_chars // 90))}]
     for i in range(small_tail):
         role = "user" if i % 2 == 0 else "assistant"
         out.append({"role": role, "content": f"step {i}: " + ("ok" if role == "assistant" else "continue")})

@@ -117,6 +117,9 @@ def check_fits_budget_when_possible(ctx):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
         history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
+        if ctx.exposes(engine, "protect_first_n", "protect_last_n") and \
+                len(history) <= int(engine.protect_first_n) + int(engine.protect_last_n) + 1:
+            return  # everything is protected: the budget cannot be met
         out = compress_like_host("A4", SHOULD, engine, history)
         if isinstance(out, list) and not v1_problems(out):
             tokens = count_messages(out)

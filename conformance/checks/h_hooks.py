@@ -22,6 +22,8 @@ CACHE_MODEL = "gpt-4.1"
 #: H6: a stable selection over identical turns should read at least this share of its
 #: prompt tokens from the provider's prompt cache (turns 2..N).
 MIN_CACHE_READ_SHARE = 0.5
+#: The provider's minimum cacheable prefix for CACHE_MODEL (OpenAI rules), in tokens.
+MIN_CACHEABLE_TOKENS = 1_024
 
 
 def _need(engine: Any, hook: str) -> None:
@@ -102,10 +104,10 @@ def check_turn_complete_does_not_mutate(ctx):
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 
-def _turns(n_turns: int, seed: int) -> List[Dict[str, Any]]:
+def _turns(n_turns: int, seed: int, chars: int = 1_200) -> List[Dict[str, Any]]:
     history: List[Dict[str, Any]] = [{"role": "system", "content": "You are a careful assistant. " * 20}]
     for k in range(n_turns):
-        history += filler_block(seed, 1_200, k)
+        history += filler_block(seed, chars, k)
     history.append({"role": "user", "content": "And now?"})
     return history
 
@@ -168,7 +170,7 @@ def check_cache_reuse(ctx):
     if provider is None:
         raise CheckSkipped("the provider simulator in use reports no prompt-cache reads (cache accounting not "
                            "available); H6-stable-selection still runs")
-    history = _turns(6, 11)
+    history = _turns(8, 11, chars=3_000)
     read = total = 0
     for turn in range(5):
         try:
@@ -181,6 +183,9 @@ def check_cache_reuse(ctx):
         if turn:
             read += int((u.get("prompt_tokens_details") or {}).get("cached_tokens", 0))
             total += int(u.get("prompt_tokens", 0))
+    if total < 4 * MIN_CACHEABLE_TOKENS:
+        raise CheckSkipped(f"the selection is below the provider's minimum cacheable prompt ({total // 4} tokens per "
+                           f"turn < {MIN_CACHEABLE_TOKENS}); nothing to measure")
     share = read / total if total else 1.0
     if share < MIN_CACHE_READ_SHARE:
         fail("H6", SHOULD, "prompt-cache reads over 4 repeated identical turns",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Mapping, Optional
 
 PLUGIN_DIRS = Path(__file__).parent / "plugin_dirs"
 REFERENCE_PLUGIN_DIR = PLUGIN_DIRS / "minimal"
@@ -23,6 +23,16 @@ REFERENCES = {
 }
 _OPTIONAL_REFERENCES = ("reference_engines.compressor:ReferenceCompressor", "reference_engines.lcm:LCMEngine",
                         "reference_engines.router:ReferenceRouter")
+#: Findings of the kit's checks on reference engines of other parts of the kit, reported to
+#: their owners; run as expected failures (strict in the tests, so a fix shows up as XPASS).
+KNOWN_FINDINGS: Dict[str, Dict[str, str]] = {
+    "reference_engines.lcm:LCMEngine": {
+        "REG-h-summary-role-alternates[other]": "B5 SHOULD: the LCM summary (assistant) can touch an assistant "
+                                                "message of the tail (reported to the LCM owner)"},
+    "reference_engines.router:ReferenceRouter": {
+        "REG-j-stops-after-ineffective-compactions": "A3 SHOULD: the router asks for compaction 5 times in 20 "
+                                                     "turns when compaction cannot help (reported to the host owner)"},
+}
 
 
 @dataclass(frozen=True)
@@ -33,11 +43,13 @@ class Kill:
         clause: the clause it breaks.
         pattern: regex the failure message must match (after the ``[CLAUSE LEVEL]`` prefix).
         plugin_dir: plugin folder for the R checks (its engine factory is MinimalEngine).
+        xfails: findings the mutant inherits from its base engine (see KNOWN_FINDINGS).
     """
 
     clause: str
     pattern: str
     plugin_dir: Optional[Path] = None
+    xfails: Optional[Mapping[str, str]] = None
 
 
 M = "reference_engines.mutants."
@@ -103,7 +115,9 @@ KILLS: Dict[str, Kill] = {
 }
 
 if importlib.util.find_spec("reference_engines.router") is not None:  # from the host work (H6)
-    KILLS[M + "h6_reshuffle:ReshufflingRouter"] = Kill("H6", r"select_context\(\) call \d|prompt-cache reads")
+    KILLS[M + "h6_reshuffle:ReshufflingRouter"] = Kill(
+        "H6", r"select_context\(\) call \d|prompt-cache reads",
+        xfails=KNOWN_FINDINGS["reference_engines.router:ReferenceRouter"])
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
 MUTANTS: Dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}

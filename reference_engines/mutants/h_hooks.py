@@ -53,5 +53,5 @@ class RotatingSelection(HookedEngine):
         body = out[len(head):]
         if len(body) <= 10:
             return None
-        start = safe_tail_start(body, len(body) - (6 + self.calls % 3))  # the defect: a new cut per call
+        start = safe_tail_start(body, max(1, len(body) - (6 + self.calls)))  # the defect: a new cut per call
         return head + body[start:]
