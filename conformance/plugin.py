@@ -53,6 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="leave the bundled scenario checks out (they are skipped with a reason).")
     group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
                     help="per-check time limit; a hanging engine method fails its check (default 120).")
+    group.addoption("--conformance-no-shrink", action="store_true", default=False,
+                    help="do not shrink failing examples (faster failures, longer examples in failure files).")
     group.addoption("--conformance-seed", default=None, type=int, metavar="N",
                     help="Hypothesis seed with --conformance-random (recorded in failure files).")
     group.addoption("--engine-plugin", default=None, metavar="DIR",
@@ -182,7 +184,8 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
                        derandomize=not pytestconfig.getoption("--conformance-random"),
                        seed=pytestconfig.getoption("--conformance-seed"),
                        plugin_dir=pytestconfig.getoption("--engine-plugin"),
-                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios"))
+                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios"),
+                       shrink=not pytestconfig.getoption("--conformance-no-shrink"))
     if ctx.seed is None and not ctx.derandomize:
         import random as _random
 

@@ -177,7 +177,8 @@ def check_cache_reuse(ctx):
             out = select_like_host("H6", SHOULD, engine, history)
         except ContractViolation:
             return  # H1's business
-        messages = history if out is None else out
+        valid = isinstance(out, list) and out and all(isinstance(m, dict) for m in out)
+        messages = out if valid else history  # None or an invalid value: the host sends the request unchanged
         response = provider.chat_completions({"model": CACHE_MODEL, "messages": copy.deepcopy(messages)})
         u = response.get("usage") or {}
         if turn:

@@ -30,7 +30,8 @@ def test_check_passes_and_writes_json(tmp_path):
 def test_check_exits_nonzero_on_must_failure(tmp_path):
     out = tmp_path / "v.json"
     proc = cli("check", "reference_engines.mutants.a6_never_counts:NeverCounts", "--json", str(out),
-               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), "-k", "A6 or A2",
+               "--conformance-no-shrink", cwd=tmp_path)
     assert proc.returncode == 1
     failed = [r for r in json.loads(out.read_text())["results"] if r["outcome"] == "failed"]
     assert {r["clause"] for r in failed} == {"A6"}

@@ -46,12 +46,12 @@ def _full(results):
 def test_hanging_method_times_out_and_the_run_continues():
     RELEASE.clear()
     try:
-        results = _full(run_conformance(HangsInPreflight, profile="quick", timeout=1.5, shrink=False))
+        results = _full(run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False))
     finally:
         RELEASE.set()
     r = results["O7-preflight-returns-bool"]
     assert r.outcome == "failed"
-    assert r.message.startswith("[O7 MUST] should_compress_preflight(): did not return within 1.5 s")
+    assert r.message.startswith("[O7 MUST] should_compress_preflight(): did not return within 1 s")
     assert results["A2-usage-updates-counters"].outcome == "passed"  # later checks still ran
 
 

@@ -23,9 +23,23 @@ ENGINE_FACING = (["S0", "D1"] + [f"A{i}" for i in range(1, 8)] + [f"V{i}" for i 
                  + [f"B{i}" for i in range(1, 7)] + ["R4", "R5", "R6"])
 
 
+def _row(spec):
+    return run_mutant(spec, profile="quick", shrink=False)
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    """Every mutant's row, computed in two worker processes (the machine has 2 cores)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return dict(zip(KILLS, pool.map(_row, list(KILLS))))
+
+
 @pytest.mark.parametrize("spec", list(KILLS), ids=[s.replace("reference_engines.mutants.", "") for s in KILLS])
-def test_mutant_is_killed_by_its_own_clause_only(spec):
-    row = run_mutant(spec, profile="quick", shrink=False)
+def test_mutant_is_killed_by_its_own_clause_only(spec, matrix):
+    row = matrix[spec]
     if row.skipped_reason:
         pytest.skip(f"{spec}: {row.skipped_reason}")
     kill = KILLS[spec]

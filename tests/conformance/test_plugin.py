@@ -44,7 +44,7 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, g
 
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
-    result = run(kit_pytester, f"--engine={spec}", QUICK)
+    result = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4")
     out = result.stdout.str()
     assert result.ret == 1
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
@@ -156,7 +156,8 @@ def test_collection_is_identical_under_xdist(kit_pytester):
 def test_xfails_file_and_replay_file(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
     (kit_pytester.path / "xfails.txt").write_text("# known\nV4  # issue 12: we drop the prompt\nZ9-nope\n")
-    result = run(kit_pytester, f"--engine={spec}", QUICK, "--conformance-xfails=xfails.txt", "-k", "V4")
+    result = run(kit_pytester, f"--engine={spec}", QUICK, "--conformance-xfails=xfails.txt", "-k", "V4",
+                 "--conformance-no-shrink")
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
     assert "xfailed" in out and "'Z9-nope' matches no check" in out

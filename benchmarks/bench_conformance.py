@@ -1,0 +1,117 @@
+"""Benchmark of the conformance wing (issue 6, item 10). Prints medians measured in one run.
+
+1. Time to verdict with the default profile, through pytest as users run it
+   (``pytest -p conformance.plugin --engine=X --conformance-profile=default``), plain and
+   with ``-n 2``, for MinimalEngine and ReferenceCompressor (when present). Bundled
+   scenarios are left out (``--conformance-no-scenarios``).
+2. Time to first failure on each mutant (quick profile, shrinking on), in-process.
+3. The median shrunk counterexample length (messages) across mutants, with protect
+   settings pinned (protect_first_n=1, protect_last_n=2 on engines that expose them).
+
+Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict] [--skip-mutants]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import List
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINES = ["reference_engines.mutants._base:MinimalEngine", "reference_engines.compressor:ReferenceCompressor"]
+PINNED = {"protect_first_n": 1, "protect_last_n": 2}
+
+
+def verdict_seconds(spec: str, extra: List[str]) -> float:
+    """Wall seconds of one pytest run of the checks against ``spec`` (default profile)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("CONFORMANCE_ENGINE", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+               f"--engine={spec}", "--conformance-profile=default", "--conformance-no-scenarios",
+               "--rootdir", tmp, *extra]
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+        elapsed = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"pytest failed for {spec} {extra}: rc={proc.returncode}\n{proc.stdout[-2000:]}")
+    return elapsed
+
+
+def pinned_factory(spec: str):
+    """A factory for ``spec`` whose engines get PINNED protect settings when they expose them."""
+    from conformance.context import CheckContext
+    from conformance.engine_loading import load_engine_factory
+
+    base = load_engine_factory(spec)
+    probe = CheckContext(base)
+
+    def factory():
+        engine = base()
+        if probe.exposes(engine, *PINNED):
+            for k, v in PINNED.items():
+                setattr(engine, k, v)
+        return engine
+
+    factory.spec = spec  # type: ignore[attr-defined]
+    return factory
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-verdict", action="store_true")
+    parser.add_argument("--skip-mutants", action="store_true")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    print(f"# bench_conformance  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    if not args.skip_verdict:
+        print("\n## 1. time to verdict, default profile (seconds, median of %d)" % args.repeat)
+        print(f"{'engine':<55} {'plain':>8} {'-n 2':>8} {'ratio':>7}")
+        for spec in ENGINES:
+            module = spec.split(":")[0]
+            if not (ROOT / (module.replace(".", "/") + ".py")).exists():
+                print(f"{spec:<55} (not in this tree)")
+                continue
+            plain = statistics.median(verdict_seconds(spec, []) for _ in range(args.repeat))
+            xdist = statistics.median(verdict_seconds(spec, ["-n", "2"]) for _ in range(args.repeat))
+            print(f"{spec:<55} {plain:>8.1f} {xdist:>8.1f} {plain / xdist:>7.2f}")
+    if not args.skip_mutants:
+        from conformance.killmatrix import judge
+        from conformance.runner import run_conformance
+        from reference_engines.mutants import KILLS, engine_spec
+
+        print("\n## 2-3. mutants: time to first failure (quick profile, shrinking on) and shrunk size "
+              f"(protect settings pinned: {PINNED})")
+        print(f"{'mutant':<55} {'clause':<6} {'t_first(s)':>10} {'total(s)':>9} {'msgs':>5}")
+        firsts, sizes = [], []
+        for spec, kill in KILLS.items():
+            started = time.perf_counter()
+            results = run_conformance(pinned_factory(engine_spec(spec)), profile="quick", shrink=True,
+                                      plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
+                                      xfails=kill.xfails)
+            row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)
+            t = row.seconds_to_first_failure
+            if t is not None:
+                firsts.append(t)
+            if row.counterexample_messages:
+                sizes.append(row.counterexample_messages)
+            print(f"{spec.replace('reference_engines.mutants.', ''):<55} {kill.clause:<6} "
+                  f"{(f'{t:.2f}' if t is not None else 'ALIVE'):>10} {row.seconds_total:>9.1f} "
+                  f"{row.counterexample_messages if row.counterexample_messages else '-':>5}")
+        print(f"\nmedian time to first failure: {statistics.median(firsts):.2f} s over {len(firsts)} mutants; "
+              f"max {max(firsts):.2f} s")
+        print(f"median shrunk counterexample: {statistics.median(sizes)} messages over {len(sizes)} mutants "
+              f"with a transcript (target <= 6); all: {sorted(sizes)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
