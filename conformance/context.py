@@ -156,6 +156,7 @@ class CheckContext:
 
     @property
     def max_examples(self) -> int:
+        """Hypothesis examples per check for this profile."""
         return PROFILES.get(self.profile, PROFILES["default"])
 
     def settings(self, **overrides: Any) -> settings:

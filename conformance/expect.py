@@ -50,6 +50,7 @@ class ContractViolation(AssertionError):
         super().__init__(self.render())
 
     def render(self) -> str:
+        """The message: ``[CLAUSE LEVEL] detail See <link>.``"""
         return f"[{self.clause} {self.level}] {self.detail} See {link(self.clause)}."
 
     def attach_draws(self, draws: Dict[str, Any]) -> None:

@@ -29,6 +29,7 @@ _KEY = pytest.StashKey[Dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the --engine and --conformance-* options and the ini keys."""
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
     group.addoption("--engine", default=None, metavar="MODULE:ATTR",
                     help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).")
@@ -82,6 +83,7 @@ class PluginFolderFactory(EngineFactory):
         return self.target()
 
     def repro_args(self) -> str:
+        """The command-line option that selects this plugin folder again."""
         return f"--engine-plugin={self.spec}"
 
 
@@ -99,6 +101,7 @@ def _plugin_factory(plugin_dir: str) -> EngineFactory:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Resolve the engine (UsageError with one paragraph when it cannot), read replay/xfails files, point collection at the suite."""
     spec = engine_spec(config)
     plugin_dir = config.getoption("--engine-plugin")
     if not spec and not plugin_dir:
@@ -144,6 +147,7 @@ def _state(config: pytest.Config) -> Optional[Dict[str, Any]]:
 
 
 def pytest_report_header(config: pytest.Config):
+    """Header lines: engine, kit and contract versions, host ABC, profile, CONFORMANCE_* env vars, replay."""
     state = _state(config)
     if state is None:
         return None
@@ -221,6 +225,7 @@ def conformance_run_options(pytestconfig: pytest.Config, conformance_engine_fact
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
+    """Deselect all but the replayed check; warn about unmatched xfails; attach clause/level/since/kind as junit user_properties."""
     from conformance import CONTRACT_VERSION, registry
 
     state = _state(config) or {}
@@ -248,6 +253,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
+    """Show conformance failures as their one-paragraph message (no kit traceback)."""
     report = yield
     if call.excinfo is not None and call.excinfo.errisinstance((ConformanceFailure, ConformanceError)):
         report.longrepr = str(call.excinfo.value)
@@ -256,6 +262,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Fold each conformance item report into the verdict (also under xdist, on the controller)."""
     verdict = _ACTIVE_VERDICT.get("v")
     if verdict is None:
         return
@@ -270,11 +277,13 @@ _ACTIVE_VERDICT: Dict[str, Any] = {}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start a fresh verdict for this session."""
     state = _state(session.config)
     _ACTIVE_VERDICT["v"] = state["verdict"] if state else verdict_mod.Verdict()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """Print the verdict by clause and the verdict line."""
     verdict: verdict_mod.Verdict = _ACTIVE_VERDICT.get("v")
     if verdict is None or not verdict.results:
         return
@@ -283,6 +292,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
+    """Apply the exit rules (MUST fails; SHOULD only with --conformance-strict; no check ran = failure) and write the JSON verdict."""
     if hasattr(session.config, "workerinput"):
         return  # xdist worker: the controller decides
     verdict: verdict_mod.Verdict = _ACTIVE_VERDICT.get("v")

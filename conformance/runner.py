@@ -39,6 +39,7 @@ class Result:
     example_messages: Optional[int] = None
 
     def as_dict(self) -> Dict[str, Any]:
+        """The JSON verdict row: check, clause, level, outcome, message."""
         return {k: v for k, v in asdict(self).items() if k in ("check", "clause", "level", "outcome", "message")}
 
 

@@ -32,6 +32,7 @@ class Verdict:
     other_failures: int = 0
 
     def add(self, result: Result) -> None:
+        """Record one result."""
         self.results.append(result)
 
     def record_report(self, report: Any, props: Dict[str, str]) -> None:
@@ -56,9 +57,11 @@ class Verdict:
         self.results.append(Result(props["conformance_check"], props["clause"], props["level"], outcome, message))
 
     def extend(self, results: Iterable[Result]) -> None:
+        """Record several results."""
         self.results.extend(results)
 
     def ran_any(self) -> bool:
+        """True when at least one check ran (not all skipped)."""
         return any(r.outcome in ("passed", "failed", "error", "xfailed", "xpassed") for r in self.results)
 
     def has_blocking_failure(self, *, strict: bool = False) -> bool:
@@ -72,6 +75,7 @@ class Verdict:
 
     @property
     def only_conformance_failures(self) -> bool:
+        """True when no non-conformance test failed in the session."""
         return self.other_failures == 0
 
     def per_clause(self) -> "OrderedDict[str, Dict[str, int]]":
@@ -107,6 +111,7 @@ class Verdict:
         return lines
 
     def to_json(self, *, engine: Any, host_profile: str = "documented") -> Dict[str, Any]:
+        """The JSON verdict (shape in the module docstring)."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
 
@@ -121,6 +126,7 @@ class Verdict:
         }
 
     def write_json(self, path: Path, **kwargs: Any) -> None:
+        """Write :meth:`to_json` to ``path`` (UTF-8, indented)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_json(**kwargs), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 

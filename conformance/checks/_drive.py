@@ -116,6 +116,7 @@ def usage(prompt: int, completion: int = 50) -> Dict[str, int]:
 
 
 def signature_of(fn: Any) -> str:
+    """inspect.signature as text, or "(uninspectable)"."""
     try:
         return str(inspect.signature(fn))
     except (TypeError, ValueError):

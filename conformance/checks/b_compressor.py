@@ -133,6 +133,7 @@ def check_old_tool_output_cleared(ctx):
 
 
 def ctx_seed():
+    """A drawn seed for generated histories."""
     from hypothesis import strategies as st
 
     return st.integers(0, 10_000)
@@ -164,6 +165,7 @@ def check_head_and_tail_protected(ctx):
 
 
 def out_is_input(before, after) -> bool:
+    """True when compress() returned its input unchanged (nothing to judge)."""
     return after == before
 
 

@@ -81,11 +81,13 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @initialize()
     def start(self):
+        """on_session_start (once, first)."""
         self._log("start")
         invoke("L1", MUST, self.engine, "on_session_start", "session-sm", platform="cli", model="sim-model")
 
     @rule(seed=st.integers(0, 10_000), big=st.booleans())
     def user_turn(self, seed, big):
+        """A user turn: usage, should_compress, compress when True, then the A7 sentinel."""
         self._log("user_turn", seed=seed, big=big)
         self.k += 1
         self.history += _turn(seed, big, self.k)
@@ -108,6 +110,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def preflight(self):
+        """should_compress_preflight on the history plus the next user message."""
         self._log("preflight")
         out = invoke("L1", MUST, self.engine, "should_compress_preflight",
                      copy.deepcopy(self.history) + [{"role": "user", "content": "next"}])
@@ -115,6 +118,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def select(self):
+        """select_context as the host calls it (fail-open)."""
         self._log("select")
         if overrides(self.engine, "select_context"):
             try:
@@ -124,6 +128,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def turn_complete(self):
+        """on_turn_complete with a shallow copy (fail-open)."""
         self._log("turn_complete")
         if overrides(self.engine, "on_turn_complete"):
             try:
@@ -133,6 +138,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(window=st.sampled_from([12_000, 16_000, 24_000, 32_000]))
     def model_switch(self, window):
+        """update_model to another window; context_length follows (O4)."""
         self._log("model_switch", window=window)
         invoke("L1", MUST, self.engine, "update_model", model=f"sim-model-{window}", context_length=window,
                base_url="", api_key="", provider="", api_mode="chat_completions")
@@ -143,6 +149,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def reset(self):
+        """/reset: on_session_reset zeroes the last_* counters (O3)."""
         self._log("reset")
         invoke("L1", MUST, self.engine, "on_session_reset")
         for attr in ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens"):
@@ -153,6 +160,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def clone(self):
+        """clone_for_agent; the child switches model; the parent keeps its budget (C2)."""
         self._log("clone")
         budget = (self.engine.context_length, self.engine.threshold_tokens)
         child = invoke("C1", MUST, self.engine, "clone_for_agent")
@@ -165,6 +173,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(seed=st.integers(0, 10_000))
     def other_session(self, seed):
+        """Another session compresses on the same instance from another thread (TS1, TS3)."""
         self._log("other_session", seed=seed)
         other = [{"role": "system", "content": "other session"}] + _turn(seed, True, 900) + _turn(seed + 7, True, 901)
         box: List[Any] = []
@@ -183,6 +192,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @invariant()
     def counters_are_ints(self):
+        """Invariant: the six attributes the host reads are ints (A6)."""
         for attr in INT_ATTRIBUTES:
             value = getattr(self.engine, attr, None)
             if not isinstance(value, int) or isinstance(value, bool):
@@ -191,6 +201,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @invariant()
     def status_is_sane(self):
+        """Invariant: get_status() never shows a negative last_prompt_tokens (A7)."""
         status = invoke("L1", MUST, self.engine, "get_status")
         if isinstance(status, dict) and isinstance(status.get("last_prompt_tokens"), (int, float)) \
                 and status["last_prompt_tokens"] < 0:

@@ -24,6 +24,7 @@ LEVELS = {"select_context": SHOULD}
 
 
 def level_of(variant):
+    """MUST on compress() output, SHOULD on select_context() replacements."""
     return LEVELS.get(variant, MUST)
 
 

@@ -27,6 +27,7 @@ PRUNED = "[Old tool output cleared to save context space]"
 
 
 def text_of(m: Dict[str, Any]) -> str:
+    """The text of a message content (str, or the text parts of a list)."""
     c = m.get("content")
     if isinstance(c, str):
         return c
@@ -58,12 +59,14 @@ class MiniCompressor(MinimalEngine):
 
     # -- phases ----------------------------------------------------------------------
     def head_end(self, messages: List[Dict[str, Any]]) -> int:
+        """B3: end of the head (protect_first_n), extended over tool results."""
         end = min(self.protect_first_n, len(messages))
         while end < len(messages) and messages[end].get("role") == "tool":
             end += 1
         return end
 
     def tail_start(self, messages: List[Dict[str, Any]], head_end: int) -> int:
+        """B3: start of the tail by token budget, at least protect_last_n + 1 rows, not on a tool result."""
         budget = int(self.threshold_tokens * self.target_ratio)
         start, used = len(messages), 0
         while start > head_end:
@@ -92,6 +95,7 @@ class MiniCompressor(MinimalEngine):
         return system
 
     def summary_text(self, middle: List[Dict[str, Any]]) -> str:
+        """B4/B6: the summary of the middle, updating the previous summary found there."""
         previous = next((text_of(m) for m in middle if text_of(m).startswith(SUMMARY_PREFIX)), None)
         rest = [self.prune(m) for m in middle if not text_of(m).startswith(SUMMARY_PREFIX)]
         text = "\n".join(f"{m.get('role')}: {text_of(m)}" for m in rest)
@@ -100,6 +104,7 @@ class MiniCompressor(MinimalEngine):
         return SUMMARY_PREFIX + "\n" + body
 
     def summary_role(self, before: Optional[Dict[str, Any]], after: Optional[Dict[str, Any]]) -> Optional[str]:
+        """B5: a role unlike both neighbours, or None (merge into the first tail row)."""
         taken = {m.get("role") for m in (before, after) if m is not None}
         for role in ("user", "assistant"):
             if role not in taken:
