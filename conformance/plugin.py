@@ -51,7 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-replay", default=None, metavar="FILE",
                     help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.")
     group.addoption("--conformance-no-scenarios", action="store_true", default=False,
-                    help="leave the bundled scenario checks out (they are skipped with a reason).")
+                    help="leave the bundled scenario checks (kind 'scenario', simulator-driven scenario files "
+                         "from issue 7) out: they are skipped with a reason. No scenario checks ship yet.")
     group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
                     help="per-check time limit; a hanging engine method fails its check (default 120).")
     group.addoption("--conformance-no-shrink", action="store_true", default=False,

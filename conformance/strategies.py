@@ -167,7 +167,7 @@ def transcripts(
         messages.append({"role": "assistant", "content": draw(texts(label=f"turn{t}.reply"))})
     if min_tokens:
         seed = draw(st.integers(0, 2**31 - 1), label="filler_seed")
-        add_filler(messages, min_tokens, seed)
+        add_filler(messages, min_tokens, seed, tools=draw(st.booleans(), label="filler_tools"))
     wants_user_end = draw(st.booleans(), label="end_with_user") if end_with_user is None else end_with_user
     if wants_user_end:
         messages.append({"role": "user", "content": draw(texts(label="last_user"))})
@@ -188,9 +188,16 @@ def filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]]:
     ]
 
 
-def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int) -> None:
+def plain_filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]]:
+    """A short user question and a long assistant answer (no tools)."""
+    return [{"role": "user", "content": text_from_seed(seed + k + 1, "en_US", 1)},
+            {"role": "assistant", "content": f"Here is part {k}:\n" + blob_from_seed(seed + k, chars)}]
+
+
+def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int, *, tools: bool = True) -> None:
     """Append as few filler blocks as possible (one, usually) until ``messages`` hold more
-    than ``min_tokens`` cl100k tokens. Blob sizes are computed, never drawn, so shrinking
+    than ``min_tokens`` cl100k tokens: tool turns (4 messages) or, with ``tools=False``,
+    question-and-long-answer exchanges (2 messages). Blob sizes are computed, never drawn, so shrinking
     stays cheap and counterexamples short."""
     k = 0
     while True:
@@ -198,7 +205,7 @@ def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int) -> No
         if deficit < 0:
             return
         chars = min(max(400, int(deficit * 3.2) + 400), 120_000)
-        messages.extend(filler_block(seed, chars, k))
+        messages.extend(filler_block(seed, chars, k) if tools else plain_filler_block(seed, chars, k))
         k += 1
 
 
@@ -207,28 +214,31 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
                           focus_fact: Optional[str] = None) -> List[Dict[str, Any]]:
     """A history over ``min_tokens`` whose tokens sit in the compressible middle (A4, B, REG).
 
-    Layout: [system] + a short first exchange + filler tool turns (the bulk) [+ a planted
-    ``focus_fact`` user/assistant pair in the middle] + a two-message plain bridge + ``small_tail`` short messages
+    Layout: [system] + a short first exchange + filler (the bulk: tool turns, or pasted-text
+    exchanges, drawn) [+ a planted ``focus_fact`` user/assistant pair in the middle]
+    [+ a two-message plain bridge after tool filler] + ``small_tail`` short messages
     alternating user/assistant from a user message (odd ``small_tail``: ends on a user). The protected parts (head 3,
     tail of 20 by the seeds' defaults) stay small, so an engine can get under budget.
     """
     seed = draw(st.integers(0, 2**31 - 1), label="history_seed")
+    tools = draw(st.booleans(), label="filler_tools")
     out: List[Dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": "You are a careful coding assistant. " + text_from_seed(seed, "en_US", 1)})
     out += [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)},
             {"role": "assistant", "content": text_from_seed(seed + 2, "en_US", 1)}]
     if focus_fact:
-        add_filler(out, max(min_tokens // 2, 200), seed + 10)
+        add_filler(out, max(min_tokens // 2, 200), seed + 10, tools=tools)
         chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 4)}
                    for i in range(16)]
         out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
                               {"role": "assistant", "content": "Noted."}] + chatter[8:]
-    add_filler(out, min_tokens, seed + 1000)
-    # a bridge of two plain messages (about min_tokens/8 tokens each) between the bulk and the
-    # short tail: a tail walked back by a token budget stops inside it, not at a tool group
+    add_filler(out, min_tokens, seed + 1000, tools=tools)
+    # with tool filler, a bridge of two plain messages (about min_tokens/8 tokens each) between
+    # the bulk and the short tail: a tail walked back by a token budget stops inside it, not at
+    # a tool group (which a boundary alignment would pull into the tail)
     bridge_chars = max(400, min_tokens // 2)
-    out += [{"role": "user", "content": text_from_seed(seed + 7, "en_US", 3) + " " + blob_from_seed(seed + 7, bridge_chars)},
+    out += [] if not tools else [{"role": "user", "content": text_from_seed(seed + 7, "en_US", 3) + " " + blob_from_seed(seed + 7, bridge_chars)},
             {"role": "assistant", "content": text_from_seed(seed + 8, "en_US", max(2, bridge_chars // 90))}]
     for i in range(small_tail):
         role = "user" if i % 2 == 0 else "assistant"

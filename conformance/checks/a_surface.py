@@ -116,7 +116,9 @@ def check_fits_budget_when_possible(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
+        # 11 short messages at least: engines commonly keep the last 8 or so verbatim
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=max(tail_size(ctx, engine), 11)),
+                       "history")
         if ctx.exposes(engine, "protect_first_n", "protect_last_n") and \
                 len(history) <= int(engine.protect_first_n) + int(engine.protect_last_n) + 1:
             return  # everything is protected: the budget cannot be met

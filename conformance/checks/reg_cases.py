@@ -15,7 +15,7 @@ from conformance.checks._drive import tail_size, compress_like_host, invoke, ove
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems, v2_problems
 from conformance.registry import check
-from conformance.strategies import blob_from_seed, filler_block
+from conformance.strategies import add_filler, blob_from_seed, filler_block
 from simulator.provider.tokens import count_messages
 
 from conformance.checks.b_compressor import new_messages, text_of
@@ -91,10 +91,7 @@ def _sentinel_history(ctx, engine) -> List[Dict[str, Any]]:
     threshold = threshold_of(engine, ctx.window // 2)
     history = [{"role": "system", "content": "You are terse."},
                {"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
-    k = 0
-    while count_messages(history) <= threshold + 1_000:
-        history += filler_block(30, 3_000, k)
-        k += 1
+    add_filler(history, threshold + 1_000, 30)
     for i in range(tail_size(ctx, engine)):
         history.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"})
     return history
