@@ -101,13 +101,13 @@ def threshold_of(engine: Any, fallback: int) -> int:
 
 
 def tail_size(ctx: Any, engine: Any) -> int:
-    """Short messages to end a compactable history with: protect_last_n + 3 (odd) for engines
-    that expose protect_last_n, else 5 (so the protected tail stays small and shrinks well)."""
+    """Short messages to end a compactable history with: protect_last_n + 1 (odd) for engines
+    that expose protect_last_n, else 3 (so the protected tail stays small and shrinks well)."""
     n = getattr(engine, "protect_last_n", None)
     if ctx.exposes(engine, "protect_last_n") and isinstance(n, int) and n >= 0:
-        size = n + 3
+        size = n + 1
         return size if size % 2 else size + 1
-    return 5
+    return 3
 
 
 def usage(prompt: int, completion: int = 50) -> Dict[str, int]:

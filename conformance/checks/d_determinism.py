@@ -56,7 +56,7 @@ def check_same_input_same_output(ctx):
     masked outputs both times."""
     def body(draw):
         probe = ctx.new_engine()
-        history = draw(transcripts(min_turns=2, min_tokens=threshold_of(probe, ctx.window // 2) + 500, system=True),
+        history = draw(transcripts(min_turns=1, min_tokens=threshold_of(probe, ctx.window // 2) + 500, system=True),
                        "history")
         outs = []
         for _ in range(2):

@@ -85,7 +85,7 @@ def check_stamped_uid(ctx):
     32-lowercase-hex value (the host commits it as is, in place and on rotation)."""
     def body(draw):
         engine = ctx.new_engine()
-        history = draw(transcripts(min_turns=2, uids="all", system=True,
+        history = draw(transcripts(min_turns=1, uids="all", system=True,
                                    min_tokens=threshold_of(engine, ctx.window // 2) + 500), "history")
         out = compress_like_host("U6", MUST, engine, history)
         if not isinstance(out, list):
@@ -123,7 +123,7 @@ def check_current_turn_without_uid(ctx):
     compress() return normally."""
     def body(draw):
         engine = ctx.new_engine()
-        history = draw(transcripts(min_turns=2, uids="all", end_with_user=True, system=True,
+        history = draw(transcripts(min_turns=1, uids="all", end_with_user=True, system=True,
                                    min_tokens=threshold_of(engine, ctx.window // 2) + 500), "history")
         history[-1].pop("message_uid", None)
         invoke("U10", MUST, engine, "update_from_response", usage(threshold_of(engine, 0) + 1))

@@ -24,7 +24,8 @@ def safe_tail_start(messages: List[Dict[str, Any]], start: int) -> int:
 
 
 class MinimalEngine(ContextEngine):
-    """Correct minimal engine: threshold 0.5, keeps system + a summary + the last 4 messages."""
+    """Correct minimal engine: threshold 0.5, keeps system + a summary + the last 4 messages
+    (more when they would start on a tool result)."""
 
     conformance_capabilities = frozenset()
     threshold_percent = 0.5
