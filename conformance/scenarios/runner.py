@@ -187,7 +187,7 @@ class _Runner:
 
     def label_agent(self, kind: str, session: HostSession) -> str:
         self.agent_counts[kind] = self.agent_counts.get(kind, 0) + 1
-        label = kind if kind == "main" and self.agent_counts[kind] == 1 else f"{kind}-{self.agent_counts[kind]}"
+        label = kind if self.agent_counts[kind] == 1 else f"{kind}-{self.agent_counts[kind]}"
         self.recorder.agents[id(session.engine)] = label
         self.run.sessions.append((label, session))
         return label
@@ -338,10 +338,12 @@ class _Runner:
             if self.run.gateway is None:
                 kwargs = dict(self.session_kwargs, provider=self.provider, store=self.store)
                 self.run.gateway = Gateway(self.factory(), **kwargs)
-            texts, replies, _ = self.texts(value["user"])
             key = value["conversation"]
             if key not in self.run.gateway.sessions:
                 self.label_agent(f"gateway-{key}", self.run.gateway.session(key))
+            if "model" in value:
+                self.run.gateway.sessions[key].switch_model(value["model"]["name"], value["model"].get("context_length"))
+            texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
             for text in texts:
                 self.replies.load(replies)
                 n_agents = len(self.run.gateway.hygiene_agents)
