@@ -133,7 +133,8 @@ def _describe(error: Any, marks: _Marks) -> Tuple[int, str, str]:
                 "steps": " (a list of steps)", "expect": " (a list of expectations, may be empty)",
                 "name": " (an identifier)", "kind": " (" + ", ".join(
                     error.schema.get("properties", {}).get("kind", {}).get("enum", [])) + ")"}.get(what, "")
-        return marks.line(path), field_name(path), f"missing field {what!r}{hint}"
+        line = marks.line(path, key=True) if path in marks.key else marks.line(path)
+        return line, field_name(path), f"missing field {what!r}{hint}"
     if kind == "additionalProperties" and isinstance(inst, dict):
         allowed = set(error.schema.get("properties", {}))
         extra = sorted(k for k in inst if k not in allowed)
@@ -148,6 +149,11 @@ def _describe(error: Any, marks: _Marks) -> Tuple[int, str, str]:
         return (marks.line(path), field_name(path),
                 f"{json.dumps(inst, default=str)[:60]} is not allowed; use one of {', '.join(json.dumps(a) for a in allowed)}")
     if kind == "oneOf":
+        from jsonschema.exceptions import best_match
+
+        relevant = [s for s in error.context or () if not (s.validator in ("type", "const") and not s.relative_path)]
+        if relevant:
+            return _describe(best_match(relevant), marks)
         return marks.line(path), field_name(path), _one_of_message(error, inst)
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return marks.line(path), field_name(path), f"{inst!r} is out of range ({kind} {error.validator_value})"
