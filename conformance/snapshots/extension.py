@@ -54,6 +54,11 @@ class CompressionSnapshotExtension(SingleFileSnapshotExtension):
         return cls.directory
 
     @classmethod
+    def matches_test_location(cls, *, test_location: Any, snapshot_location: str) -> bool:
+        """Every file in :attr:`directory` belongs to the snapshot tier's test."""
+        return Path(snapshot_location).parent == Path(cls.directory)
+
+    @classmethod
     def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
         """``<case id>`` from ``test_compression_snapshot[<case id>]`` (else the test name)."""
         name = test_location.testname

@@ -75,6 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not on:
         return
     config.stash[_DIR] = directory
+    # snapshot files are named after the corpus case, not the test function: syrupy's
+    # "Can not relate snapshot name" warning does not apply.
+    config.addinivalue_line("filterwarnings", r"ignore:\s*Can not relate snapshot name:UserWarning")
     if (flag or config.args_source != pytest.Config.ArgsSource.ARGS) and str(SUITE_DIR) not in config.args:
         config.args.append(str(SUITE_DIR))
 
