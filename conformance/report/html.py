@@ -24,7 +24,7 @@ td.l,th.l{text-align:left}td.msg{text-align:left;max-width:760px;font-family:mon
 .xfailed,.xpassed{color:#8d6e00}
 .verdict{font-size:15px;font-weight:bold;padding:6px 10px;display:inline-block;border-radius:4px}
 .v-pass{background:#e8f5e9}.v-fail{background:#ffebee}
-figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}figure.plot svg{width:100%;height:auto}
+figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}figure.plot svg{width:100%;height:auto}figcaption{font-size:12px;color:#555}
 .note{background:#fff8e1;border:1px solid #f0d58c;padding:6px 10px;font-size:12px}
 .desc{font-size:12px;color:#555;margin:0 0 6px}
 """

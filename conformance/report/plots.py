@@ -13,6 +13,7 @@ matplotlib is optional (extra ``report``); :data:`AVAILABLE` says whether it imp
 from __future__ import annotations
 
 import io
+import re
 from typing import Any, Optional
 
 try:  # optional dependency: pip install 'context-engine-kit[report]'
@@ -74,4 +75,5 @@ def run_svg(run: Any, *, width: float = 9.0, height: float = 3.6) -> Optional[st
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "context-engine-kit"})
     text = buf.getvalue()
     start = text.find("<svg")
-    return text[start:] if start >= 0 else text
+    text = text[start:] if start >= 0 else text
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)
