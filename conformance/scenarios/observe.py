@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from simulator.host.record import Recorder
