@@ -13,9 +13,13 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
 ``compress``           ``/compress [focus]`` (A5)
 ``reset`` / ``new``    ``on_session_reset`` / the /new transition (O3, L1)
 ``end``                a real boundary: ``on_session_end`` (O2)
-``restart``            a new process: a new engine from the factory, cloned for the agent,
-                       history restored from the store under the same session id (U2, U3)
-``branch`` / ``rotate``  the store copies the session into a child; the agent continues there (U3)
+``restart``            the agent ends (``on_session_end``), then a new process: a new engine
+                       from the factory, cloned for the agent, ``update_model`` and
+                       ``on_session_start`` with the same session id, history restored from
+                       the store (U2, U3)
+``branch`` / ``rotate``  the store copies the session into a child; the agent continues there
+                       with the restored rows; ``on_session_start(child, old_session_id=,
+                       boundary_reason="branch" | "rotation")`` (kit practice) (U3)
 ``timeout_compactions``  later passes are treated as timed out by the host (TS2)
 ``subagent``           ``spawn_subagent`` (clone of the registered engine, C1, C2) runs ``steps``
 ``gateway``            a gateway message: B7 hygiene, then the turn, on the conversation's agent

@@ -57,3 +57,12 @@ def test_snapshots_are_identical_under_xdist(kit_pytester):
     assert match == names and not mismatch and not errors
     checked = run(kit_pytester, "-n", "2")  # and a parallel run compares equal to them
     assert checked.ret == 0, checked.stdout.str()
+
+
+def test_inert_without_an_engine_even_with_the_flag(kit_pytester):
+    (kit_pytester.path / SNAPDIR).mkdir(parents=True)
+    kit_pytester.makepyfile(test_mine="def test_one():\n    assert True\n")
+    result = kit_pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(kit_pytester.path),
+                                               "--conformance-snapshots")
+    result.assert_outcomes(passed=1)
+    assert "snapshot" not in result.stdout.str()
