@@ -11,6 +11,10 @@ checked by sha256 on both sides) with ``context_length`` 200 000, a fresh engine
 measured call. Not a test: it prints medians, ratios and growth orders (the least-squares
 slope of log(time) on log(messages); 1 = linear, 2 = quadratic).
 
+Outputs are checked against contract V1-V4 with the kit's own checkers
+(:mod:`conformance.expect`, imported from the repository root, which this script puts on
+``sys.path``; the Hermes venv needs no pytest for that).
+
 Hermes runs in a subprocess of ``--hermes-python`` (a venv with hermes-agent 0.19.0), made
 hermetic: ``HERMES_HOME`` and ``HOME`` in a temporary directory (Hermes writes files there
 during compress()), every ``*_API_KEY``/``*_TOKEN`` variable removed, and sockets blocked
@@ -55,11 +59,23 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.histories import history  # noqa: E402
-from benchmarks.validity import problems  # noqa: E402
+from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems  # noqa: E402
 
 CONTEXT_LENGTH = 200_000
 DEFAULT_SIZES = (1_000, 5_000, 20_000)
 DEFAULT_KINDS = ("tool_heavy", "long_tool_outputs", "cjk")
+
+
+def validity_problems(before: List[Dict[str, Any]], after: Any) -> List[str]:
+    """Contract V1-V4 violations of a compress() output ``after`` for input ``before``.
+
+    The kit's own checkers (:mod:`conformance.expect`); an empty list means valid. V2
+    pairs calls and results per occurrence (seeds, U8).
+    """
+    if v1_problems(after):
+        return ["V1 " + p for p in v1_problems(after)]
+    return (["V2 " + p for p in v2_problems(after)] + ["V3 " + p for p in v3_problems(after)]
+            + ["V4 " + p for p in v4_problems(before, after)])
 
 
 def digest(messages: List[Dict[str, Any]]) -> str:
@@ -138,7 +154,7 @@ def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
                 cpu=cpu,
                 messages_out=len(out),
                 fallback_used=bool(getattr(engine, "_last_summary_fallback_used", False)),
-                problems=problems(out)[:3],
+                problems=validity_problems(msgs, out)[:3],
                 output=out,
             )
             results["runs"].append(row)
@@ -230,7 +246,7 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
                     "cold_cpu": cold_cpu, "warm_cpu": warm_cpu,
                     "own_cold_cpu": own_cold_cpu, "own_warm_cpu": own_warm_cpu,
                     "messages_out": len(out), "summary": engine.last_compression.get("summary"),
-                    "problems": problems(out)[:3], "output": out,
+                    "problems": validity_problems(msgs, out)[:3], "output": out,
                     "chars_in": sum(len(str(m.get("content") or "")) for m in msgs),
                 }
             )

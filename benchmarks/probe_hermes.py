@@ -31,7 +31,7 @@ def probe() -> Dict[str, Any]:
 
     from benchmarks.bench_compressor import _block_sockets
     from benchmarks.histories import history
-    from benchmarks.validity import problems
+    from benchmarks.bench_compressor import validity_problems
 
     attempts: List[str] = []
     _block_sockets(attempts)
@@ -89,7 +89,7 @@ def probe() -> Dict[str, Any]:
         "aborted": c._last_compress_aborted,
         "compression_count": c.compression_count,
         "messages": [len(msgs), len(out)],
-        "valid": problems(out) == [],
+        "valid": validity_problems(msgs, out) == [],
         "input_mutated": msgs != snapshot,
         "summary_row_keys": [sorted(m) for m in out if m.get("_compressed_summary")],
         "should_compress_after (cooldown)": c.should_compress(10 ** 6),

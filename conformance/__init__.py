@@ -7,9 +7,11 @@ the same registry without pytest. Checks are registered by contract clause
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-import pytest
-
-pytest.register_assert_rewrite("conformance.expect")
+try:  # pytest is optional: conformance.expect is also used where pytest is absent
+    import pytest
+    pytest.register_assert_rewrite("conformance.expect")
+except ImportError:
+    pass
 
 try:
     __version__ = _version("context-engine-kit")

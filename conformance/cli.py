@@ -40,6 +40,8 @@ def _check(argv: List[str]) -> int:
     state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
     os.makedirs(state, exist_ok=True)
     pytest_args = ["--engine", args.engine, "-p", "no:cacheprovider", "--rootdir", state,
+                   # the CLI imported the kit before pytest started; nothing of it needs rewriting
+                   "-W", "ignore::pytest.PytestAssertRewriteWarning",
                    "--conformance-failures-dir", os.path.join(state, "failures")]
     # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
     pytest_args += ["-p", "conformance.plugin"]
@@ -60,7 +62,26 @@ def _serve(argv: List[str]) -> int:
     return int(http.main(argv) or 0)
 
 
-COMMANDS = {"check": _check, "serve": _serve}
+def _install_plugin(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="context-engine-kit install-plugin",
+        description="Copy a bundled reference engine, laid out as a Hermes plugin folder, "
+                    "to HERMES_HOME/plugins/<name>/.")
+    parser.add_argument("name", choices=["lcm"], help="the bundled plugin to install")
+    parser.add_argument("--hermes-home", required=True, metavar="DIR", help="the Hermes home folder")
+    args = parser.parse_args(argv)
+    from reference_engines.lcm.install import install_plugin
+
+    try:
+        target = install_plugin(args.name, args.hermes_home)
+    except OSError as exc:
+        print(f"context-engine-kit install-plugin: error: {exc}", file=sys.stderr)
+        return 2
+    print(target)
+    return 0
+
+
+COMMANDS = {"check": _check, "serve": _serve, "install-plugin": _install_plugin}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -72,7 +93,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
               "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
-              "  serve               run the provider simulator over HTTP on 127.0.0.1\n",
+              "  serve               run the provider simulator over HTTP on 127.0.0.1\n"
+              "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     return COMMANDS[argv[0]](argv[1:])

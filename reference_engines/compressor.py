@@ -9,12 +9,18 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
 - B2 Phase 1: tool results over 200 characters outside the protected tail read
   ``[Old tool output cleared to save context space]`` (in the kept head and in what the
   summariser sees).
-- B3 Phase 2: head = system prompt + protect_first_n rows until the first compaction
-  (or once a previous summary exists), then the system prompt only; tail by token budget
-  with a floor of ``max(3, min(protect_last_n, 8))`` rows; boundaries never split an
-  assistant ``tool_calls`` row from its results; the last real user row is kept verbatim
-  in the tail (when it lies further back than the budgeted tail, it is kept and the rows
-  between it and the budgeted tail are summarised, so the summary precedes it).
+- B3 Phase 2 (the seeds, docs/contract-notes.md 1.5 and 1.6): head = the first
+  protect_first_n rows, the system prompt included (seed 002: "[0..2] <- protect_first_n
+  (system + first exchange)", "always preserved"), kept on every compaction; it shrinks
+  back rather than split a tool group and ends before a previous summary. Tail: walk back
+  from the end by token budget, keeping at least protect_last_n rows, uncapped (seed 002:
+  "falls back to the fixed protect_last_n count if the budget would protect fewer
+  messages"). Boundaries never split an assistant ``tool_calls`` row from its results;
+  the last real user row is kept verbatim in the tail (when it lies further back than the
+  budgeted tail, it is kept and the rows between it and the budgeted tail are summarised,
+  so the summary precedes it; host practice). Opt-in ``head_decay=True`` gives Hermes
+  MAIN's head instead (system + protect_first_n until the first compaction, then the
+  system prompt only: host practice against the seeds, research/host.md section 16).
 - B4 Phase 3: the middle is summarised through the injectable ``summarise`` callable
   (see :mod:`reference_engines._compressor.summariser`), budget = content tokens x 0.20,
   at most ``max_summary_tokens``, at least 2 000 (the floor wins when the ceiling is
@@ -26,6 +32,9 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   the first tail row when neither role fits) + tail; orphans repaired.
 - B6 later compactions pass the previous summary (found in the messages) to be updated.
 - A3 automatic compaction stops after 2 ineffective passes; A7 never on the -1 sentinel.
+- A6 ``compression_count`` counts every compress() call, a no-op pass included (seeds:
+  "how many times compress() has run"; docs/contract-notes.md 1.1; Hermes counts only
+  compactions, host practice).
 
 Token counts come from :mod:`simulator.provider.tokens` (cl100k, memoised per string).
 A compress() call reads only the rows it needs: the tail and head by budget, the middle
@@ -83,8 +92,10 @@ class ReferenceCompressor(ContextEngine):
         context_length: the model's window in tokens (default 200 000).
         config_context_length: alias of ``context_length`` (Hermes' keyword); wins if given.
         threshold_percent: compaction trigger as a fraction of the window (0 < x <= 1).
-        protect_first_n: head rows kept after the system prompt until the first compaction.
-        protect_last_n: tail floor in rows (capped at 8, at least 3, as Hermes does).
+        protect_first_n: head rows, the system prompt included (default 3: system + first
+            exchange), kept on every compaction (B3, seeds). With ``head_decay``: rows
+            kept after the system prompt until the first compaction (Hermes).
+        protect_last_n: tail floor in rows, uncapped (B3, seeds; default 20).
         summary_target_ratio: tail budget as a fraction of ``threshold_tokens`` (0.10-0.80).
         summarise: ``summarise(request: SummaryRequest) -> str``; raises on failure.
             Default: :class:`SimulatorSummariser` (the in-process provider simulator).
@@ -92,18 +103,25 @@ class ReferenceCompressor(ContextEngine):
             summariser input; default ``context_length``.
         summary_model: model name put in summary requests.
         quiet_mode: no info logs (warnings still go out).
+        head_decay: opt in to Hermes MAIN's head (host practice, against the seeds): system
+            prompt + ``protect_first_n`` rows until the first compaction or once a previous
+            summary exists, then the system prompt only. Adds ``"head-decay"`` to
+            ``conformance_capabilities``. Default False (the seeds' head).
 
     Raises:
         ValueError: a numeric argument is out of range. TypeError: ``summarise`` is not
-            callable.
+            callable, or ``head_decay`` is not a bool.
 
     Attributes (A6, ints): ``last_prompt_tokens``, ``last_completion_tokens``,
-    ``last_total_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count``.
-    Also ``last_compression`` (a dict describing the last compress() call),
-    ``last_summary_error`` (str or None) and ``ineffective_compressions`` (A3).
+    ``last_total_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count``
+    (every compress() call). Also ``compactions`` (calls that compacted), ``head_decay``,
+    ``conformance_capabilities`` (frozenset, per instance), ``last_compression`` (a dict
+    describing the last compress() call), ``last_summary_error`` (str or None) and
+    ``ineffective_compressions`` (A3).
     """
 
-    #: Capabilities the conformance kit may test beyond the required surface.
+    #: Capabilities the conformance kit may test beyond the required surface (the
+    #: default; each instance sets its own, adding ``"head-decay"`` with ``head_decay``).
     conformance_capabilities = frozenset({"compressor", "focus"})
 
     def __init__(
@@ -119,6 +137,7 @@ class ReferenceCompressor(ContextEngine):
         summary_model: str = "",
         quiet_mode: bool = False,
         config_context_length: Optional[int] = None,
+        head_decay: bool = False,
     ) -> None:
         if config_context_length is not None:
             context_length = config_context_length
@@ -136,8 +155,15 @@ class ReferenceCompressor(ContextEngine):
         self.summarise: Summarise = summarise if summarise is not None else SimulatorSummariser()
         self.summary_model = str(summary_model or "")
         self.quiet_mode = bool(quiet_mode)
+        if not isinstance(head_decay, bool):
+            raise TypeError(f"head_decay must be True or False, got {head_decay!r}")
+        self.head_decay = head_decay
+        self.conformance_capabilities = (
+            type(self).conformance_capabilities | {"head-decay"} if head_decay else type(self).conformance_capabilities
+        )
         self.threshold_tokens = int(self.context_length * self.threshold_percent)
         self.compression_count = 0
+        self.compactions = 0
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
@@ -234,8 +260,10 @@ class ReferenceCompressor(ContextEngine):
         self._awaiting_usage = False
 
     def on_session_end(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
-        """O2: forget per-session compaction state (previous summary, A3 count)."""
+        """O2: forget per-session compaction state (previous summary, A3 count, the count of
+        compactions that decides the B5 note and, with ``head_decay``, the B3 head)."""
         self._previous_summary = None
+        self.compactions = 0
         self.ineffective_compressions = 0
         self._awaiting_usage = False
         self.last_summary_error = None
@@ -308,8 +336,9 @@ class ReferenceCompressor(ContextEngine):
 
         Returns:
             A new list. When there is nothing between head and tail it is a shallow copy
-            of ``messages`` and the pass counts as ineffective (A3); ``compression_count``
-            is not incremented.
+            of ``messages`` and the pass counts as ineffective (A3). Every call, that one
+            included, adds 1 to ``compression_count`` (A6, seeds); ``compactions`` counts
+            only the calls that compacted.
 
         Raises:
             TypeError: ``messages`` is not a list of dicts, or ``focus_topic`` not a str.
@@ -323,6 +352,7 @@ class ReferenceCompressor(ContextEngine):
         if focus_topic is not None and not isinstance(focus_topic, str):
             raise TypeError(f"focus_topic must be a str or None, got {type(focus_topic).__name__}")
         focus = (focus_topic or "").strip() or None
+        self.compression_count += 1  # A6 (seeds): how many times compress() has run
         if force:
             self.ineffective_compressions = 0
         plan = self._plan(messages)
@@ -340,7 +370,7 @@ class ReferenceCompressor(ContextEngine):
             # A3: a summary no smaller than what it replaces did not reduce the history.
             self.ineffective_compressions += 1
         out = self._assemble(messages, plan, summary)
-        self.compression_count += 1
+        self.compactions += 1
         self._previous_summary = summary
         self._awaiting_usage = True
         self.last_compression = {
@@ -352,7 +382,7 @@ class ReferenceCompressor(ContextEngine):
             **plan["stats"],
         }
         if not self.quiet_mode:
-            logger.info("compress: %d -> %d messages (compaction #%d)", len(messages), len(out), self.compression_count)
+            logger.info("compress: %d -> %d messages (compaction #%d)", len(messages), len(out), self.compactions)
         return out
 
     # -- Phase 1 + 2 ------------------------------------------------------------------------------
@@ -360,8 +390,14 @@ class ReferenceCompressor(ContextEngine):
         n = len(messages)
         s = bnd.latest_summary(messages, msgs.summary_body)
         previous = msgs.summary_body(messages[s]) if s >= 0 else None
-        first_n = self.protect_first_n if (self.compression_count == 0 and s < 0) else 0
-        head = bnd.head_end(messages, first_n)
+        if self.head_decay:  # host practice (Hermes MAIN): the head decays after the first compaction
+            first_n = self.protect_first_n if (self.compactions == 0 and s < 0) else 0
+            head = bnd.head_end_decaying(messages, first_n)
+        else:  # B3 (seeds): the first protect_first_n rows, system included, on every compaction
+            head = bnd.head_end(messages, self.protect_first_n)
+            k = bnd.first_summary_in(messages, head, msgs.summary_body)
+            if k >= 0:
+                head = max(k, 1 if messages[0].get("role") == "system" else 0)
         raw_cache: Dict[int, int] = {}
 
         def raw(i: int) -> int:
@@ -524,7 +560,7 @@ class ReferenceCompressor(ContextEngine):
         head: List[Message] = []
         for i in range(plan["head"]):
             row = msgs.fresh_copy(self._view(messages, plan, i))
-            if i == 0 and row.get("role") == "system" and self.compression_count == 0:
+            if i == 0 and row.get("role") == "system" and self.compactions == 0:
                 if C.COMPACTION_NOTE not in msgs.content_text(row.get("content")):
                     row["content"] = msgs.append_text(row.get("content"), C.COMPACTION_NOTE)
             head.append(row)

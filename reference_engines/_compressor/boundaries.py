@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Mapping, Sequence
 
-from reference_engines._compressor.constants import MAX_TAIL_MESSAGE_FLOOR, MIN_TAIL_MESSAGE_FLOOR
+from reference_engines._compressor.constants import MIN_MIDDLE_ROWS
 from reference_engines._compressor.messages import is_real_user
 
 Rows = Sequence[Mapping[str, Any]]
@@ -45,14 +45,47 @@ def align_backward(messages: Rows, idx: int) -> int:
 
 
 def head_end(messages: Rows, protect_first_n: int) -> int:
-    """B3: index of the first row after the protected head.
+    """B3 (seeds): index of the first row after the protected head, ``0 <= head <= n``.
 
-    Head = the system prompt (if it is row 0) + ``protect_first_n`` rows, extended
-    forward past tool results so a call and its results stay together.
+    Head = the first ``protect_first_n`` rows, the system prompt included (seed 002:
+    "[0..2] <- protect_first_n (system + first exchange)"; docs/contract-notes.md 1.5).
+    When the row at the boundary is a ``tool`` result, the head shrinks back to before
+    the assistant ``tool_calls`` row it answers, so a call/result group is never split
+    and the head never exceeds ``protect_first_n`` rows. A system prompt at row 0 is
+    always kept (V4), even with ``protect_first_n`` 0.
+    """
+    n = len(messages)
+    end = min(n, max(0, protect_first_n))
+    while 0 < end < n and messages[end].get("role") == "tool":
+        end -= 1
+    if n and messages[0].get("role") == "system":
+        end = max(end, 1)
+    return end
+
+
+def head_end_decaying(messages: Rows, protect_first_n: int) -> int:
+    """B3 host practice (Hermes MAIN, opt-in ``head_decay``): first row after the head.
+
+    Head = the system prompt (if it is row 0) + ``protect_first_n`` further rows,
+    extended forward past tool results so a call and its results stay together (the
+    caller passes 0 after the first compaction: research/host.md section 16, #11996).
     """
     n = len(messages)
     start = 1 if n and messages[0].get("role") == "system" else 0
     return align_forward(messages, min(n, start + max(0, protect_first_n)))
+
+
+def first_summary_in(messages: Rows, stop: int, summary_of: Callable[[Mapping[str, Any]], Any]) -> int:
+    """B3/B6: index of the first row before ``stop`` that ``summary_of`` recognises, or -1.
+
+    A summary is never kept as part of the protected head: the head ends before it, so
+    it is updated (B6) instead of being kept verbatim next to its own update.
+    """
+    for i in range(min(stop, len(messages))):
+        m = messages[i]
+        if m.get("role") in ("user", "assistant") and summary_of(m) is not None:
+            return i
+    return -1
 
 
 def protected_tail_start(n: int, tokens_of: TokensOf, budget: int, floor: int) -> int:
@@ -73,25 +106,40 @@ def protected_tail_start(n: int, tokens_of: TokensOf, budget: int, floor: int) -
     return start
 
 
-def tail_floor(protect_last_n: int) -> int:
-    """B3 (host practice): rows the tail keeps whatever the budget, ``max(3, min(n, 8))``."""
-    return max(MIN_TAIL_MESSAGE_FLOOR, min(protect_last_n, MAX_TAIL_MESSAGE_FLOOR))
+def tail_floor(available: int, protect_last_n: int) -> int:
+    """B3 (seeds): rows the tail keeps whatever the token budget, given ``available`` rows after the head.
+
+    ``protect_last_n`` itself, uncapped, whenever more rows than that follow the head
+    (seed 002: protect_last_n = "minimum number of recent messages always kept
+    unchanged"; docs/contract-notes.md 1.6), even if that leaves one row to summarise.
+    With ``protect_last_n`` rows or fewer after the head the seeds say nothing; the
+    engine then leaves 2 rows to summarise (one summary row replacing one row would not
+    shorten the history), or keeps none when only 1 or 2 rows follow the head.
+    """
+    if available > protect_last_n:
+        return protect_last_n
+    return max(0, available - MIN_MIDDLE_ROWS)
 
 
 def tail_cut(messages: Rows, head: int, tokens_of: TokensOf, budget: int, protect_last_n: int) -> int:
     """B3: index where the verbatim tail starts (``head <= cut <= len(messages)``).
 
-    Walk back from the end by token ``budget``, keeping at least the floor of
-    :func:`tail_floor` rows (but leaving 2 rows to summarise when the history allows).
-    When everything fits, the cut falls back to the floor so a compaction still makes
-    progress. The cut is aligned so it never splits an assistant ``tool_calls`` row
-    from its results.
+    Walk back from the end accumulating ``tokens_of`` until the next row would pass
+    ``budget`` tokens; fall back to the :func:`tail_floor` count if the budget would
+    protect fewer rows (seed 002: "falls back to the fixed protect_last_n count if the
+    budget would protect fewer messages"). When everything fits the budget, the cut
+    falls back to the floor so a compaction still makes progress. The cut is aligned
+    backward so it never splits an assistant ``tool_calls`` row from its results (the
+    tail only grows), and never reaches into the head. If that alignment leaves no row
+    between head and tail while the floor is the seeds' ``protect_last_n``, the answer is
+    ``head`` (nothing to compact: the floor wins); below that floor the cut moves forward
+    past the group instead.
     """
     n = len(messages)
     available = n - head
     if available <= 0:
         return n
-    min_tail = min(tail_floor(protect_last_n), max(0, available - 2))
+    min_tail = tail_floor(available, protect_last_n)
     acc = 0
     cut = n
     for i in range(n - 1, head - 1, -1):
@@ -105,6 +153,8 @@ def tail_cut(messages: Rows, head: int, tokens_of: TokensOf, budget: int, protec
         cut = max(n - min_tail, head + 1)
     cut = align_backward(messages, cut)
     if cut <= head:
+        if min_tail >= protect_last_n:
+            return head
         cut = align_forward(messages, head + 1)
     return min(cut, n)
 

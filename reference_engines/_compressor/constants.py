@@ -28,9 +28,11 @@ PRUNE_MIN_CHARS = 200
 #: B2: the placeholder text (seed 002).
 PRUNED_TOOL_PLACEHOLDER = "[Old tool output cleared to save context space]"
 
-#: B3 (host practice): the protect_last_n floor is capped at 8 messages, and at least 3.
-MAX_TAIL_MESSAGE_FLOOR = 8
-MIN_TAIL_MESSAGE_FLOOR = 3
+#: B3: when no more than protect_last_n rows follow the head (the seeds are silent on this
+#: case), the tail leaves this many rows to summarise: one summary row replacing one row
+#: would not shorten the history. (Engine choice; the seeds' floor is protect_last_n,
+#: uncapped: docs/contract-notes.md 1.6. Hermes caps it at max(3, min(n, 8)).)
+MIN_MIDDLE_ROWS = 2
 
 #: A3 (host practice): automatic compaction stops after this many ineffective passes.
 MAX_INEFFECTIVE_PASSES = 2

@@ -233,38 +233,34 @@ def _call_ids(message: Mapping[str, Any]) -> List[str]:
 def repair_tool_pairs(rows: Iterable[Message]) -> List[Message]:
     """B5/V2: drop tool results whose call is gone; give calls whose result is gone a stub.
 
-    One pass. A call's results must follow it in the contiguous block of ``tool`` rows
-    right after its assistant row; a result anywhere else, a duplicate result, or a
-    result for an unknown id is dropped. After each block, every call of the assistant
-    row that got no result receives a stub ``tool`` row (content ``STUB_TOOL_RESULT``).
-    Rows passed in are owned by the caller's output (already copies); stubs are new.
+    One pass, pairing per occurrence (seeds, U8; docs/contract-notes.md 1.2): an id that
+    occurs k times in one assistant row's ``tool_calls`` is owed k results. A call's
+    results must follow it in the contiguous block of ``tool`` rows right after its
+    assistant row; a result anywhere else, one more than the calls owed, or a result for
+    an unknown id is dropped. After each block, every call occurrence of the assistant
+    row that got no result receives a stub ``tool`` row (content ``STUB_TOOL_RESULT``),
+    in ``tool_calls`` order. Rows passed in are owned by the caller's output (already
+    copies); stubs are new.
     """
     out: List[Message] = []
-    open_ids: List[str] = []
-    answered: set = set()
+    owed: List[str] = []  # call ids of the open assistant row still without a result, in order
 
     def close_block() -> None:
-        for cid in open_ids:
-            if cid not in answered:
-                out.append({"role": "tool", "tool_call_id": cid, "content": STUB_TOOL_RESULT})
-        open_ids.clear()
-        answered.clear()
+        for cid in owed:
+            out.append({"role": "tool", "tool_call_id": cid, "content": STUB_TOOL_RESULT})
+        owed.clear()
 
     for row in rows:
         role = row.get("role")
         if role == "tool":
             cid = row.get("tool_call_id")
-            if cid in open_ids and cid not in answered:
-                answered.add(cid)
+            if cid in owed:
+                owed.remove(cid)  # the first occurrence still owed
                 out.append(row)
-            continue  # orphan or duplicate result: removed
+            continue  # orphan or surplus result: removed
         close_block()
         out.append(row)
         if role == "assistant":
-            seen: set = set()
-            for cid in _call_ids(row):
-                if cid not in seen:
-                    seen.add(cid)
-                    open_ids.append(cid)
+            owed.extend(_call_ids(row))
     close_block()
     return out

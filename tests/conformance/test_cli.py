@@ -48,3 +48,17 @@ def test_check_bad_engine_kwargs(tmp_path):
     proc = cli("check", "reference_engines.mutants._base:MinimalEngine", "--engine-kwargs", "{nope", cwd=tmp_path)
     assert proc.returncode == 4
     assert "--engine-kwargs='{nope' is not valid JSON" in proc.stderr
+
+
+def test_install_plugin_copies_lcm(tmp_path):
+    proc = cli("install-plugin", "lcm", "--hermes-home", str(tmp_path / "home"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    target = tmp_path / "home" / "plugins" / "lcm"
+    assert proc.stdout.strip() == str(target.resolve())
+    assert (target / "plugin.yaml").is_file() and (target / "__init__.py").is_file()
+
+
+def test_unknown_subcommand_is_a_usage_error(tmp_path):
+    proc = cli("frobnicate", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "usage: context-engine-kit" in proc.stderr

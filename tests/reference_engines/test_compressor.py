@@ -1,7 +1,9 @@
 """Tests of reference_engines.compressor.ReferenceCompressor, one group per contract clause.
 
 Each test names the clause it guards (B1-B6, A1-A7, O, V). Histories are either built by
-hand here or come from :mod:`benchmarks.histories` (seeded, deterministic).
+hand here or come from :mod:`benchmarks.histories` (seeded, deterministic). Validity (V1-V4)
+is judged by the kit's own checkers in :mod:`conformance.expect`. B3 follows the seeds
+(docs/contract-notes.md 1.5, 1.6); the opt-in ``head_decay`` mode is tested apart.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import pytest
 
 from benchmarks.histories import KINDS, history
+from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
 from reference_engines._compressor import constants as C
 from reference_engines._compressor.messages import (
     STUB_TOOL_RESULT,
@@ -21,11 +24,18 @@ from reference_engines._compressor.messages import (
     repair_tool_pairs,
     is_pure_summary,
     summary_body,
+    without_summary,
 )
 from reference_engines._compressor.summariser import SimulatorSummariser, SummaryRequest
 from reference_engines.compressor import ReferenceCompressor
 from simulator.provider import tokens
-from benchmarks.validity import problems
+
+
+def problems(out, before=None):
+    """V1-V4 problems of ``out`` by the kit's checkers (V4 against ``before``, default ``out``)."""
+    if v1_problems(out):
+        return v1_problems(out)
+    return v2_problems(out) + v3_problems(out) + v4_problems(out if before is None else before, out)
 
 # -- builders ------------------------------------------------------------------------------
 
@@ -84,6 +94,15 @@ def tail_len(out):
     return len(out) - k - 1 if is_pure_summary(out[k]) else len(out) - k
 
 
+def kept_tail(out):
+    """The verbatim tail of ``out``: rows after the summary, a merged-in summary removed
+    (a tool-calling assistant row whose content was None reads None again)."""
+    rows = [dict(without_summary(m)) for m in out[len(out) - tail_len(out):]]
+    if rows and rows[0].get("tool_calls") and rows[0].get("content") == "":
+        rows[0]["content"] = None
+    return rows
+
+
 def chat(turns, words=60, start=0):
     """``turns`` user/assistant pairs of distinct text."""
     rows = []
@@ -103,6 +122,12 @@ def test_a1_name_is_a_property_and_engine_subclasses_the_abc():
     assert isinstance(engine, ContextEngine)
     assert engine.name == "compressor"
     assert engine.conformance_capabilities == frozenset({"compressor", "focus"})
+    assert ReferenceCompressor.conformance_capabilities == frozenset({"compressor", "focus"})
+    decaying = ReferenceCompressor(head_decay=True)
+    assert decaying.conformance_capabilities == frozenset({"compressor", "focus", "head-decay"})
+    assert engine.conformance_capabilities == frozenset({"compressor", "focus"}), "per instance, not shared"
+    with pytest.raises(TypeError, match="head_decay"):
+        ReferenceCompressor(head_decay="yes")
 
 
 def test_a4_compress_accepts_all_optional_arguments():
@@ -119,12 +144,15 @@ def test_a6_attributes_are_ints():
         assert type(getattr(engine, attr)) is int, attr
 
 
-def test_a6_compression_count_counts_compactions_not_noops():
+def test_a6_compression_count_counts_every_call_noops_included():
     engine = ReferenceCompressor(quiet_mode=True)
     engine.compress([system(), user("hi")])
-    assert engine.compression_count == 0
+    assert (engine.compression_count, engine.compactions) == (1, 0), "a no-op pass has still run (seeds)"
     engine.compress(history(200, 1))
-    assert engine.compression_count == 1
+    assert (engine.compression_count, engine.compactions) == (2, 1)
+    with pytest.raises(TypeError):
+        engine.compress("not a list")
+    assert engine.compression_count == 2, "a call rejected for bad input did not run"
 
 
 def test_compress_returns_new_list_and_never_mutates_input():
@@ -148,11 +176,11 @@ def test_has_content_to_compress_matches_what_compress_does():
     big = [system()] + chat(40, 60)
     assert engine.has_content_to_compress(tiny) is False and engine.has_content_to_compress([]) is False
     assert engine.has_content_to_compress(big) is True
-    assert engine.compression_count == 0, "a preflight never compacts"
+    assert (engine.compression_count, engine.compactions) == (0, 0), "a preflight never compacts"
     engine.compress(tiny)
-    assert engine.compression_count == 0
+    assert engine.compactions == 0
     engine.compress(big)
-    assert engine.compression_count == 1
+    assert engine.compactions == 1
 
 
 def test_compress_rejects_bad_input_with_clear_errors():
@@ -187,12 +215,15 @@ def test_o11_engine_deep_copies_after_use():
 @pytest.mark.parametrize("kind", KINDS)
 def test_v_outputs_valid_over_sizes_budgets_and_repeated_compactions(kind):
     for n in (2, 5, 9, 14, 23, 40, 75, 160):
-        for cfg in ({}, {"context_length": 6_000}, {"context_length": 30_000, "protect_last_n": 4}, {"protect_first_n": 0}):
+        for cfg in ({}, {"context_length": 6_000}, {"context_length": 30_000, "protect_last_n": 4},
+                    {"protect_first_n": 0}, {"protect_first_n": 5}, {"context_length": 16_000, "head_decay": True}):
             engine = ReferenceCompressor(quiet_mode=True, **cfg)
-            out = engine.compress(history(n, n, kind))
-            assert problems(out) == [], (n, cfg)
-            out = engine.compress(out + history(n, n + 1, kind, "b")[1:])
-            assert problems(out) == [], (n, cfg, "second pass")
+            h = history(n, n, kind)
+            out = engine.compress(h)
+            assert problems(out, h) == [], (n, cfg)
+            h2 = out + history(n, n + 1, kind, "b")[1:]
+            out = engine.compress(h2)
+            assert problems(out, h2) == [], (n, cfg, "second pass")
             assert not any(m.get("content") == STUB_TOOL_RESULT for m in out), "valid input needs no stubs"
 
 
@@ -252,7 +283,7 @@ def _b2_history():
 
 def test_b2_long_tool_results_outside_tail_are_cleared():
     rec = Recorder()
-    engine = ReferenceCompressor(context_length=20_000, protect_first_n=5, summarise=rec, quiet_mode=True)
+    engine = ReferenceCompressor(context_length=20_000, protect_first_n=6, summarise=rec, quiet_mode=True)
     out = engine.compress(_b2_history())
     by_id = {m.get("tool_call_id"): m["content"] for m in out if m["role"] == "tool"}
     assert by_id["h1"] == C.PRUNED_TOOL_PLACEHOLDER, "long result in the kept head is cleared"
@@ -265,35 +296,179 @@ def test_b2_long_tool_results_outside_tail_are_cleared():
 # -- B3 -----------------------------------------------------------------------------------------
 
 
-def test_b3_head_is_system_plus_first_n_on_first_compaction_then_system_only():
-    h = [system(), user("FIRST ask " + filler(1)), assistant("FIRST answer"), user("second ask")] + chat(40, 80)
+def _head_history():
+    return [system(), user("FIRST ask " + filler(1)), assistant("FIRST answer"), user("second ask")] + chat(40, 80)
+
+
+def test_b3_head_is_the_first_three_rows_system_included_kept_on_every_compaction():
+    h = _head_history()
     engine = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
     out = engine.compress(h)
+    assert [m["content"] for m in out[1:3]] == [m["content"] for m in h[1:3]]
+    assert summary_rows(out) == [3], "protect_first_n=3 counts the system prompt (seeds: [0..2])"
+    assert "second ask" not in [m["content"] for m in out], "row 3 is not part of the head"
+    for start in (500, 900):
+        out = engine.compress(out + chat(40, 80, start=start))
+        assert [m["content"] for m in out[1:3]] == [m["content"] for m in h[1:3]], "no head decay (seeds)"
+        assert summary_rows(out) == [3] and engine.compactions == (2 if start == 500 else 3)
+        assert problems(out, h) == []
+
+
+def test_b3_head_is_kept_by_a_fresh_engine_on_a_compacted_history():
+    first = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    out = first.compress(_head_history())
+    rec = Recorder()
+    fresh = ReferenceCompressor(context_length=20_000, summarise=rec, quiet_mode=True)
+    out2 = fresh.compress(out + chat(40, 80, start=500))
+    assert [m["content"] for m in out2[1:3]] == [m["content"] for m in out[1:3]]
+    assert summary_rows(out2) == [3] and rec.requests[0].previous_summary is not None
+
+
+@pytest.mark.parametrize("first_n, kept", [(0, 1), (1, 1), (2, 2), (3, 3), (5, 5)])
+def test_b3_head_size_counts_the_system_prompt(first_n, kept):
+    h = [system(), user("FIRST ask")] + chat(60, 60)
+    out = ReferenceCompressor(context_length=20_000, protect_first_n=first_n, summarise=Recorder(),
+                              quiet_mode=True).compress(h)
+    assert out[0]["content"].startswith(h[0]["content"]), "the system prompt is always kept (V4)"
+    assert [m["content"] for m in out[1:kept]] == [m["content"] for m in h[1:kept]]
+    assert summary_rows(out)[0] == kept, "the summary follows the head directly"
+
+
+def test_b3_head_shrinks_rather_than_split_a_tool_group():
+    rows = [system(), user("FIRST ask"), calls("a", "b", content="reading"), result("a", "A"), result("b", "B"),
+            assistant("read both")] + chat(60, 60)
+    for first_n in (3, 4):
+        out = ReferenceCompressor(context_length=20_000, protect_first_n=first_n, summarise=Recorder(),
+                                  quiet_mode=True).compress(rows)
+        assert out[1]["content"] == "FIRST ask" and summary_rows(out)[0] == 2, first_n
+        assert not any(m.get("tool_calls") for m in out[:3]), "the call went to the middle with its results"
+        assert problems(out, rows) == [] and not any(m.get("content") == STUB_TOOL_RESULT for m in out)
+    out = ReferenceCompressor(context_length=20_000, protect_first_n=5, summarise=Recorder(),
+                              quiet_mode=True).compress(rows)
+    assert out[2]["tool_calls"] == rows[2]["tool_calls"] and [m["content"] for m in out[3:5]] == ["A", "B"]
+    assert summary_rows(out)[0] == 5, "a head that ends after the results keeps the whole group"
+
+
+def test_b3_head_ends_before_a_summary_so_it_is_updated_not_kept():
+    decayed = ReferenceCompressor(context_length=20_000, head_decay=True,
+                                  summarise=Recorder(answer="## Goal\n- OLD summary"), quiet_mode=True)
+    out = decayed.compress(_head_history())
+    out = decayed.compress(out + chat(40, 80, start=500))
+    assert summary_rows(out) == [1], "head decay leaves system + summary"
+    rec = Recorder()
+    out2 = ReferenceCompressor(context_length=20_000, summarise=rec, quiet_mode=True).compress(
+        out + chat(40, 80, start=900))
+    assert summary_rows(out2) == [1], "one summary, right after the system prompt"
+    assert rec.requests[0].previous_summary == "## Goal\n- OLD summary"
+    assert "OLD summary" not in summary_body(out2[1])
+
+
+# -- B3 with head_decay=True (Hermes MAIN, host practice; opt-in) ----------------------------------
+
+
+def test_b3_head_decay_keeps_system_plus_first_n_on_first_compaction_then_system_only():
+    h = _head_history()
+    engine = ReferenceCompressor(context_length=20_000, head_decay=True, summarise=Recorder(), quiet_mode=True)
+    out = engine.compress(h)
     assert [m["content"] for m in out[1:4]] == [m["content"] for m in h[1:4]]
-    assert summary_rows(out) == [4]
+    assert summary_rows(out) == [4], "system + protect_first_n rows before the first compaction"
     out2 = engine.compress(out + chat(40, 80, start=500))
     texts = [content_text(m.get("content")) for m in out2]
     assert not any(t.startswith("FIRST") for t in texts), "head decays to the system prompt after the first compaction"
     assert summary_rows(out2) == [1]
+    assert problems(out2, h) == []
+
+
+def test_b3_head_decay_counts_compactions_not_noop_calls():
+    engine = ReferenceCompressor(context_length=20_000, head_decay=True, summarise=Recorder(), quiet_mode=True)
+    engine.compress([system(), user("hi")])
+    assert engine.compression_count == 1 and engine.compactions == 0
+    out = engine.compress(_head_history())
+    assert summary_rows(out) == [4], "a no-op pass is not a compaction: the head has not decayed yet"
 
 
 def test_b3_head_decays_when_a_previous_summary_exists_even_on_a_fresh_engine():
-    first = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    first = ReferenceCompressor(context_length=20_000, head_decay=True, summarise=Recorder(), quiet_mode=True)
     out = first.compress([system(), user("FIRST " + filler(1))] + chat(40, 80))
-    fresh = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    fresh = ReferenceCompressor(context_length=20_000, head_decay=True, summarise=Recorder(), quiet_mode=True)
     out2 = fresh.compress(out + chat(40, 80, start=500))
     assert summary_rows(out2) == [1]
     assert not any(content_text(m.get("content")).startswith("FIRST") for m in out2)
 
 
-def test_b3_tail_keeps_the_floor_when_rows_are_over_budget():
-    big = [user("u " + filler(k, 900)) if k % 2 == 0 else assistant("a " + filler(k, 900)) for k in range(30)]
-    engine = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)  # tail budget 2000
-    out = engine.compress([system()] + big)
-    assert tail_len(out) == 8, "protect_last_n=20 is capped at 8 rows"
-    engine = ReferenceCompressor(context_length=20_000, protect_last_n=5, summarise=Recorder(), quiet_mode=True)
-    out = engine.compress([system()] + big)
-    assert tail_len(out) == 5
+def test_b3_head_decay_extends_the_head_past_tool_results():
+    rows = [system(), user("FIRST ask"), calls("a", "b", content="reading"), result("a", "A"), result("b", "B"),
+            assistant("read both")] + chat(60, 60)
+    out = ReferenceCompressor(context_length=20_000, head_decay=True, summarise=Recorder(),
+                              quiet_mode=True).compress(rows)
+    assert [m.get("content") for m in out[1:5]] == ["FIRST ask", "reading", "A", "B"]
+    assert summary_rows(out)[0] == 5 and problems(out, rows) == []
+
+
+# -- B3 tail ------------------------------------------------------------------------------------
+
+
+def _big_rows(count):
+    return [user("u " + filler(k, 900)) if k % 2 == 0 else assistant("a " + filler(k, 900)) for k in range(count)]
+
+
+@pytest.mark.parametrize("head_decay", [False, True])
+@pytest.mark.parametrize("last_n, rows", [(20, 30), (5, 30), (25, 40), (12, 16)])
+def test_b3_tail_keeps_protect_last_n_uncapped_when_rows_are_over_budget(head_decay, last_n, rows):
+    engine = ReferenceCompressor(context_length=20_000, protect_last_n=last_n, head_decay=head_decay,
+                                 summarise=Recorder(), quiet_mode=True)  # tail budget 2 000 tokens < one row
+    h = [system()] + _big_rows(rows)
+    out = engine.compress(h)
+    assert tail_len(out) == last_n, "the budget would protect fewer rows: the floor wins, uncapped (seeds)"
+    assert kept_tail(out) == h[len(h) - last_n:]
+
+
+def test_b3_tail_floor_holds_for_every_history_longer_than_head_plus_floor():
+    for kind in KINDS:
+        for n in range(24, 80, 5):
+            for last_n in (20, 10):
+                h = history(n, n, kind)
+                engine = ReferenceCompressor(context_length=16_000, protect_last_n=last_n, summarise=Recorder(),
+                                             quiet_mode=True)
+                out = engine.compress(h)
+                assert n > 3 + last_n
+                if not summary_rows(out):  # keeping the floor would split a group at the head
+                    assert out == h and engine.compactions == 0, (kind, n, last_n)
+                    continue
+                tail = kept_tail(out)
+                assert len(tail) >= last_n, (kind, n, last_n)
+                assert tail == h[len(h) - len(tail):], (kind, n, last_n)
+                assert problems(out, h) == [], (kind, n, last_n)
+
+
+def test_b3_with_protect_last_n_or_fewer_rows_after_the_head_two_rows_are_summarised():
+    for count in (6, 12, 20):
+        h = [system(), user("first"), assistant("hello")] + _big_rows(count)
+        out = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True).compress(h)
+        assert engine_middle(out, h) == 2, count
+    h = [system(), user("first"), assistant("hello")] + _big_rows(21)
+    out = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True).compress(h)
+    assert tail_len(out) == 20 and engine_middle(out, h) == 1, "one row more than the floor: the floor wins"
+    tiny = [system(), user("first"), assistant("hello"), user("the last ask")]
+    engine = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    assert engine.compress(tiny) == tiny and engine.compactions == 0, "one row after the head, the last user ask"
+
+
+def test_b3_the_floor_wins_over_compacting_a_tool_group_at_the_head():
+    h = [system(), user("first"), assistant("hello"), calls("g1", "g2"), result("g1", "1"), result("g2", "2")]
+    h += _big_rows(18)
+    engine = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    assert len(h) - 3 == 21, "one row more than protect_last_n follows the head"
+    assert engine.compress(h) == h and engine.compactions == 0, "keeping 20 rows would split the group: no compaction"
+    out = ReferenceCompressor(context_length=20_000, protect_last_n=17, summarise=Recorder(),
+                              quiet_mode=True).compress(h)
+    assert engine_middle(out, h) == 4 and tail_len(out) == 17 and problems(out, h) == []
+
+
+def engine_middle(out, h):
+    """Input rows replaced by the summary: everything not kept in head or tail."""
+    k = summary_rows(out)[0]
+    return len(h) - k - tail_len(out)
 
 
 def test_b3_tail_is_bounded_by_the_token_budget():
@@ -314,7 +489,7 @@ def test_b3_boundary_never_splits_a_tool_group():
     rows.append(user("final ask"))
     for ctx in range(8_000, 40_000, 700):
         out = ReferenceCompressor(context_length=ctx, summarise=Recorder(), quiet_mode=True).compress(rows)
-        tail = out[summary_rows(out)[-1] + 1:]
+        tail = kept_tail(out)
         start = len(rows) - len(tail)
         assert tail == rows[start:], f"tail is an untouched suffix (ctx={ctx})"
         assert tail[0]["role"] != "tool" and rows[start - 1]["role"] != "tool", "the cut sits between groups"
@@ -366,7 +541,7 @@ def test_b4_budget_is_a_fifth_of_the_middle_content():
     h = [system()] + chat(80, 60)
     engine = ReferenceCompressor(summarise=rec, quiet_mode=True)
     out = engine.compress(h)
-    middle = h[4:len(h) - tail_len(out)]
+    middle = h[3:len(h) - tail_len(out)]
     expected = int(sum(tokens.count_message(m) for m in middle) * 0.20)
     assert 2_000 < expected < 10_000
     assert rec.requests[0].budget_tokens == expected
@@ -441,6 +616,11 @@ def test_b5_note_is_appended_to_the_system_prompt_on_the_first_compaction_only()
     out3 = fresh.compress([system("SYS2")] + chat(50, 60))
     again = fresh.compress([system("SYS2")] + chat(50, 60, start=900))
     assert out3[0]["content"].endswith(C.COMPACTION_NOTE) and again[0]["content"] == "SYS2"
+    after_noop = ReferenceCompressor(context_length=20_000, summarise=Recorder(), quiet_mode=True)
+    after_noop.compress([system("SYS3"), user("hi")])
+    out4 = after_noop.compress([system("SYS3")] + chat(50, 60))
+    assert after_noop.compression_count == 2 and out4[0]["content"] == "SYS3\n\n" + C.COMPACTION_NOTE, \
+        "a no-op call is not a compaction: the first real one still adds the note"
 
 
 @pytest.mark.parametrize(
@@ -497,6 +677,28 @@ def test_b5_orphan_results_are_removed_and_orphan_calls_get_stubs():
     stub = out[2]
     assert stub == {"role": "tool", "tool_call_id": "b", "content": STUB_TOOL_RESULT}
     assert problems(out) == []
+
+
+def test_b5_repair_pairs_repeated_call_ids_per_occurrence():
+    rows = [calls("d", "d"), result("d", "one"), result("d", "two"), result("d", "surplus"), user("next"),
+            calls("d"), result("d", "again"), calls("e", "e"), result("e", "only one"), user("end")]
+    out = repair_tool_pairs([dict(r) for r in rows])
+    assert [m["content"] for m in out if m["role"] == "tool"] == ["one", "two", "again", "only one", STUB_TOOL_RESULT]
+    assert out[-2] == {"role": "tool", "tool_call_id": "e", "content": STUB_TOOL_RESULT}
+    assert problems(out, rows) == []
+
+
+def test_v2_repeated_call_ids_survive_compaction_unrepaired():
+    rows = [system(), user("start")]
+    for t in range(30):
+        rows += [user(f"turn {t} " + filler(t, 40)), calls("call_0123456789ab", "call_0123456789ab"),
+                 result("call_0123456789ab", "first " + filler(t, 100)), result("call_0123456789ab", "second"),
+                 assistant(f"done {t}")]
+    for ctx in (8_000, 16_000, 30_000):
+        out = ReferenceCompressor(context_length=ctx, summarise=Recorder(), quiet_mode=True).compress(rows)
+        assert len(out) < len(rows) and problems(out, rows) == [], ctx
+        assert not any(m.get("content") == STUB_TOOL_RESULT for m in out), "a valid input needs no stubs"
+        assert any(m.get("content") == "second" for m in out), "the second result of a repeated id is kept"
 
 
 def test_b5_compress_repairs_a_call_whose_result_is_missing():
@@ -606,6 +808,25 @@ def test_a4_output_fits_under_the_threshold():
         engine = ReferenceCompressor(quiet_mode=True)
         out = engine.compress(history(1_500, 4, kind))
         assert tokens.count_messages(out) < engine.threshold_tokens, kind
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a4_histories_over_the_threshold_of_a_16k_window_shrink(kind):
+    """The conformance checks' window (update_model("sim-model", 16000)): with the seeds'
+    20-row tail the output may stay over the threshold, but it is shorter and smaller."""
+    for n in (30, 60, 300):
+        engine = ReferenceCompressor(quiet_mode=True)
+        engine.update_model("sim-model", 16_000)
+        h = history(n, n, kind)
+        if tokens.count_messages(h) < engine.threshold_tokens:
+            continue
+        out = engine.compress(h)
+        assert engine.compactions == 1 and len(out) < len(h), (kind, n)
+        assert tokens.count_messages(out) < tokens.count_messages(h), (kind, n)
+        assert problems(out, h) == [] and len(kept_tail(out)) >= 20, (kind, n)
+        more = out + history(n, n + 7, kind, "b")[1:]
+        again = engine.compress(more)
+        assert tokens.count_messages(again) < tokens.count_messages(more) and problems(again, more) == [], (kind, n)
 
 
 def test_a3_noop_passes_count_as_ineffective_and_force_clears():

@@ -1,0 +1,75 @@
+"""Install the LCM plugin folder into a Hermes home: ``DIR/plugins/lcm/`` (R3 user directory).
+
+Import-safe: Hermes' loader executes sibling modules of a plugin's ``__init__.py``, so this
+module only defines functions.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Optional, Union
+
+#: Files and folders never copied into an installed plugin.
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+
+
+def plugin_source_dir() -> Path:
+    """The folder of this plugin (the one holding ``plugin.yaml``)."""
+    return Path(__file__).resolve().parent
+
+
+def install_plugin(name: str = "lcm", hermes_home: Optional[Union[str, Path]] = None) -> Path:
+    """Copy this plugin folder to ``<hermes_home>/plugins/<name>/`` and return that path.
+
+    An existing install there is replaced. ``hermes_home`` defaults to ``$HERMES_HOME`` or
+    ``~/.hermes``.
+
+    Raises:
+        ValueError: ``name`` is not ``"lcm"`` (this module installs only the LCM engine), or
+            the target would be inside the source folder.
+        OSError: the directory cannot be written (the message names it).
+    """
+    if name != "lcm":
+        raise ValueError(f"install_plugin: this installer ships only 'lcm', got {name!r}")
+    if hermes_home is None:
+        import os
+
+        hermes_home = os.environ.get("HERMES_HOME") or Path.home() / ".hermes"
+    source = plugin_source_dir()
+    target = Path(hermes_home).expanduser().resolve() / "plugins" / name
+    if source == target or source in target.parents:
+        raise ValueError(f"install_plugin: target {target} is inside the plugin source {source}")
+    try:
+        if target.exists():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target, ignore=_IGNORE)
+    except OSError as exc:
+        raise OSError(f"install_plugin: could not write {target}: {exc}") from exc
+    return target
+
+
+def main(argv=None) -> int:
+    """``python -m reference_engines.lcm.install [--hermes-home DIR]``: install and print the path.
+
+    Exit status 0 on success, 2 with a message on stderr when the copy fails.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Install the LCM context engine plugin into a Hermes home.")
+    parser.add_argument("--hermes-home", default=None, help="Hermes home (default: $HERMES_HOME or ~/.hermes)")
+    args = parser.parse_args(argv)
+    try:
+        target = install_plugin("lcm", args.hermes_home)
+    except (OSError, ValueError) as exc:
+        print(f"install failed: {exc}", file=sys.stderr)
+        return 2
+    print(target)
+    print("Select it with `context.engine: lcm` in config.yaml.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
