@@ -353,7 +353,10 @@ class _Runner:
                 n_agents = len(self.run.gateway.hygiene_agents)
                 record.turns.append(self.run.gateway.handle_message(key, text))
                 for agent in self.run.gateway.hygiene_agents[n_agents:]:
-                    self.label_agent("hygiene", agent)
+                    label = self.label_agent("hygiene", agent)
+                    for ev in self.recorder.compactions:  # the pass ran before the agent was known
+                        if ev.agent == "?" and ev.engine_id == id(agent.engine):
+                            ev.agent = label
                 self.replies.load([])
         elif kind == "fault":
             base = len(self.provider.journal) + int(value.get("next", 0))
