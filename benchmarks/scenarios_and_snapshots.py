@@ -27,7 +27,7 @@ from conformance.snapshots.canonical import snapshot_text
 from conformance.snapshots.capture import capture_case
 
 ENGINES = ["reference_engines.compressor:ReferenceCompressor", "reference_engines.router:ReferenceRouter",
-           "reference_engines.mutants._base:MinimalEngine"]
+           "reference_engines.mutants._base:MinimalEngine", "reference_engines.lcm:LCMEngine"]
 
 
 def median_seconds(fn, repeat: int) -> float:
