@@ -1,0 +1,127 @@
+"""The self-contained HTML report: verdict by clause, every result, one plot per scenario.
+
+:func:`render` returns one HTML document (str) with inline CSS and inline SVG: no script,
+no external resource, so it opens anywhere and archives as one file. Without matplotlib
+each scenario shows a note and its numbers as a table instead of the plot.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from typing import Any, Iterable, List, Optional
+
+from conformance.runner import OUTCOMES
+from simulator.contract import clause_link
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}h3{font-size:14px;margin:18px 0 4px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}
+td.l,th.l{text-align:left}td.msg{text-align:left;max-width:760px;font-family:monospace;font-size:11px}
+.passed{color:#2e7d32}.failed,.error{color:#c62828;font-weight:bold}.skipped{color:#777}
+.xfailed,.xpassed{color:#8d6e00}
+.verdict{font-size:15px;font-weight:bold;padding:6px 10px;display:inline-block;border-radius:4px}
+.v-pass{background:#e8f5e9}.v-fail{background:#ffebee}
+figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}figure.plot svg{width:100%;height:auto}figcaption{font-size:12px;color:#555}
+.note{background:#fff8e1;border:1px solid #f0d58c;padding:6px 10px;font-size:12px}
+.desc{font-size:12px;color:#555;margin:0 0 6px}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _clause_key(clause: str):
+    import re
+
+    m = re.match(r"^([A-Z]+)(\d*)", clause)
+    return (m.group(1), int(m.group(2) or 0)) if m else (clause, 0)
+
+
+def verdict_table(results: List[Any]) -> str:
+    """The verdict table by clause (rows in contract order) as HTML."""
+    table: "OrderedDict[str, dict]" = OrderedDict()
+    for r in sorted(results, key=lambda r: _clause_key(r.clause)):
+        row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES})
+        row[r.outcome] = row.get(r.outcome, 0) + 1
+    head = "".join(f"<th>{o}</th>" for o in OUTCOMES)
+    rows = []
+    for clause, row in table.items():
+        cells = "".join(f'<td class="{o if row[o] else ""}">{row[o]}</td>' for o in OUTCOMES)
+        rows.append(f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>{cells}</tr>')
+    return f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>{"".join(rows)}</table>'
+
+
+def results_table(results: List[Any]) -> str:
+    """Every result: check id, clause, level, outcome and message."""
+    rows = []
+    for r in sorted(results, key=lambda r: (_clause_key(r.clause), r.check)):
+        rows.append(f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td><td class="l">{_e(r.level)}'
+                    f'</td><td class="l {r.outcome}">{_e(r.outcome)}</td><td class="msg">{_e(r.message)}</td></tr>')
+    return ('<table id="results"><tr><th class="l">check</th><th class="l">clause</th><th class="l">level</th>'
+            f'<th class="l">outcome</th><th class="l">message</th></tr>{"".join(rows)}</table>')
+
+
+def _numbers_table(run: Any) -> str:
+    rows = "".join(f"<tr><td>{c.index + 1}</td><td class='l'>{_e(c.agent)}</td><td>{c.prompt_tokens}</td>"
+                   f"<td>{c.cache_read_tokens}</td><td>{c.cache_write_tokens}</td><td>{c.threshold_tokens}</td>"
+                   f"<td>{c.context_length}</td></tr>" for c in run.recorder.provider_calls)
+    return ("<table class='numbers'><tr><th>call</th><th class='l'>agent</th><th>prompt</th><th>cache read</th>"
+            f"<th>cache write</th><th>threshold</th><th>context</th></tr>{rows}</table>")
+
+
+def scenario_section(run: Any, results: List[Any], svg: Optional[str], note: str) -> str:
+    """One scenario: heading, description, its expectation results, the plot (or a note)."""
+    sc = run.scenario
+    mine = [r for r in results if r.check.startswith(f"scenario:{sc.name}:")]
+    bad = sum(r.outcome in ("failed", "error") for r in mine)
+    comp = [e for e in run.recorder.compactions if e.committed]
+    summary = (f"{len(run.recorder.provider_calls)} provider calls, {len(comp)} committed compactions, "
+               f"{len(mine) - bad}/{len(mine)} expectations hold")
+    stopped = f'<p class="note">run stopped at {_e(run.stopped[0])}: {_e(run.stopped[1])}</p>' if run.stopped else ""
+    plot = (f'<figure class="plot" data-scenario="{_e(sc.name)}">{svg}<figcaption>{_e(summary)}</figcaption></figure>'
+            if svg else f'<p class="note">{_e(note)}</p>{_numbers_table(run)}')
+    return (f'<section class="scenario" id="scenario-{_e(sc.name)}"><h3>{_e(sc.name)}</h3>'
+            f'<p class="desc">{_e(sc.description)}</p><p class="desc">{_e(summary)}</p>{stopped}{plot}'
+            f'{results_table(mine) if mine else ""}</section>')
+
+
+def render(results: Iterable[Any], runs: Iterable[Any], *, engine: str = "", svgs: Optional[dict] = None,
+           note: str = "", strict: bool = False) -> str:
+    """The HTML document (str).
+
+    Args:
+        results: :class:`~conformance.runner.Result` objects (checks and scenario expectations).
+        runs: ScenarioRun objects, one section each (in the given order).
+        engine: the engine label shown in the title.
+        svgs: scenario name -> SVG text (None values: no plot).
+        note: shown instead of missing plots (e.g. matplotlib not installed).
+    """
+    from conformance import CONTRACT_VERSION, __version__
+    from conformance.runner import exit_code
+
+    results = list(results)
+    runs = list(runs)
+    code = exit_code(results, strict=strict)
+    word = {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+    cls = "v-pass" if code == 0 else "v-fail"
+    counts = {o: sum(r.outcome == o for r in results) for o in OUTCOMES}
+    count_text = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    sections = "".join(scenario_section(run, results, (svgs or {}).get(run.scenario.name), note) for run in runs)
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>context-engine-kit report: {_e(engine)}</title><style>{CSS}</style></head><body>"
+        f"<h1>Conformance report: {_e(engine)}</h1>"
+        f"<p class='desc'>context-engine-kit {_e(__version__)}, contract {_e(CONTRACT_VERSION)}; "
+        f"{len(results)} results ({_e(count_text)}).</p>"
+        f"<div class='verdict {cls}' id='verdict'>verdict: {word}</div>"
+        f"<h2>Verdict by clause</h2>{verdict_table(results)}"
+        f"<h2>Scenarios ({len(runs)})</h2>"
+        + (f"<p class='note'>{_e(note)}</p>" if note and runs else "")
+        + (sections or "<p class='desc'>No scenario ran.</p>")
+        + "<h2>All results</h2>" + results_table([r for r in results if not r.check.startswith("scenario:")])
+        + "</body></html>\n"
+    )

@@ -1,0 +1,109 @@
+"""Pytest sub-plugin: ``--conformance-report=report.html`` writes the HTML report at the end.
+
+Inert unless the option is given. It keeps its own :class:`~conformance.verdict.Verdict`
+of every conformance item (checks and scenario expectations) from the reports pytest
+sees, so under xdist the controller has them all. Scenario plots need the runs: runs
+made in this process are reused; scenarios whose items ran on xdist workers are run
+again here (deterministic, so the plot is the same), with a progress line per scenario.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+_KEY = pytest.StashKey[Dict[str, Any]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
+    group.addoption("--conformance-report", default=None, metavar="FILE",
+                    help="write a self-contained HTML report (verdict by clause, one token plot per scenario; "
+                         "plots need the 'report' extra: matplotlib).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--conformance-report"):
+        from conformance.verdict import Verdict
+
+        config.stash[_KEY] = {"verdict": Verdict(), "files": []}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    state = _STATE.get("state")
+    if state is None:
+        return
+    props = dict(report.user_properties or ())
+    if "conformance_check" in props:
+        state["verdict"].record_report(report, props)
+        path = props.get("scenario_file")
+        if path and path not in state["files"]:
+            state["files"].append(path)
+
+
+_STATE: Dict[str, Any] = {}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _STATE["state"] = session.config.stash.get(_KEY, None)
+
+
+def _runs(config: pytest.Config, files: List[str], write: Any) -> List[Any]:
+    from conformance.scenarios.loader import ScenarioError, load_scenario
+
+    try:
+        from conformance.scenarios.plugin import _factory, scenario_runs
+
+        have = scenario_runs(config)
+    except Exception:  # the scenarios sub-plugin is not active
+        have, _factory = {}, None
+    out = []
+    for n, path in enumerate(sorted(files), 1):
+        run = have.get(path)
+        if run is None and _factory is not None:
+            try:
+                scenario = load_scenario(path)
+            except ScenarioError:
+                continue
+            from conformance.netguard import block_network
+            from conformance.scenarios.runner import run_scenario
+
+            write(f"report: running scenario {n}/{len(files)} {scenario.name} for its plot")
+            with block_network():
+                run = run_scenario(scenario, _factory(config))
+        if run is not None:
+            out.append(run)
+    return out
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
+    config = session.config
+    state = config.stash.get(_KEY, None)
+    if state is None or hasattr(config, "workerinput"):
+        return
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+
+    def write(line: str) -> None:
+        if tr is not None:
+            tr.write_line(line)
+
+    from conformance.report import write_report
+
+    runs = _runs(config, state["files"], write)
+    try:
+        from conformance.plugin import engine_spec
+
+        engine = engine_spec(config) or ""
+    except (ValueError, ImportError):
+        engine = ""
+    try:
+        strict = bool(config.getoption("--conformance-strict"))
+    except ValueError:
+        strict = False
+    path = Path(config.getoption("--conformance-report"))
+    note = write_report(path, state["verdict"].results, runs, engine=engine, strict=strict)
+    write(f"conformance report: {path} ({len(state['verdict'].results)} results, {len(runs)} scenario plots)"
+          + (f"; {note}" if note else ""))

@@ -1,0 +1,118 @@
+"""``context-engine-kit scenario FILE... --engine MODULE:ATTR [--engine-plugin DIR]``.
+
+Runs scenario files (or the bundled library with ``--library``) against one engine and
+prints one line per expectation in the kit's grammar, then a verdict by clause. Exit
+status: 0 unless a MUST expectation failed or errored (any failure with ``--strict``);
+2 for a malformed scenario (``file:line: field: problem``); 4 for a bad engine; 5 when
+nothing ran. ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Tuple
+
+from conformance.scenarios import library_paths
+
+
+def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str, str]:
+    """(factory, label, error): from ``--engine`` or ``--engine-plugin``."""
+    if args.engine_plugin:
+        from simulator.host import shim
+        from simulator.host.discovery import load_engine_plugin
+
+        shim.install()
+        factory, report = load_engine_plugin(args.engine_plugin)
+        if factory is None:
+            problems = "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()) or "no finding"
+            return None, "", f"--engine-plugin {args.engine_plugin}: no engine could be loaded ({problems})"
+        return factory, f"--engine-plugin={args.engine_plugin}", ""
+    from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
+
+    try:
+        return load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs)), f"--engine={args.engine}", ""
+    except EngineSpecError as exc:
+        return None, "", str(exc)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
+    parser = argparse.ArgumentParser(
+        prog="context-engine-kit scenario",
+        description="Run *.scenario.yaml files against an engine through the reference host and the provider "
+                    "simulator; every expectation names its contract clause and level.")
+    parser.add_argument("files", nargs="*", help="scenario files (default with --library: the bundled library)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory")
+    source.add_argument("--engine-plugin", metavar="DIR", help="a Hermes plugin folder (plugin.yaml + __init__.py)")
+    parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
+    parser.add_argument("--library", action="store_true", help="also run the bundled scenario library")
+    parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
+    parser.add_argument("--report", metavar="FILE", help="write the self-contained HTML report to FILE")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print failures and the verdict only")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the host's warnings (retries, fallbacks)")
+    args = parser.parse_args(argv)
+    if not args.verbose:
+        import logging
+
+        logging.getLogger("simulator.host").setLevel(logging.ERROR)
+
+    paths = [Path(f) for f in args.files] + (library_paths() if args.library or not args.files else [])
+    from conformance.scenarios.loader import ScenarioError, load_scenario
+
+    scenarios = []
+    bad = []
+    for p in paths:
+        try:
+            scenarios.append(load_scenario(p))
+        except ScenarioError as exc:
+            bad.append(str(exc))
+    if bad:
+        print("\n".join(bad), file=sys.stderr)
+        return 2
+    factory, label, error = _engine(args)
+    if factory is None:
+        print(f"context-engine-kit scenario: error: {error}", file=sys.stderr)
+        return 4
+
+    from conformance.netguard import block_network
+    from conformance.runner import exit_code, expected_failures
+    from conformance.scenarios.expectations import judge
+    from conformance.scenarios.runner import run_scenario
+    from conformance.verdict import Verdict
+
+    try:
+        xfails = expected_failures(factory())
+    except Exception:
+        xfails = {}
+    verdict = Verdict()
+    runs = []
+    for n, sc in enumerate(scenarios, 1):
+        started = time.perf_counter()
+        with block_network():
+            run = run_scenario(sc, factory)
+        runs.append(run)
+        results = judge(run, xfails=xfails)
+        verdict.extend(results)
+        bad_n = sum(r.outcome in ("failed", "error") for r in results)
+        print(f"[{n}/{len(scenarios)}] {sc.name}: {len(results) - bad_n}/{len(results)} expectations hold "
+              f"({len(run.recorder.provider_calls)} provider calls, {time.perf_counter() - started:.2f} s)",
+              flush=True)
+        for r in results:
+            if r.outcome in ("failed", "error", "xfailed", "xpassed") or not args.quiet:
+                print(f"  {r.outcome.upper():8} {r.check}" + (f"\n    {r.message}" if r.message else ""))
+    for line in verdict.summary_lines(strict=args.strict):
+        print(line)
+    if args.report:
+        from conformance.report import write_report
+
+        note = write_report(Path(args.report), verdict.results, runs, engine=label)
+        print(f"report: {args.report}" + (f" ({note})" if note else ""))
+    return exit_code(verdict.results, strict=args.strict)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

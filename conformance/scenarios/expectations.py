@@ -1,0 +1,217 @@
+"""Expectations of a scenario, judged on a :class:`~conformance.scenarios.runner.ScenarioRun`.
+
+:func:`judge` returns a :class:`~conformance.runner.Result` per expectation, in the kit's
+grammar::
+
+    [H3 MUST] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
+    steps[2] user <60 words on database>: select_context() changed request_messages[1].content
+    in place (it returned None): expected the engine to leave its arguments untouched,
+    got 1 such call (first shown). See docs/contract.md#h3.
+
+Kinds (``params`` in brackets):
+
+==========================  ===========================================================
+``no_orphan_pairs``         every live transcript after every step has no orphan pair (V2)
+``uids_stable``             a message still present keeps its message_uid (U3)
+``history_not_rewritten``   select_context never edits the messages it is handed (H3)
+``no_engine_errors``        no engine method raised (on any agent or thread)
+``engine_active``           no agent fell back to the built-in compressor (C1, C3)
+``compressions``            committed compactions, all agents ({min, max})
+``turns_failed``            turns that ended on a provider failure ({min, max})
+``hygiene_runs``            gateway hygiene passes that fired (B7; {min, max})
+``cache_read_ratio``        cache read tokens / prompt tokens over the calls after the
+                            first ``skip_calls`` (default 2) ({min})
+``tokens_after_compaction`` tokens of every committed compress() output ({max})
+``call_order``              the methods were called in this order (a subsequence; L1)
+``engine_attr``             an engine attribute at a ``check`` step or at the end
+                            ({name, equals | min | max, agent: main | subagent})
+==========================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List, Optional
+
+from conformance.expect import ContractViolation
+from conformance.runner import Result
+from conformance.scenarios.runner import CheckOutcome, ScenarioRun
+from conformance.scenarios.spec import Expectation
+
+
+def check_id(run_or_name: Any, exp: Expectation) -> str:
+    """The verdict id of an expectation: ``scenario:<scenario name>:<expectation id>``."""
+    name = run_or_name if isinstance(run_or_name, str) else run_or_name.scenario.name
+    return f"scenario:{name}:{exp.id}"
+
+
+def _bounds(value: float, params: dict) -> Optional[str]:
+    lo, hi = params.get("min"), params.get("max")
+    if lo is not None and value < lo:
+        return f"at least {lo:g}"
+    if hi is not None and value > hi:
+        return f"at most {hi:g}"
+    return None
+
+
+def _attr_problem(engine: Any, params: dict) -> tuple:
+    """(observed, expected-text or None) for an engine_attr expectation."""
+    name = params["name"]
+    if engine is None:
+        return "no engine", "an agent with an engine"
+    if not hasattr(engine, name):
+        return "no such attribute", f"attribute {name!r}"
+    value = getattr(engine, name)
+    if "equals" in params and value != params["equals"]:
+        return value, f"{name} == {json.dumps(params['equals'])}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if "min" in params or "max" in params:
+            return value, f"{name} to be a number"
+        return value, None
+    want = _bounds(value, params)
+    return value, (f"{name} {want}" if want else None)
+
+
+def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
+    """Evaluate a ``check`` step's ``engine_attr`` expectation now (called by the runner)."""
+    params = exp.params
+    session = runner.subagent if params.get("agent") == "subagent" else runner.main
+    if params.get("agent") == "subagent" and session is None:
+        session = next((s for lbl, s in reversed(runner.run.sessions) if lbl.startswith("subagent")), None)
+    observed, expected = _attr_problem(getattr(session, "engine", None), params)
+    return CheckOutcome(exp.id, label, observed, f"expected {expected}, got {observed!r}" if expected else "")
+
+
+def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str) -> ContractViolation:
+    at = f" at {where}" if where else ""
+    why = f" ({exp.why})" if exp.why else ""
+    text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}."
+    return ContractViolation(exp.clause, exp.level, text.replace("..", "."))
+
+
+def _first(findings: List[Any], what: str) -> tuple:
+    first = findings[0]
+    more = f" ({len(findings)} such findings, first shown)" if len(findings) > 1 else ""
+    return first.step, f"{first.detail}: expected {what}{more}"
+
+
+def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
+    """The violation of ``exp`` in ``run``, or None when it holds."""
+    rec = run.recorder
+    kind, params = exp.kind, exp.params
+    if kind == "engine_attr" and exp.step is not None:
+        outcome = run.checks.get(exp.id)
+        if outcome is None:
+            return _violation(run, exp, exp.step, "the run never reached this check step")
+        return _violation(run, exp, outcome.step, outcome.problem) if outcome.problem else None
+    if kind == "no_orphan_pairs" and run.orphans:
+        return _violation(run, exp, *_first(run.orphans, "every tool call answered once and no orphan result"))
+    if kind == "uids_stable" and run.uid_changes:
+        return _violation(run, exp, *_first(run.uid_changes, "a message kept by the host to keep its message_uid "
+                                                             "(keep message_uid on the rows compress() keeps)"))
+    if kind == "history_not_rewritten" and rec.select_mutations:
+        return _violation(run, exp, *_first(rec.select_mutations, "select_context() to leave its arguments "
+                                                                  "untouched and return a new list instead"))
+    if kind == "no_engine_errors" and rec.engine_errors:
+        e = rec.engine_errors[0]
+        more = f" ({len(rec.engine_errors)} errors, first shown)" if len(rec.engine_errors) > 1 else ""
+        return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}: expected "
+                                            f"no engine method to raise{more}")
+    if kind == "engine_active":
+        for label, s in run.sessions:
+            if not s.engine_active:
+                return _violation(run, exp, "", f"agent {label!r} runs the built-in compressor because "
+                                                f"clone_for_agent() failed ({s.clone_error}): expected every "
+                                                f"agent to get its own working engine")
+        return None
+    if kind == "compressions":
+        committed = [e for e in rec.compactions if e.committed]
+        want = _bounds(len(committed), params)
+        if want:
+            where = committed[-1].step if committed and "max" in params else ""
+            calls = len(rec.of("should_compress"))
+            return _violation(run, exp, where, f"expected {want} committed compactions, got {len(committed)} "
+                                               f"({len(rec.compactions)} compress() calls, {calls} should_compress() "
+                                               f"calls)")
+        return None
+    if kind == "turns_failed":
+        failed = [(label, t) for label, t in run.turns if t.failed]
+        want = _bounds(len(failed), params)
+        if want:
+            return _violation(run, exp, failed[0][0] if failed else "",
+                              f"expected {want} failed turns, got {len(failed)}")
+        return None
+    if kind == "hygiene_runs":
+        fired = [d for d in (run.gateway.hygiene_log if run.gateway else []) if d.run]
+        want = _bounds(len(fired), params)
+        if want:
+            reasons = "; ".join(d.reason for d in (run.gateway.hygiene_log if run.gateway else []))[:300]
+            return _violation(run, exp, "", f"expected {want} hygiene passes, got {len(fired)} ({reasons or 'no gateway step'})")
+        return None
+    if kind == "cache_read_ratio":
+        skip = int(params.get("skip_calls", 2))
+        calls = rec.provider_calls[skip:]
+        prompt = sum(c.prompt_tokens for c in calls)
+        read = sum(c.cache_read_tokens for c in calls)
+        ratio = read / prompt if prompt else 0.0
+        if ratio < params["min"]:
+            return _violation(run, exp, "", f"expected a cache read ratio of at least {params['min']:g} over calls "
+                                            f"{skip + 1}-{len(rec.provider_calls)}, got {ratio:.3f} ({read} cache "
+                                            f"read / {prompt} prompt tokens)")
+        return None
+    if kind == "tokens_after_compaction":
+        over = [e for e in rec.compactions if e.committed and (e.tokens_out or 0) > params["max"]]
+        if over:
+            e = max(over, key=lambda e: e.tokens_out or 0)
+            return _violation(run, exp, e.step, f"compress() returned {e.tokens_out} tokens (from {e.tokens_in}) "
+                                                f"on agent {e.agent!r}: expected at most {params['max']} tokens after "
+                                                f"a compaction")
+        return None
+    if kind == "call_order":
+        seq = [c.method for c in sorted(rec.calls, key=lambda c: c.seq)]
+        pos = 0
+        for n, method in enumerate(params):
+            try:
+                pos = seq.index(method, pos) + 1
+            except ValueError:
+                after = f" after {params[n - 1]}()" if n else ""
+                return _violation(run, exp, "", f"expected the calls {' -> '.join(params)}, but no {method}() "
+                                                f"came{after} ({len(seq)} engine calls; {seq.count(method)} "
+                                                f"{method}() calls in all)")
+        return None
+    if kind == "engine_attr":  # top-level: at the end of the run, on the main agent
+        observed, expected = _attr_problem(getattr(run.main, "engine", None), params)
+        return _violation(run, exp, "the end of the run", f"expected {expected}, got {observed!r}") if expected else None
+    return None
+
+
+def judge(run: ScenarioRun, *, xfails: Optional[dict] = None) -> List[Result]:
+    """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
+
+    A run stopped by an exception makes every expectation an ``error`` naming the step.
+    ``xfails`` maps check ids, id prefixes or clause ids to reasons (expected failures).
+    """
+    out = []
+    for exp in run.scenario.expectations:
+        cid = check_id(run, exp)
+        reason = next((str(r) for k, r in (xfails or {}).items() if cid == k or cid.startswith(k) or exp.clause == k),
+                      None)
+        if run.stopped is not None:
+            step, error = run.stopped
+            checked = exp.step is not None and exp.id in run.checks
+            if not checked:
+                msg = ContractViolation(exp.clause, exp.level, f"scenario {run.scenario.name!r}, expectation "
+                                        f"{exp.id!r}: the run stopped at {step}: {error}; this expectation could "
+                                        f"not be checked.").render()
+                out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "error", msg))
+                continue
+        violation = evaluate(exp, run)
+        if violation is None:
+            out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
+        else:
+            text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
+            out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "failed", text))
+    return out
+
+
+__all__ = ["evaluate", "evaluate_check", "judge", "check_id"]

@@ -1,0 +1,159 @@
+"""Pytest sub-plugin: ``*.scenario.yaml`` files become test items when an engine is given.
+
+Inert without an engine (``--engine``, ``CONFORMANCE_ENGINE`` or the ini key
+``conformance_engine``, read through :func:`conformance.plugin.engine_spec`). With one:
+
+- every ``*.scenario.yaml`` file pytest meets is collected; each expectation is one item
+  (``file.scenario.yaml::<expectation id>``) whose verdict row carries its clause and
+  level, so the MUST/SHOULD exit rule and the ``[CLAUSE LEVEL]`` grammar apply;
+- a conformance run (an engine and no test paths) also collects the bundled library
+  (:data:`conformance.scenarios.LIBRARY_DIR`) unless ``--conformance-no-scenarios``;
+- a malformed file is a collection error ``file:line: field: problem``.
+
+The scenario runs once per file per process (items share the run); under xdist each
+worker that gets an item of the file runs it (runs are deterministic).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import pytest
+
+from conformance.scenarios import LIBRARY_DIR
+
+SUFFIX = ".scenario.yaml"
+_RUNS = pytest.StashKey[Dict[str, Any]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
+    group.addoption("--conformance-no-scenarios", action="store_true", default=False,
+                    help="do not add the bundled scenario library to a conformance run.")
+
+
+def scenario_engine_spec(config: pytest.Config) -> Optional[str]:
+    """The engine spec the main plugin uses (None when no engine is given or it is not loaded)."""
+    try:
+        from conformance.plugin import engine_spec
+
+        return engine_spec(config)
+    except (ValueError, ImportError):  # --engine not registered: the main plugin is not loaded
+        return os.environ.get("CONFORMANCE_ENGINE") or None
+
+
+def _kwargs_text(config: pytest.Config) -> Optional[str]:
+    try:
+        opt = config.getoption("--engine-kwargs")
+    except ValueError:
+        opt = None
+    try:
+        ini = (config.getini("conformance_engine_kwargs") or "").strip()
+    except ValueError:
+        ini = ""
+    return opt or os.environ.get("CONFORMANCE_ENGINE_KWARGS") or ini or None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not scenario_engine_spec(config):
+        return
+    config.stash[_RUNS] = {}
+    if config.getoption("--conformance-no-scenarios"):
+        return
+    if config.args_source != pytest.Config.ArgsSource.ARGS and str(LIBRARY_DIR) not in config.args:
+        config.args.append(str(LIBRARY_DIR))
+
+
+def _factory(config: pytest.Config) -> Any:
+    runs = config.stash[_RUNS]
+    if "factory" not in runs:
+        from conformance.engine_loading import load_engine_factory, parse_kwargs
+
+        runs["factory"] = load_engine_factory(scenario_engine_spec(config), parse_kwargs(_kwargs_text(config)))
+    return runs["factory"]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+    if file_path.name.endswith(SUFFIX) and _RUNS in parent.config.stash:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    """One ``*.scenario.yaml`` file: loads it and yields an item per expectation."""
+
+    def collect(self):
+        from conformance.scenarios.loader import ScenarioError, load_scenario
+
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        self.scenario = scenario
+        for exp in scenario.expectations:
+            yield ScenarioItem.from_parent(self, name=exp.id, expectation=exp)
+
+    def run(self) -> Any:
+        """The :class:`~conformance.scenarios.runner.ScenarioRun` of this file (run once per process)."""
+        runs = self.config.stash[_RUNS]
+        key = str(self.path)
+        if key not in runs:
+            from conformance.netguard import block_network
+            from conformance.scenarios.runner import run_scenario
+
+            with block_network():
+                runs[key] = run_scenario(self.scenario, _factory(self.config))
+        return runs[key]
+
+
+class ScenarioItem(pytest.Item):
+    """One expectation of a scenario: passes, fails (``[CLAUSE LEVEL] ...``) or errors."""
+
+    def __init__(self, *, expectation: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.expectation = expectation
+        from conformance import CONTRACT_VERSION
+        from conformance.scenarios.expectations import check_id
+
+        self.check_id = check_id(self.parent.scenario.name, expectation)
+        self.user_properties += [("conformance_check", self.check_id), ("clause", expectation.clause),
+                                 ("level", expectation.level), ("contract_version", CONTRACT_VERSION),
+                                 ("scenario_file", str(self.parent.path))]
+
+    def runtest(self) -> None:
+        from conformance.outcome import raise_for_result
+        from conformance.runner import expected_failures
+        from conformance.scenarios.expectations import judge
+
+        run = self.parent.run()
+        try:
+            xfails = expected_failures(_factory(self.config)())
+        except Exception:
+            xfails = {}
+        result = next(r for r in judge(run, xfails=xfails) if r.check == self.check_id)
+        try:
+            strict = bool(self.config.getoption("--conformance-strict"))
+        except ValueError:
+            strict = False
+        raise_for_result(result, strict=strict)
+
+    def repr_failure(self, excinfo, style=None):
+        from conformance.outcome import ConformanceError, ConformanceFailure
+
+        if excinfo.errisinstance((ConformanceFailure, ConformanceError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, self.expectation.line - 1 if self.expectation.line else None, \
+            f"scenario {self.parent.scenario.name}: {self.expectation.id} [{self.expectation.clause} " \
+            f"{self.expectation.level}]"
+
+
+def scenario_runs(config: pytest.Config) -> Dict[str, Any]:
+    """Runs made in this process: scenario file path -> :class:`ScenarioRun` (for the report)."""
+    runs = config.stash.get(_RUNS, None) or {}
+    return {k: v for k, v in runs.items() if k != "factory"}

@@ -1,0 +1,454 @@
+"""Run a scenario: drive the engine through the reference host and the provider simulator.
+
+:func:`run_scenario` (``Scenario`` + zero-argument engine factory -> :class:`ScenarioRun`)
+plays every step on :class:`simulator.host.session.HostSession` agents sharing one
+:class:`~simulator.provider.core.Provider`, one :class:`~simulator.store.memory.MemoryStore`
+and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
+
+=====================  =====================================================================
+``user``               one turn per repetition (``HostSession.user_turn``); ``replies`` are the
+                       simulated model replies of that turn, tool calls included (L1, A2)
+``fault``              schedule a provider fault on the next request(s) (H4 retries, fallback)
+``model``              a model switch (``update_model``; K1, K2, O4)
+``compress``           ``/compress [focus]`` (A5)
+``reset`` / ``new``    ``on_session_reset`` / the /new transition (O3, L1)
+``end``                a real boundary: ``on_session_end`` (O2)
+``restart``            the agent ends (``on_session_end``), then a new process: a new engine
+                       from the factory, cloned for the agent, ``update_model`` and
+                       ``on_session_start`` with the same session id, history restored from
+                       the store (U2, U3)
+``branch`` / ``rotate``  the store copies the session into a child; the agent continues there
+                       with the restored rows; ``on_session_start(child, old_session_id=,
+                       boundary_reason="branch" | "rotation")`` (kit practice) (U3)
+``timeout_compactions``  later passes are treated as timed out by the host (TS2)
+``subagent``           ``spawn_subagent`` (clone of the registered engine, C1, C2) runs ``steps``
+``gateway``            a gateway message: B7 hygiene, then the turn, on the conversation's agent
+``check``              expectations evaluated at this point (``engine_attr``)
+=====================  =====================================================================
+
+After every step the runner checks the invariants (V2 pairs on every live transcript, U3
+uid stability along the main session's lineage). An exception escaping a step stops the
+run; expectations then report that step as the one that could not complete.
+Determinism: seeded text, seeded provider, the virtual clock; no wall clock decides.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from conformance.expect import v2_problems
+from conformance.scenarios.loader import field_name
+from conformance.scenarios.observe import Finding, ScenarioRecorder
+from conformance.scenarios.spec import Scenario
+from simulator.host import thresholds
+from simulator.host.gateway import Gateway
+from simulator.host.scenarios import user_message
+from simulator.host.session import HostConfig, HostSession, TurnResult, default_tool_executor
+from simulator.provider.core import Provider
+from simulator.provider.faults import Fault
+from simulator.provider.replies import EchoReplies, Reply, ReplyPolicy, is_summary_request, request_text, summarise
+from simulator.store.memory import MemoryStore
+
+DEFAULT_MODEL = "sim-model"
+DEFAULT_CONTEXT_LENGTH = 16_000
+_WORDS = ("alpha beta gamma delta config parser request index module handler cache token budget "
+          "session compress summary output result record field value error retry build deploy").split()
+
+
+class ScenarioReplies(ReplyPolicy):
+    """Reply mode of a scenario: the current turn's scripted replies, then echo.
+
+    Summary requests get the B4 summary (:func:`summarise`). A fault answers without
+    consuming a scripted reply (the provider never asks the policy then).
+    """
+
+    def __init__(self) -> None:
+        self.queue: List[Reply] = []
+        self._echo = EchoReplies()
+
+    def load(self, replies: List[Any]) -> None:
+        """Queue this turn's replies (text or ``{content, tool_calls, finish_reason}``)."""
+        self.queue = [Reply(content=r) if isinstance(r, str) else
+                      Reply(content=r.get("content"), tool_calls=[dict(c) for c in r.get("tool_calls") or ()],
+                            finish_reason=r.get("finish_reason")) for r in replies]
+
+    def reply(self, request, index, seed):
+        """The next scripted reply, a B4 summary for a summary request, or an echo."""
+        messages = request.get("messages") or []
+        if is_summary_request(messages):
+            return Reply(content=summarise(request_text(messages)))
+        if self.queue:
+            return self.queue.pop(0)
+        return self._echo.reply(request, index, seed)
+
+
+def generated_text(n_bytes: int, seed: Any) -> str:
+    """Deterministic filler of about ``n_bytes`` bytes (ASCII words, newline every 12 words)."""
+    rng = random.Random(f"tool-output:{seed}")
+    parts: List[str] = []
+    size = 0
+    while size < n_bytes:
+        word = rng.choice(_WORDS)
+        parts.append(word + ("\n" if len(parts) % 12 == 11 else " "))
+        size += len(parts[-1])
+    return "".join(parts)[:n_bytes]
+
+
+@dataclass
+class StepRecord:
+    """One executed step: label, and the turns it ran (``TurnResult``)."""
+
+    label: str
+    turns: List[TurnResult] = field(default_factory=list)
+
+
+@dataclass
+class CheckOutcome:
+    """A ``check`` step's expectation evaluated in place: ``observed`` value, ``problem`` or ""."""
+
+    expectation_id: str
+    step: str
+    observed: Any
+    problem: str
+
+
+@dataclass
+class ScenarioRun:
+    """Everything a scenario run observed (input of expectations and of the report).
+
+    Attributes:
+        scenario: the :class:`Scenario`. recorder: the :class:`ScenarioRecorder` (provider
+            calls, compactions, select_context mutations, engine errors, call order).
+        steps: :class:`StepRecord` per executed step.
+        orphans: V2 problems on live transcripts (first per step). uid_changes: U3 findings.
+        checks: ``check`` step outcomes by expectation id.
+        sessions: every agent session (label, session) in creation order.
+        gateway: the :class:`Gateway` (None when no gateway step ran).
+        stopped: ``(step label, error text)`` when a step raised, else None.
+        main: the main agent's session at the end. context_length: the host window (tokens).
+    """
+
+    scenario: Scenario
+    recorder: ScenarioRecorder
+    steps: List[StepRecord] = field(default_factory=list)
+    orphans: List[Finding] = field(default_factory=list)
+    uid_changes: List[Finding] = field(default_factory=list)
+    checks: Dict[str, CheckOutcome] = field(default_factory=dict)
+    sessions: List[Tuple[str, HostSession]] = field(default_factory=list)
+    gateway: Optional[Gateway] = None
+    stopped: Optional[Tuple[str, str]] = None
+    main: Optional[HostSession] = None
+    context_length: int = DEFAULT_CONTEXT_LENGTH
+
+    @property
+    def turns(self) -> List[Tuple[str, TurnResult]]:
+        """Every turn with its step label, in order."""
+        return [(s.label, t) for s in self.steps for t in s.turns]
+
+
+class _Runner:
+    def __init__(self, scenario: Scenario, factory: Callable[[], Any]) -> None:
+        self.sc = scenario
+        self.factory = factory
+        host = scenario.host
+        self.model = host.get("model", DEFAULT_MODEL)
+        self.context_length = int(host.get("context_length", DEFAULT_CONTEXT_LENGTH))
+        self.config = HostConfig.from_config({"compression": host.get("compression") or {}})
+        comp = host.get("compression") or {}
+        if "failure_cooldown_seconds" in comp:
+            self.config.failure_cooldown_seconds = float(comp["failure_cooldown_seconds"])
+        for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):
+            if key in host:
+                setattr(self.config, key, host[key])
+        self.replies = ScenarioReplies()
+        self.provider = Provider(seed=scenario.seed, replies=self.replies)
+        self.store = MemoryStore()
+        self.recorder = ScenarioRecorder()
+        self.run = ScenarioRun(scenario, self.recorder, context_length=self.context_length)
+        self.turn_no = 0
+        self.outputs = {name: (v if isinstance(v, str) else generated_text(v["bytes"], v.get("seed", name)))
+                        for name, v in scenario.tool_outputs.items()}
+        self.session_kwargs = dict(model=self.model, context_length=self.context_length,
+                                   profile=host.get("profile"), config=self.config, recorder=self.recorder,
+                                   cache_control=host.get("cache_control"), tool_executor=self.tool_executor)
+        if "system_prompt" in host:
+            self.session_kwargs["system_prompt"] = host["system_prompt"]
+        self.registered = None
+        self.main: Optional[HostSession] = None
+        self.subagent: Optional[HostSession] = None
+        self.agent_counts: Dict[str, int] = {}
+        self._uid_prev: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._passes_seen: Dict[int, int] = {}
+
+    # -- helpers --------------------------------------------------------------------------
+    def tool_executor(self, name: str, arguments: Any) -> str:
+        if name in self.outputs:
+            return self.outputs[name]
+        return default_tool_executor(name, arguments)
+
+    def label_agent(self, kind: str, session: HostSession) -> str:
+        self.agent_counts[kind] = self.agent_counts.get(kind, 0) + 1
+        label = kind if self.agent_counts[kind] == 1 else f"{kind}-{self.agent_counts[kind]}"
+        self.recorder.agents[id(session.engine)] = label
+        self.run.sessions.append((label, session))
+        return label
+
+    def new_main(self) -> HostSession:
+        self.registered = self.factory()
+        s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
+        self.label_agent("main", s)
+        s.start()
+        return s
+
+    def restore(self, session_id: str) -> HostSession:
+        """A new process: a fresh registered engine, the agent's clone, history from the store."""
+        self.registered = self.factory()
+        s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
+        self.label_agent("main", s)
+        s._started = True
+        s.session_id = session_id
+        s.messages = self.store.load(session_id)
+        if s.engine is not None:
+            thresholds.assign_model_thresholds(s.engine, s.config.model_thresholds, profile=s.profile)
+            s._call_optional("update_model", **s._update_model_kwargs(s.model, s.context_length))
+            s._call_optional("on_session_start", session_id, platform=s.platform or "cli", model=s.model,
+                             context_length=int(getattr(s.engine, "context_length", 0) or s.context_length))
+            s._load_engine_tools()
+        return s
+
+    def continue_in(self, session: HostSession, child_id: str, reason: str) -> None:
+        """Branch / rotation: the agent continues in ``child_id`` with the restored rows (U3)."""
+        old = session.session_id
+        session.session_id = child_id
+        session.messages = self.store.load(child_id)
+        session._call_optional("on_session_start", child_id, old_session_id=old, boundary_reason=reason,
+                               platform=session.platform or "cli", model=session.model)
+
+    def texts(self, spec: Any) -> Tuple[List[str], List[Any], bool]:
+        """(texts, replies, interrupt) of a user spec; generated text when ``topic``/``words``."""
+        if isinstance(spec, str):
+            return [spec], [], False
+        repeat = int(spec.get("repeat", 1))
+        out = []
+        for _ in range(repeat):
+            self.turn_no += 1
+            if "text" in spec and "topic" not in spec and "words" not in spec:
+                out.append(spec["text"])
+            else:
+                text = user_message(spec.get("topic", "database"), self.turn_no, self.sc.seed,
+                                    int(spec.get("words", 60)))
+                out.append((spec["text"] + " " + text) if "text" in spec else text)
+        return out, list(spec.get("replies") or ()), bool(spec.get("interrupt", False))
+
+    # -- invariants -----------------------------------------------------------------------
+    def live_sessions(self) -> List[Tuple[str, HostSession]]:
+        out = [("main", self.main)] if self.main is not None else []
+        if self.subagent is not None:
+            out.append(("subagent", self.subagent))
+        if self.run.gateway is not None:
+            out += [(f"gateway '{k}'", s) for k, s in self.run.gateway.sessions.items()]
+        return out
+
+    def after_step(self, label: str) -> None:
+        for name, s in self.live_sessions():
+            problems = v2_problems(s.messages)
+            if problems:
+                self.run.orphans.append(Finding(label, f"{name} transcript ({len(s.messages)} messages): {problems[0]}"))
+        self.check_uids(label)
+        self.settle_passes()
+
+    def check_uids(self, label: str) -> None:
+        """U3: a message still present with the same role and content keeps its message_uid."""
+        if self.main is None:
+            return
+        current: Dict[str, Tuple[str, ...]] = {}
+        for m in self.main.messages:
+            uid = m.get("message_uid")
+            if isinstance(uid, str) and uid:
+                key = json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,
+                                 ensure_ascii=False, default=repr)
+                current[key] = current.get(key, ()) + (uid,)
+        prev = self._uid_prev
+        if prev is not None:
+            for key, uids in current.items():
+                old = prev.get(key)
+                if old and not set(old) & set(uids) and len(uids) <= len(old):
+                    role, content, _ = json.loads(key)
+                    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+                    self.run.uid_changes.append(Finding(label, f"the {role} message {text[:50]!r} had message_uid "
+                                                               f"{old[0]} and now has {uids[0]}"))
+                    break
+        self._uid_prev = current
+
+    def settle_passes(self) -> None:
+        """Mark each recorded compaction committed / timed out from the host's pass outcomes."""
+        sessions = [s for _, s in self.run.sessions]
+        if self.run.gateway is not None:
+            sessions += list(self.run.gateway.hygiene_agents)
+        pending: Dict[int, List[Any]] = {}
+        for ev in self.recorder.compactions:
+            if ev.committed is None:
+                pending.setdefault(ev.engine_id, []).append(ev)
+        for s in sessions:
+            key = id(s)
+            seen = self._passes_seen.get(key, 0)
+            new = s.passes[seen:]
+            self._passes_seen[key] = len(s.passes)
+            queue = pending.get(id(s.engine), [])
+            for outcome in new:
+                if queue:
+                    ev = queue.pop(0)
+                    ev.committed = bool(outcome.committed and not outcome.timed_out)
+                    ev.timed_out = bool(outcome.timed_out)
+
+    # -- steps ----------------------------------------------------------------------------
+    def run_steps(self, steps: List[Dict[str, Any]], base: tuple, in_subagent: bool = False) -> bool:
+        for i, step in enumerate(steps):
+            path = base + (i,)
+            kind = next(iter(step))
+            label = f"{field_name(path)} {kind}" + _brief(step[kind])
+            record = StepRecord(label)
+            self.run.steps.append(record)
+            self.recorder.step = label
+            try:
+                self.step(kind, step[kind], path, label, record, in_subagent)
+            except Exception as exc:
+                self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
+                return False
+            self.after_step(label)
+            if self.run.stopped:
+                return False
+        return True
+
+    def session(self, in_subagent: bool) -> HostSession:
+        return self.subagent if in_subagent and self.subagent is not None else self.main
+
+    def step(self, kind: str, value: Any, path: tuple, label: str, record: StepRecord, in_subagent: bool) -> None:
+        s = self.session(in_subagent)
+        if kind == "user":
+            texts, replies, interrupt = self.texts(value)
+            for n, text in enumerate(texts):
+                if len(texts) > 1:
+                    self.recorder.step = f"{label} (turn {n + 1}/{len(texts)})"
+                self.replies.load(replies)
+                record.turns.append(s.user_turn(text, interrupt=interrupt))
+                self.replies.load([])
+                if len(texts) > 1:
+                    self.after_step(self.recorder.step)
+        elif kind == "gateway":
+            if self.run.gateway is None:
+                kwargs = dict(self.session_kwargs, provider=self.provider, store=self.store)
+                self.run.gateway = Gateway(self.factory(), **kwargs)
+            key = value["conversation"]
+            if key not in self.run.gateway.sessions:
+                self.label_agent(f"gateway-{key}", self.run.gateway.session(key))
+            if "model" in value:
+                self.run.gateway.sessions[key].switch_model(value["model"]["name"], value["model"].get("context_length"))
+            texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
+            for text in texts:
+                self.replies.load(replies)
+                n_agents = len(self.run.gateway.hygiene_agents)
+                record.turns.append(self.run.gateway.handle_message(key, text))
+                for agent in self.run.gateway.hygiene_agents[n_agents:]:
+                    label = self.label_agent("hygiene", agent)
+                    for ev in self.recorder.compactions:  # the pass ran before the agent was known
+                        if ev.agent == "?" and ev.engine_id == id(agent.engine):
+                            ev.agent = label
+                self.replies.load([])
+        elif kind == "fault":
+            base = len(self.provider.journal) + int(value.get("next", 0))
+            at = list(range(base, base + int(value.get("count", 1))))
+            kwargs = {k: value[k] for k in ("status", "retry_after") if k in value}
+            self.provider.faults.add(Fault(value["kind"], at=at, **kwargs))
+        elif kind == "model":
+            s.switch_model(value["name"], value.get("context_length"))
+        elif kind == "compress":
+            s.compress(focus_topic=value)
+        elif kind == "reset":
+            s.reset()
+        elif kind == "new":
+            s.new_session()
+            self._uid_prev = None
+        elif kind == "end":
+            s.end()
+        elif kind == "restart":
+            if in_subagent:
+                raise ValueError("restart inside a subagent is not supported; restart the main agent")
+            self.main.end()
+            self.main = self.restore(self.main.session_id)
+        elif kind == "branch":
+            upto = value.get("upto") if isinstance(value, dict) else None
+            self.continue_in(s, self.store.branch(s.session_id, upto), "branch")
+        elif kind == "rotate":
+            self.continue_in(s, self.store.rotate(s.session_id, s.messages), "rotation")
+        elif kind == "timeout_compactions":
+            s.force_compress_timeout = bool(value)
+        elif kind == "subagent":
+            child = s.spawn_subagent(model=value.get("model"), context_length=value.get("context_length"))
+            self.label_agent("subagent", child)
+            previous, self.subagent = self.subagent, child
+            try:
+                ok = self.run_steps(value["steps"], path + ("subagent", "steps"), in_subagent=True)
+            finally:
+                self.subagent = previous
+            self.recorder.step = label
+            if not ok:
+                return
+        elif kind == "check":
+            from conformance.scenarios.expectations import evaluate_check
+
+            for exp in self.sc.expectations:
+                if exp.step == field_name(path):
+                    self.run.checks[exp.id] = evaluate_check(exp, self, label)
+        else:  # the schema forbids it; kept for data built in code
+            raise ValueError(f"unknown step {kind!r}")
+
+    def execute(self) -> ScenarioRun:
+        self.recorder.step = "(start)"
+        try:
+            self.main = self.new_main()
+        except Exception as exc:
+            self.run.stopped = ("(start)", f"{type(exc).__name__}: {str(exc)[:400]}")
+            return self.run
+        self.after_step("(start)")
+        self.run_steps(self.sc.steps, ("steps",))
+        self.settle_passes()
+        self.run.main = self.main
+        return self.run
+
+
+def _brief(value: Any) -> str:
+    if value is None or value is True:
+        return ""
+    if isinstance(value, str):
+        return f" {value[:40]!r}"
+    if isinstance(value, dict):
+        if "text" in value and isinstance(value["text"], str):
+            return f" {value['text'][:40]!r}"
+        if "topic" in value or "words" in value:
+            return f" <{value.get('words', 60)} words on {value.get('topic', 'database')}>"
+        if "kind" in value:
+            return f" {value['kind']}"
+        if "name" in value:
+            return f" {value['name']}"
+        if "conversation" in value:
+            return f" {value['conversation']!r}"
+    return ""
+
+
+def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any]) -> ScenarioRun:
+    """Play ``scenario`` with engines from ``engine_factory`` (zero-argument callable).
+
+    Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
+    is recorded in ``stopped``). Raises only for kit bugs.
+    """
+    from simulator.host import shim
+
+    shim.install()
+    return _Runner(scenario, engine_factory).execute()
+
+
+__all__ = ["run_scenario", "ScenarioRun", "ScenarioReplies", "StepRecord", "CheckOutcome", "generated_text"]

@@ -1,0 +1,102 @@
+"""Run one corpus case through an engine the way the host would, and capture the output.
+
+:func:`capture_case` returns ``{"inputs": [...], "document": {...}}`` for
+:func:`conformance.snapshots.canonical.snapshot_text`. The document holds, per case:
+
+- ``case``, ``corpus_version``, ``context_length``, ``input_messages`` / ``input_tokens``;
+- ``compress``: the kwargs passed (A4: only those the signature accepts), the output rows
+  (rows equal to an input row as ``"= input[i] (role)"``), ``output_tokens``, and the
+  engine's ``compression_count`` / ``threshold_tokens`` afterwards;
+- ``recompress`` (case with ``recompress_with``): the same for the second pass (B6);
+- ``select_context``: ``"not overridden (H2: never called)"``, ``null`` (request
+  unchanged), or the rows of the replacement, called with the host's arguments (H3).
+
+An engine exception is captured as ``{"raised": "TypeError: ..."}`` so the snapshot shows it.
+Tokens are cl100k counts with persistence-only fields stripped (U9).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Dict, List
+
+from conformance.snapshots.canonical import reference_rows
+from conformance.snapshots.corpus import CORPUS_VERSION, Case
+from simulator.host import calls, hooks, thresholds
+from simulator.host.sanitize import strip_persistence_fields
+from simulator.provider import tokens
+
+MODEL = "sim-model"
+
+
+def _tokens(messages: Any) -> Any:
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return None
+    return tokens.count_messages(strip_persistence_fields(messages))
+
+
+def _compress(engine: Any, messages: List[Dict[str, Any]], focus: Any, inputs: List[Any]) -> Dict[str, Any]:
+    kwargs = calls.compress_kwargs(engine, current_tokens=_tokens(messages), focus_topic=focus, force=True)
+    out: Dict[str, Any] = {"kwargs": sorted(kwargs)}
+    try:
+        result = engine.compress(copy.deepcopy(messages), **kwargs)
+    except Exception as exc:
+        out["raised"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out["output"] = reference_rows(result, messages)
+    out["output_messages"] = len(result) if isinstance(result, list) else None
+    out["output_tokens"] = _tokens(result)
+    out["compression_count"] = getattr(engine, "compression_count", None)
+    out["threshold_tokens"] = getattr(engine, "threshold_tokens", None)
+    inputs.append(result)
+    out["_result"] = result
+    return out
+
+
+def capture_case(engine_factory: Callable[[], Any], case: Case) -> Dict[str, Any]:
+    """Run ``case`` on a fresh engine; returns ``{"inputs", "document"}`` (see the module doc)."""
+    engine = engine_factory()
+    thresholds.assign_model_thresholds(engine, None)
+    engine.update_model(**thresholds.update_model_kwargs(MODEL, case.context_length))
+    if callable(getattr(engine, "on_session_start", None)):
+        engine.on_session_start(f"snapshot-{case.id}", platform="cli", model=MODEL,
+                                context_length=case.context_length)
+    history = copy.deepcopy(case.messages)
+    inputs: List[Any] = [history]
+    doc: Dict[str, Any] = {"case": case.id, "corpus_version": CORPUS_VERSION, "context_length": case.context_length,
+                           "focus_topic": case.focus_topic, "input_messages": len(history),
+                           "input_tokens": _tokens(history)}
+    first = _compress(engine, history, case.focus_topic, inputs)
+    result = first.pop("_result", None)
+    doc["compress"] = first
+    if case.recompress_with is not None and isinstance(result, list):
+        extended = list(result) + copy.deepcopy(case.recompress_with)
+        inputs.append(extended)
+        second = _compress(engine, extended, None, inputs)
+        second.pop("_result", None)
+        second["input_messages"] = len(extended)
+        second["input_tokens"] = _tokens(extended)
+        second["output"] = reference_rows(second.get("output"), extended) if "output" in second else None
+        doc["recompress"] = second
+    doc["select_context"] = _select(engine_factory, history)
+    return {"inputs": inputs, "document": doc}
+
+
+def _select(engine_factory: Callable[[], Any], history: List[Dict[str, Any]]) -> Any:
+    engine = engine_factory()
+    if not hooks.overrides(engine, "select_context"):
+        return "not overridden (H2: never called)"
+    incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
+    try:
+        result = engine.select_context(copy.deepcopy(history), conversation_messages=copy.deepcopy(history),
+                                       incoming_message=incoming,
+                                       budget_tokens=int(getattr(engine, "context_length", 0) or 0))
+    except Exception as exc:
+        return {"raised": f"{type(exc).__name__}: {exc}"}
+    if result is None:
+        return None
+    return {"output": reference_rows(result, history), "output_messages": len(result) if isinstance(result, list)
+            else None, "output_tokens": _tokens(result)}
+
+
+__all__ = ["capture_case"]

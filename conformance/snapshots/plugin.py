@@ -1,0 +1,101 @@
+"""Pytest sub-plugin: the snapshot tier (syrupy) of a conformance run.
+
+Inert unless an engine is given (read through :func:`conformance.plugin.engine_spec`).
+With an engine, the tier is on when ``--conformance-snapshots`` or ``--snapshot-update``
+is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists, so a first
+conformance run never fails for lack of snapshots. When on, the tier's tests
+(:mod:`conformance.snapshots.suite`) join a conformance run (no test paths) or, with the
+flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+SUITE_DIR = Path(__file__).parent / "suite"
+_DIR = pytest.StashKey[Path]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
+    group.addoption("--conformance-snapshots", action="store_true", default=False,
+                    help="run the snapshot tier (compress/select_context output over the seeded corpus, diffed by "
+                         "syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when that folder "
+                         "exists; create it with --snapshot-update.")
+
+
+def _spec(config: pytest.Config) -> Optional[str]:
+    try:
+        from conformance.plugin import engine_spec
+
+        return engine_spec(config)
+    except (ValueError, ImportError):
+        return os.environ.get("CONFORMANCE_ENGINE") or None
+
+
+def _kwargs(config: pytest.Config) -> Any:
+    from conformance.engine_loading import parse_kwargs
+
+    try:
+        opt = config.getoption("--engine-kwargs")
+    except ValueError:
+        opt = None
+    try:
+        ini = (config.getini("conformance_engine_kwargs") or "").strip()
+    except ValueError:
+        ini = ""
+    return parse_kwargs(opt or os.environ.get("CONFORMANCE_ENGINE_KWARGS") or ini or None)
+
+
+def _option(config: pytest.Config, name: str) -> bool:
+    try:
+        return bool(config.getoption(name))
+    except ValueError:
+        return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    spec = _spec(config)
+    if not spec:
+        return
+    from conformance.engine_loading import EngineSpecError
+    from conformance.snapshots.extension import snapshot_dir
+
+    try:
+        directory = snapshot_dir(config.rootpath, spec.strip(), _kwargs(config))
+    except EngineSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    flag = _option(config, "--conformance-snapshots")
+    on = flag or _option(config, "--snapshot-update") or directory.is_dir()
+    if not on:
+        return
+    config.stash[_DIR] = directory
+    # snapshot files are named after the corpus case, not the test function: syrupy's
+    # "Can not relate snapshot name" warning does not apply.
+    config.addinivalue_line("filterwarnings", r"ignore:\s*Can not relate snapshot name:UserWarning")
+    if (flag or config.args_source != pytest.Config.ArgsSource.ARGS) and str(SUITE_DIR) not in config.args:
+        config.args.append(str(SUITE_DIR))
+
+
+def pytest_report_header(config: pytest.Config):
+    directory = config.stash.get(_DIR, None)
+    return f"conformance snapshots: {directory}" if directory is not None else None
+
+
+@pytest.fixture
+def conformance_snapshot(snapshot, pytestconfig: pytest.Config):
+    """syrupy's ``snapshot`` storing ``<case>.json`` in ``.conformance/snapshots/<engine>/``."""
+    from conformance.snapshots.extension import extension_for, snapshot_dir
+
+    directory = pytestconfig.stash.get(_DIR, None)
+    if directory is None:
+        spec = _spec(pytestconfig)
+        if not spec:
+            pytest.skip("no engine given: pass --engine=MODULE:ATTR")
+        directory = snapshot_dir(pytestconfig.rootpath, spec.strip(), _kwargs(pytestconfig))
+    return snapshot.use_extension(extension_for(directory))

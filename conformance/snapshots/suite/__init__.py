@@ -1,0 +1,1 @@
+"""The snapshot tier's test module (collected by :mod:`conformance.snapshots.plugin`)."""

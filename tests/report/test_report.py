@@ -1,0 +1,84 @@
+"""The HTML report: verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conformance.engine_loading import load_engine_factory
+from conformance.report import plots, write_report
+from conformance.runner import Result
+from conformance.scenarios import library_paths
+from conformance.scenarios.expectations import judge
+from conformance.scenarios.loader import load_scenario
+from conformance.scenarios.runner import run_scenario
+
+pytest.importorskip("matplotlib", reason="the report's plots need the 'report' extra (matplotlib)")
+
+
+@pytest.fixture(scope="module")
+def runs():
+    f = load_engine_factory("reference_engines.compressor:ReferenceCompressor")
+    picked = [p for p in library_paths() if p.name.startswith(("b7", "l1_lifecycle", "u3"))]
+    return [run_scenario(load_scenario(p), f) for p in picked]
+
+
+def results_of(runs):
+    out = [Result("A1-name-is-str", "A1", "MUST", "passed"), Result("V2-pairs", "V2", "MUST", "failed", "[V2 MUST] x")]
+    for r in runs:
+        out += judge(r)
+    return out
+
+
+def test_report_has_the_verdict_table_and_one_plot_per_scenario(tmp_path, runs):
+    path = tmp_path / "report.html"
+    assert write_report(path, results_of(runs), runs, engine="--engine=x:Y") == ""
+    text = path.read_text(encoding="utf-8")
+    assert text.count('<figure class="plot"') == len(runs) == 3
+    assert text.count("<svg") == len(runs)
+    for r in runs:
+        assert f'data-scenario="{r.scenario.name}"' in text
+    table = re.search(r'<table id="verdict-by-clause">(.*?)</table>', text, re.S).group(1)
+    assert '<a href="docs/contract.md#b7">B7</a>' in table and '<a href="docs/contract.md#v2">V2</a>' in table
+    assert "verdict: FAIL" in text  # the V2 MUST failure
+    assert "<script" not in text and "<link" not in text and not re.search(r"(src|href)=.https?:", text)
+
+
+def test_plot_shows_threshold_context_compactions_and_cache_series(runs):
+    svg = plots.run_svg(runs[0])
+    for label in ("prompt tokens", "threshold_tokens", "context_length", "compaction", "cache read tokens",
+                  "cache write tokens", "provider call"):
+        assert label in svg, label
+
+
+def test_svg_is_byte_stable(runs):
+    assert plots.run_svg(runs[1]) == plots.run_svg(runs[1])
+
+
+def test_without_matplotlib_the_report_says_so_and_shows_the_numbers(tmp_path, runs, monkeypatch):
+    monkeypatch.setattr(plots, "AVAILABLE", False)
+    monkeypatch.setattr(plots, "MISSING_NOTE", "plots need matplotlib: pip install 'context-engine-kit[report]'")
+    path = tmp_path / "plain.html"
+    note = write_report(path, results_of(runs), runs)
+    text = path.read_text(encoding="utf-8")
+    assert "pip install" in note and "<svg" not in text
+    assert text.count("plots need matplotlib") >= len(runs)
+    assert text.count("<table class='numbers'>") == len(runs)
+
+
+def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
+    from conformance.scenarios import LIBRARY_DIR
+    import shutil
+
+    for name in ("c1_subagents.scenario.yaml", "k1_model_thresholds.scenario.yaml"):
+        shutil.copy(LIBRARY_DIR / name, kit_pytester.path / name)
+    result = kit_pytester.runpytest_subprocess(
+        "-p", "conformance.plugin", "-p", "conformance.scenarios.plugin", "-p", "conformance.report.plugin",
+        "-p", "no:cacheprovider", "--rootdir", str(kit_pytester.path), "-n", "2",
+        "--engine=reference_engines.mutants._base:MinimalEngine", "--conformance-report=out/report.html",
+        "c1_subagents.scenario.yaml", "k1_model_thresholds.scenario.yaml")
+    assert result.ret == 0, result.stdout.str()
+    text = (kit_pytester.path / "out" / "report.html").read_text(encoding="utf-8")
+    assert text.count('<figure class="plot"') == 2
+    assert "conformance report: out/report.html (10 results, 2 scenario plots)" in result.stdout.str()

@@ -1,0 +1,46 @@
+"""``context-engine-kit scenario FILE... --engine MODULE:ATTR`` (conformance.scenarios.cli.main)."""
+
+from __future__ import annotations
+
+from conformance.scenarios import LIBRARY_DIR
+from conformance.scenarios.cli import main
+
+C1 = str(LIBRARY_DIR / "c1_subagents.scenario.yaml")
+
+
+def test_passing_scenario_exits_zero_with_a_progress_line_and_verdict(capsys):
+    assert main([C1, "--engine", "reference_engines.router:ReferenceRouter"]) == 0
+    out = capsys.readouterr().out
+    assert "[1/1] c1-subagents: 5/5 expectations hold (" in out
+    assert "verdict: PASS" in out
+
+
+def test_must_failure_exits_one_and_prints_the_message(capsys):
+    assert main([C1, "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED   scenario:c1-subagents:parent-window-unchanged" in out
+    assert "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check" in out
+
+
+def test_malformed_scenario_exits_two_with_file_line(tmp_path, capsys):
+    bad = tmp_path / "bad.scenario.yaml"
+    bad.write_text("name: bad\nsteps:\n  - user: {words: x}\nexpect: []\n", encoding="utf-8")
+    assert main([str(bad), "--engine", "reference_engines.router:ReferenceRouter"]) == 2
+    assert f"{bad}:3: steps[0].user.words: expected integer, got string" in capsys.readouterr().err
+
+
+def test_bad_engine_exits_four(capsys):
+    assert main([C1, "--engine", "no_colon"]) == 4
+    assert "is not of the form MODULE:ATTR" in capsys.readouterr().err
+
+
+def test_engine_plugin_folder(tmp_path, capsys):
+    plugin = tmp_path / "minimal"
+    plugin.mkdir()
+    (plugin / "plugin.yaml").write_text("name: minimal\ndescription: test engine\nversion: 0.1.0\n", encoding="utf-8")
+    (plugin / "__init__.py").write_text(
+        "from agent.context_engine import ContextEngine\n"
+        "from reference_engines.mutants._base import MinimalEngine\n\n"
+        "class Engine(MinimalEngine):\n    pass\n", encoding="utf-8")
+    assert main([C1, "--engine-plugin", str(plugin)]) == 0, capsys.readouterr()
+    assert "c1-subagents: 5/5 expectations hold" in capsys.readouterr().out

@@ -1,0 +1,72 @@
+"""The scenario sub-plugin, run in subprocesses the way users run it."""
+
+from __future__ import annotations
+
+import shutil
+
+from conformance.scenarios import LIBRARY_DIR
+
+PLUGINS = ("-p", "conformance.plugin", "-p", "conformance.scenarios.plugin", "-p", "no:cacheprovider")
+MINIMAL = "reference_engines.mutants._base:MinimalEngine"
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(pytester.path), *args)
+
+
+def copy(pytester, name):
+    shutil.copy(LIBRARY_DIR / name, pytester.path / name)
+    return name
+
+
+def test_inert_without_an_engine(kit_pytester):
+    copy(kit_pytester, "c1_subagents.scenario.yaml")
+    kit_pytester.makepyfile(test_mine="def test_one():\n    assert True\n")
+    result = run(kit_pytester)
+    result.assert_outcomes(passed=1)
+    assert "scenario" not in result.stdout.str()
+
+
+def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pytester):
+    name = copy(kit_pytester, "c1_subagents.scenario.yaml")
+    result = run(kit_pytester, f"--engine={MINIMAL}", name, "-v")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    result.assert_outcomes(passed=5)
+    assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in out
+    assert "C2             2       0" in out  # the verdict table counts scenario expectations by clause
+
+
+def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
+    name = copy(kit_pytester, "c1_subagents.scenario.yaml")
+    result = run(kit_pytester, "--engine=reference_engines.mutants.scn_shared_clone:SharedClone", name)
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert ("[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check: "
+            "expected context_length == 20000, got 8000. See docs/contract.md#c2.") in out
+    assert "Traceback" not in out
+
+
+def test_a_should_failure_exits_zero(kit_pytester):
+    name = copy(kit_pytester, "h6_cache_stability.scenario.yaml")
+    result = run(kit_pytester, "--engine=reference_engines.mutants.h6_reshuffle:ReshufflingRouter", name)
+    assert result.ret == 0, result.stdout.str()
+    assert "[H6 SHOULD] scenario 'h6-cache-stability', expectation 'cache-read-ratio'" in result.stdout.str()
+    assert "PASS (with SHOULD failures)" in result.stdout.str()
+
+
+def test_a_malformed_file_is_a_collection_error_with_file_and_line(kit_pytester):
+    kit_pytester.path.joinpath("bad.scenario.yaml").write_text(
+        "name: bad\nsteps:\n  - usr: hi\nexpect: []\n", encoding="utf-8")
+    result = run(kit_pytester, f"--engine={MINIMAL}", "bad.scenario.yaml")
+    out = result.stdout.str()
+    assert result.ret != 0
+    assert "bad.scenario.yaml:3: steps[0]: unknown step 'usr'; known steps:" in out
+
+
+def test_a_conformance_run_includes_the_library_unless_disabled(kit_pytester):
+    listed = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q").stdout.str()
+    assert "l1_lifecycle.scenario.yaml::lifecycle-order" in listed
+    assert "test_contract.py::test_contract" in listed
+    off = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q", "--conformance-no-scenarios").stdout.str()
+    assert "scenario.yaml" not in off and "test_contract.py::test_contract" in off
