@@ -33,7 +33,8 @@ def verdict_seconds(spec: str, extra: List[str]) -> float:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("CONFORMANCE_ENGINE", None)
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "conformance.plugin", "-p", "conformance.scenarios.plugin",
+               "-p", "no:cacheprovider",
                f"--engine={spec}", "--conformance-profile=default", "--conformance-no-scenarios",
                "--rootdir", tmp, *extra]
         started = time.perf_counter()

@@ -50,9 +50,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(non-strict; --conformance-strict makes an XPASS fail).")
     group.addoption("--conformance-replay", default=None, metavar="FILE",
                     help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.")
-    group.addoption("--conformance-no-scenarios", action="store_true", default=False,
-                    help="leave the bundled scenario checks (kind 'scenario', simulator-driven scenario files "
-                         "from issue 7) out: they are skipped with a reason. No scenario checks ship yet.")
     group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
                     help="per-check time limit; a hanging engine method fails its check (default 120).")
     group.addoption("--conformance-no-shrink", action="store_true", default=False,
@@ -189,7 +186,8 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
                        derandomize=not pytestconfig.getoption("--conformance-random"),
                        seed=pytestconfig.getoption("--conformance-seed"),
                        plugin_dir=pytestconfig.getoption("--engine-plugin"),
-                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios"),
+                       # the option belongs to the scenarios sub-plugin (conformance.scenarios.plugin)
+                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios", default=False),
                        shrink=not pytestconfig.getoption("--conformance-no-shrink"))
     if ctx.seed is None and not ctx.derandomize:
         import random as _random
