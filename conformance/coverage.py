@@ -105,7 +105,7 @@ def render() -> str:
         mut = "<br>".join(f"`{m}`" for m in mutants.get(clause, []))
         if clause in HOST_SIDE:
             tests = host_tests(clause)
-            chk = chk or ("host: " + ", ".join(f"`{t}`" for t in tests) if tests else
+            chk = chk or ("proven by " + ", ".join(f"`{t}`" for t in tests) if tests else
                           "host-side; its host/provider/store tests are not in this tree yet")
             owner = HOST_SIDE[clause]
             mut = mut or "(host-side)"
