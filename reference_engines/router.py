@@ -137,12 +137,15 @@ class ReferenceRouter(ContextEngine):
         threshold_percent: compaction trigger as a share of the context (0.75).
         keep_last: messages kept verbatim by compress().
         match_ratio: word overlap needed to join an existing topic (0.2).
+        max_ineffective_passes: should_compress() stops asking after this many ineffective
+            compactions in a row (2, as Hermes; A3).
     """
 
     conformance_capabilities = frozenset({"select_context", "on_turn_complete"})
     threshold_percent = 0.75
     keep_last = 8
     match_ratio = 0.2
+    max_ineffective_passes = 2
 
     def __init__(self, backend: Optional[RouterBackend] = None) -> None:
         self.backend = backend if backend is not None else RouterBackend()
@@ -163,14 +166,20 @@ class ReferenceRouter(ContextEngine):
         self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
         self.last_completion_tokens = int(usage.get("completion_tokens", 0) or 0)
         self.last_total_tokens = int(usage.get("total_tokens", 0) or 0)
-        if self._awaiting_verdict and self.last_prompt_tokens > 0:
+        if self.last_prompt_tokens <= 0:
+            return
+        below = self.last_prompt_tokens < self.threshold_tokens
+        if self._awaiting_verdict:
             self._awaiting_verdict = False
-            self._ineffective = self._ineffective + 1 if self.last_prompt_tokens >= self.threshold_tokens else 0
+            self._ineffective = 0 if below else self._ineffective + 1
+        elif below:
+            self._ineffective = 0  # the pressure is gone: a later rise may try compaction again
 
     def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
-        """A3/A7: True at or over the threshold; never on the -1 sentinel, nor after 2 ineffective passes."""
+        """A3/A7: True at or over the threshold; never on the -1 sentinel, nor after
+        ``max_ineffective_passes`` ineffective passes in a row (see :meth:`compress`)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
-        if tokens is None or tokens < 0 or self._ineffective >= 2:
+        if tokens is None or tokens < 0 or self._ineffective >= self.max_ineffective_passes:
             return False
         return self.threshold_tokens > 0 and int(tokens) >= self.threshold_tokens
 
@@ -180,6 +189,12 @@ class ReferenceRouter(ContextEngine):
 
         Every call counts in ``compression_count`` (A6, as the seeds define it), also one
         that finds nothing to compact and returns its input unchanged.
+
+        Anti-thrash (A3): a pass that returns its input unchanged, or whose output still
+        holds at least ``threshold_tokens`` cl100k tokens, is ineffective at once (as
+        Hermes' early returns are); any other pass waits for the next real usage
+        (:meth:`update_from_response`): a prompt still at or over the threshold makes it
+        ineffective, one below resets the count.
         """
         self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
@@ -188,6 +203,7 @@ class ReferenceRouter(ContextEngine):
         while 0 < start < len(body) and body[start].get("role") != "assistant":
             start -= 1  # the tail starts on an assistant message: no tool result cut from its call (V2)
         if start <= 0:
+            self._note_ineffective()
             return messages
         middle = "\n".join(_text(m.get("content")) for m in body[:start])
         summary = {
@@ -196,8 +212,17 @@ class ReferenceRouter(ContextEngine):
             "message_uid": uuid.uuid4().hex,  # U6: the host keeps an engine-stamped uid
         }
         tail = [dict(m) for m in body[start:]]  # starts with assistant: user summary, no two users touch
-        self._awaiting_verdict = True
-        return head + [summary] + tail
+        out = head + [summary] + tail
+        if self.threshold_tokens > 0 and count_messages(out) >= self.threshold_tokens:
+            self._note_ineffective()  # the protected parts alone hold the threshold: no verdict needed
+        else:
+            self._awaiting_verdict = True
+        return out
+
+    def _note_ineffective(self) -> None:
+        """A3: count one ineffective pass now (no real usage needed to judge it)."""
+        self._ineffective += 1
+        self._awaiting_verdict = False
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:

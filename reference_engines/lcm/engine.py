@@ -44,7 +44,7 @@ from .messages import (
     uid_of,
     version_hash,
 )
-from .plan import split
+from .plan import align_roles, split
 from .store import LCMConnection, MessageVersion, StagedPass, backend_for, default_db_path
 from .tools import TOOL_SCHEMAS, LCMTools
 
@@ -260,14 +260,22 @@ class LCMEngine(ContextEngine):
             threshold = self.threshold_tokens
         carriers = self._find_carriers(messages)
         tokens = [count_tokens(m) for m in messages]
+        tail_budget = int(threshold * self.tail_ratio) if threshold > 0 else None
         cut = split(
             messages,
             tokens,
             protect_first_n=protect_first_n,
             protect_last_n=protect_last_n,
-            tail_budget=int(threshold * self.tail_ratio) if threshold > 0 else None,
+            tail_budget=tail_budget,
             tail_hard_cap=int(threshold * self.tail_hard_ratio) if threshold > 0 else None,
             has_summary=bool(carriers),
+            last_carrier_index=max(carriers) if carriers else None,
+        )
+        cut = align_roles(  # B5: the carrier's role then touches neither neighbour
+            messages,
+            tokens,
+            cut,
+            tail_budget=tail_budget,
             last_carrier_index=max(carriers) if carriers else None,
         )
         middle = range(cut.head_end, cut.tail_start)

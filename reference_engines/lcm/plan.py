@@ -109,3 +109,74 @@ def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> List[str]:
         if count > 0:
             problems.append(f"assistant call {cid!r} has no tool result")
     return problems
+
+
+_TURN_ROLES = ("user", "assistant")
+
+
+def roles_clash(prev_role: Optional[str], next_role: Optional[str]) -> bool:
+    """True when no carrier role fits between ``prev_role`` and ``next_role`` (B5).
+
+    That is the case exactly when both neighbours are turn roles (``user``/``assistant``)
+    and differ: a ``user`` carrier would touch one, an ``assistant`` carrier the other.
+    """
+    return prev_role in _TURN_ROLES and next_role in _TURN_ROLES and prev_role != next_role
+
+
+def align_roles(
+    messages: Sequence[Mapping[str, Any]],
+    tokens: Sequence[int],
+    cut: Split,
+    *,
+    tail_budget: Optional[int],
+    last_carrier_index: Optional[int],
+) -> Split:
+    """Move the tail start so the summary carrier can take a role that touches neither
+    neighbour (B5: no two same-role messages adjacent around the summary).
+
+    When the head ends on one turn role and the tail starts on the other
+    (:func:`roles_clash`), the tail must start on the head's last role instead, so the
+    carrier takes the remaining role. Candidates are message indices with that role (a
+    ``user`` message, or an ``assistant`` message whose results follow it, so V2 holds):
+
+    1. backward, into the middle, the nearest one that leaves the middle non-empty, stays
+       after any previous carrier and keeps the tail within ``tail_budget`` tokens;
+    2. forward, into the tail, the nearest one that keeps a ``user`` message in the tail
+       when the tail had one (the latest ask is never summarised);
+    3. backward again, ignoring the budget.
+
+    With no candidate (e.g. a tail of one tool loop after a head ending on its user
+    message) the cut is returned unchanged; the carrier then touches an assistant
+    message that carries ``tool_calls``, or the host's alternation repair merges it (U5).
+
+    Args:
+        messages: the compress() input; ``tokens``: cl100k count of each message.
+        cut: the :func:`split` result.
+        tail_budget: tail token budget (None: unbounded).
+        last_carrier_index: index of the latest previous carrier in ``messages``, if any.
+    Returns:
+        :class:`Split` with the same ``head_end`` and a possibly moved ``tail_start``.
+    """
+    n = len(messages)
+    head, tail = cut.head_end, cut.tail_start
+    if head <= 0 or tail >= n or tail <= head:
+        return cut
+    want = messages[head - 1].get("role")
+    if not roles_clash(want, messages[tail].get("role")):
+        return cut
+    lowest = head + 1
+    if last_carrier_index is not None:
+        lowest = max(lowest, last_carrier_index + 1)
+    tail_tokens = sum(tokens[tail:])
+    backward = [j for j in range(tail - 1, lowest - 1, -1) if messages[j].get("role") == want]
+    for j in backward:
+        if tail_budget is None or tail_tokens + sum(tokens[j:tail]) <= tail_budget:
+            return Split(head_end=head, tail_start=j)
+        break  # farther candidates only cost more
+    last_user = max((k for k in range(tail, n) if messages[k].get("role") == "user"), default=None)
+    for j in range(tail + 1, n):
+        if messages[j].get("role") == want and (last_user is None or j <= last_user):
+            return Split(head_end=head, tail_start=j)
+    if backward:
+        return Split(head_end=head, tail_start=backward[0])
+    return cut

@@ -169,3 +169,66 @@ def test_host_requests_deterministic_across_processes():
             for seed in (1, 2)]
     assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
     assert outs[0].stdout == outs[1].stdout and int(outs[0].stdout.split()[0]) >= 1
+
+
+def _thrash_run(history, turns=20):
+    """Host loop of REG-j: real usage every turn, compress() whenever should_compress() says so.
+
+    Returns (router, number of compress() calls)."""
+    from simulator.provider.tokens import count_messages
+
+    r = ReferenceRouter()
+    r.update_model("m", 4000)  # threshold 3000 tokens
+    attempts = 0
+    for _ in range(turns):
+        tokens = count_messages(history)
+        r.update_from_response({"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1})
+        if r.should_compress(tokens):
+            attempts += 1
+            history = r.compress(history)
+            r.last_prompt_tokens = -1
+        history = history + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "next"}]
+    return r, attempts
+
+
+def test_router_stops_after_ineffective_noop_passes():
+    """A3: a short history over the threshold (the system prompt holds it) gives no-op passes;
+    each counts as ineffective at once, so compress() is asked for only twice in 20 turns."""
+    big = " ".join(f"rule{i}" for i in range(4000))
+    r, attempts = _thrash_run([{"role": "system", "content": big}, {"role": "user", "content": "hi"}])
+    assert attempts == 2
+    assert r.compression_count == 2 and r.should_compress(10**6) is False
+
+
+def test_router_stops_when_output_still_over_threshold():
+    """A3: a pass that compacts but leaves the protected tail over the threshold is ineffective
+    too (judged from the output, before any real usage arrives)."""
+    r = ReferenceRouter()
+    r.update_model("m", 4000)
+    blob = " ".join(f"word{i}" for i in range(4000))
+    history = [{"role": "system", "content": "s"}] + [
+        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}"} for i in range(10)]
+    history += [{"role": "assistant", "content": "see"}, {"role": "user", "content": blob}]
+    out = r.compress(history)
+    assert out is not history and len(out) < len(history)
+    assert r._ineffective == 1 and not r._awaiting_verdict
+    r.compress(out)
+    assert r.should_compress(10**6) is False
+
+
+def test_router_effective_pass_waits_for_usage_and_block_lifts_below_threshold():
+    """A3: an effective pass is judged by the next real usage; a blocked router asks again once
+    the prompt has fallen below the threshold."""
+    r = ReferenceRouter()
+    r.update_model("m", 4000)
+    history = [{"role": "system", "content": "s"}] + [
+        {"role": ("user", "assistant")[i % 2], "content": " ".join(f"w{i}x{k}" for k in range(40))}
+        for i in range(30)] + [{"role": "user", "content": "now"}]
+    out = r.compress(history)
+    assert out is not history and r._awaiting_verdict and r._ineffective == 0
+    r.update_from_response({"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101})
+    assert r._ineffective == 0 and not r._awaiting_verdict
+    r._ineffective = r.max_ineffective_passes
+    assert r.should_compress(5000) is False
+    r.update_from_response({"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101})
+    assert r.should_compress(5000) is True
