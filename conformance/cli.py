@@ -115,8 +115,14 @@ def _install_plugin(argv: List[str]) -> int:
     return 0
 
 
-COMMANDS = {"check": _check, "mutants": _mutants, "coverage": _coverage, "serve": _serve,
-            "install-plugin": _install_plugin}
+def _scenario(argv: List[str]) -> int:
+    from conformance.scenarios.cli import main as scenario_main
+
+    return int(scenario_main(argv) or 0)
+
+
+COMMANDS = {"check": _check, "scenario": _scenario, "mutants": _mutants, "coverage": _coverage,
+            "serve": _serve, "install-plugin": _install_plugin}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -128,6 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
               "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
+              "  scenario FILE... --engine MODULE:ATTR   run scenario files against an engine\n"
               "  mutants             run every mutant engine and print the kill matrix\n"
               "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
               "  serve               run the provider simulator over HTTP on 127.0.0.1\n"

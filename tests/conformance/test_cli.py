@@ -63,3 +63,18 @@ def test_unknown_subcommand_is_a_usage_error(tmp_path):
     proc = cli("frobnicate", cwd=tmp_path)
     assert proc.returncode == 2
     assert "usage: context-engine-kit" in proc.stderr
+
+
+def test_scenario_subcommand_runs_a_bundled_scenario(tmp_path):
+    from pathlib import Path
+
+    library = sorted((REPO_ROOT / "conformance" / "scenarios" / "library").glob("*.scenario.yaml"))
+    assert library, "the bundled scenario library is empty"
+    proc = cli("scenario", str(library[0]), "--engine", "reference_engines.mutants._base:MinimalEngine", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    bad = tmp_path / "bad.scenario.yaml"
+    bad.write_text("name: x\nsteps: 3\n", encoding="utf-8")
+    proc = cli("scenario", str(bad), "--engine", "reference_engines.mutants._base:MinimalEngine", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "bad.scenario.yaml:" in proc.stdout + proc.stderr
+    assert Path(bad).name in proc.stdout + proc.stderr
