@@ -109,6 +109,8 @@ class CheckContext:
         plugin_dir: an engine plugin folder for the R4-R6 checks (``--engine-plugin``).
         scenarios: whether bundled scenario checks run (``--conformance-no-scenarios``).
         shrink: shrink failing examples (off: faster failures with longer examples).
+        host_profile: the host the kit plays (``documented`` or ``hermes-0.19``,
+            ``--host-profile``); checks of clauses that host lacks are skipped.
     """
 
     engine_factory: Callable[[], Any]
@@ -122,6 +124,7 @@ class CheckContext:
     plugin_dir: Optional[str] = None
     scenarios: bool = True
     shrink: bool = True
+    host_profile: str = "documented"
     _capabilities: Optional[frozenset] = None
 
     def __post_init__(self) -> None:

@@ -22,6 +22,11 @@ from conformance.engine_loading import EngineFactory, EngineSpecError, load_engi
 from conformance.outcome import ConformanceError, ConformanceFailure
 from conformance.runner import expected_failures
 
+#: The sub-plugins (snapshot tier, scenario files, HTML report). Installed, each also has its own
+#: pytest11 entry point under the same name, so loading them here is a no-op; from a source tree
+#: (``-p conformance.plugin``) this is what loads them.
+pytest_plugins = ("conformance.snapshots.plugin", "conformance.scenarios.plugin", "conformance.report.plugin")
+
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -35,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).")
     group.addoption("--engine-kwargs", default=None, metavar="JSON",
                     help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).")
+    group.addoption("--host-profile", default="documented", choices=("documented", "hermes-0.19"),
+                    help="the host the kit plays: documented (default) or hermes-0.19 (the released "
+                         "0.19.0 host); checks of clauses that host lacks are skipped.")
     group.addoption("--conformance-profile", default="default", choices=sorted(PROFILES),
                     help="Hypothesis budget: quick, default or thorough.")
     group.addoption("--conformance-strict", action="store_true", default=False,
@@ -158,6 +166,7 @@ def pytest_report_header(config: pytest.Config):
     random_mode = config.getoption("--conformance-random") and not in_ci()
     lines = [f"conformance: engine {factory.repro_args()} | context-engine-kit {__version__} | "
              f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
+             f"host profile {config.getoption('--host-profile')} | "
              f"profile {config.getoption('--conformance-profile')} "
              f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})"]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
@@ -188,7 +197,8 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
                        plugin_dir=pytestconfig.getoption("--engine-plugin"),
                        # the option belongs to the scenarios sub-plugin (conformance.scenarios.plugin)
                        scenarios=not pytestconfig.getoption("--conformance-no-scenarios", default=False),
-                       shrink=not pytestconfig.getoption("--conformance-no-shrink"))
+                       shrink=not pytestconfig.getoption("--conformance-no-shrink"),
+                       host_profile=pytestconfig.getoption("--host-profile"))
     if ctx.seed is None and not ctx.derandomize:
         import random as _random
 
@@ -308,4 +318,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.OK
     path = session.config.getoption("--conformance-json")
     if path and state is not None:
-        verdict.write_json(Path(path), engine=state["factory"], host_profile="documented")
+        verdict.write_json(Path(path), engine=state["factory"],
+                           host_profile=session.config.getoption("--host-profile"))

@@ -60,11 +60,58 @@ def _xfail_reason(chk: registry.Check, xfails: Mapping[str, str]) -> Optional[st
     return None
 
 
+#: The host feature each check needs (by check-id prefix). An ABC or a host profile that lacks
+#: the feature (hermes-agent 0.19.0 has no select_context, on_turn_complete, clone_for_agent,
+#: model_thresholds, nor message uids) turns the check into a skip naming that version.
+CHECK_FEATURES = (
+    ("H1-hooks-do-not-raise[select_context]", "select_context"),
+    ("H1-hooks-do-not-raise[on_turn_complete]", "on_turn_complete"),
+    ("H3-", "select_context"), ("H6-", "select_context"), ("O9-", "select_context"),
+    ("H5-", "on_turn_complete"), ("O10-", "on_turn_complete"),
+    ("C1-", "clone_for_agent"), ("O11-", "clone_for_agent"), ("REG-f-", "clone_for_agent"),
+    ("K1-model-thresholds", "model_thresholds"),
+    ("U2-", "message_uid"), ("U4-", "message_uid"), ("U6-", "message_uid"), ("U7-", "message_uid"),
+    ("U10-", "message_uid"),
+)
+
+#: Host features by profile (simulator.host.profiles); the documented host has them all.
+PROFILE_LACKS = {"documented": frozenset(),
+                 "hermes-0.19": frozenset({"select_context", "on_turn_complete", "clone_for_agent",
+                                           "model_thresholds", "message_uid"})}
+
+
+#: Clauses whose scenario expectations need a host feature (a whole clause, coarser than checks).
+SCENARIO_CLAUSE_FEATURES = {"H3": "select_context", "H6": "select_context", "H5": "on_turn_complete",
+                            "C1": "clone_for_agent", "K1": "model_thresholds",
+                            **{u: "message_uid" for u in ("U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U10")}}
+
+
+def profile_skip_reason(clause: str, host_profile: str) -> Optional[str]:
+    """Why a scenario expectation of ``clause`` does not apply on ``host_profile`` (or None)."""
+    feature = SCENARIO_CLAUSE_FEATURES.get(clause)
+    if feature and feature in PROFILE_LACKS.get(host_profile, frozenset()):
+        return f"the host profile {host_profile!r} has no {feature}; clause {clause} does not exist on that host"
+    return None
+
+
+def feature_of(chk: registry.Check) -> Optional[str]:
+    """The host/ABC feature ``chk`` needs, or None."""
+    if chk.abc_feature:
+        return chk.abc_feature
+    if chk.id.endswith("[select_context]"):
+        return "select_context"
+    return next((feature for prefix, feature in CHECK_FEATURES if chk.id.startswith(prefix)), None)
+
+
 def applicability(chk: registry.Check, ctx: CheckContext) -> Optional[str]:
     """Why ``chk`` does not apply (a skip reason), or None when it applies."""
-    if chk.abc_feature and ctx.abc.lacks(chk.abc_feature):
-        return (f"the host ABC in use ({ctx.abc.label()}) has no {chk.abc_feature}; "
+    feature = feature_of(chk)
+    if feature and ctx.abc.lacks(feature):
+        return (f"the host ABC in use ({ctx.abc.label()}) has no {feature}; "
                 f"clause {chk.clause} does not exist there")
+    if feature and feature in PROFILE_LACKS.get(ctx.host_profile, frozenset()):
+        return (f"the host profile {ctx.host_profile!r} has no {feature}; "
+                f"clause {chk.clause} does not exist on that host")
     missing = sorted(chk.requires - ctx.capabilities)
     if missing:
         return f"engine lacks capability {', '.join(repr(m) for m in missing)} (conformance_capabilities)"
@@ -276,7 +323,8 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
                     failures_dir: Optional[Path] = None, derandomize: bool = True,
                     xfails: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
                     replay: Optional[Path] = None, plugin_dir: Optional[str] = None, scenarios: bool = True,
-                    seed: Optional[int] = None, window: Optional[int] = None, shrink: bool = True) -> List[Result]:
+                    seed: Optional[int] = None, window: Optional[int] = None, shrink: bool = True,
+                    host_profile: str = "documented") -> List[Result]:
     """Run every registered check (or those matching ``only``) against ``engine_factory``.
 
     Args:
@@ -290,11 +338,12 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         plugin_dir: engine plugin folder for the R4-R6 checks.
         scenarios: False leaves bundled scenario checks out.
         shrink: False skips Hypothesis shrinking (faster, longer counterexamples).
+        host_profile: ``documented`` or ``hermes-0.19``; clauses that host lacks are skipped.
     Returns:
         one :class:`Result` per check, in registry order.
     """
     ctx = CheckContext(engine_factory, profile=profile, derandomize=derandomize, plugin_dir=plugin_dir,
-                       scenarios=scenarios, seed=seed, shrink=shrink)
+                       scenarios=scenarios, seed=seed, shrink=shrink, host_profile=host_profile)
     if timeout is not None:
         ctx.timeout = float(timeout)
     if window is not None:

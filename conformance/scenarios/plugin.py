@@ -105,7 +105,8 @@ class ScenarioFile(pytest.File):
             from conformance.scenarios.runner import run_scenario
 
             with block_network():
-                runs[key] = run_scenario(self.scenario, _factory(self.config))
+                runs[key] = run_scenario(self.scenario, _factory(self.config),
+                                         host_profile=self.config.getoption("--host-profile", default=None))
         return runs[key]
 
 
@@ -126,8 +127,13 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from conformance.outcome import raise_for_result
         from conformance.runner import expected_failures
+        from conformance.runner import profile_skip_reason
         from conformance.scenarios.expectations import judge
 
+        reason = profile_skip_reason(self.expectation.clause,
+                                     self.config.getoption("--host-profile", default=None) or "documented")
+        if reason:
+            pytest.skip(reason)
         run = self.parent.run()
         try:
             xfails = expected_failures(_factory(self.config)())

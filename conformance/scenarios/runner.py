@@ -150,7 +150,7 @@ class ScenarioRun:
 
 
 class _Runner:
-    def __init__(self, scenario: Scenario, factory: Callable[[], Any]) -> None:
+    def __init__(self, scenario: Scenario, factory: Callable[[], Any], host_profile: Optional[str] = None) -> None:
         self.sc = scenario
         self.factory = factory
         host = scenario.host
@@ -172,7 +172,7 @@ class _Runner:
         self.outputs = {name: (v if isinstance(v, str) else generated_text(v["bytes"], v.get("seed", name)))
                         for name, v in scenario.tool_outputs.items()}
         self.session_kwargs = dict(model=self.model, context_length=self.context_length,
-                                   profile=host.get("profile"), config=self.config, recorder=self.recorder,
+                                   profile=host.get("profile") or host_profile, config=self.config, recorder=self.recorder,
                                    cache_control=host.get("cache_control"), tool_executor=self.tool_executor)
         if "system_prompt" in host:
             self.session_kwargs["system_prompt"] = host["system_prompt"]
@@ -439,8 +439,11 @@ def _brief(value: Any) -> str:
     return ""
 
 
-def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any]) -> ScenarioRun:
+def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
+                 host_profile: Optional[str] = None) -> ScenarioRun:
     """Play ``scenario`` with engines from ``engine_factory`` (zero-argument callable).
+
+    ``host_profile`` (``--host-profile``) is the host played when the file names none.
 
     Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
     is recorded in ``stopped``). Raises only for kit bugs.
@@ -448,7 +451,7 @@ def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any]) -> Scena
     from simulator.host import shim
 
     shim.install()
-    return _Runner(scenario, engine_factory).execute()
+    return _Runner(scenario, engine_factory, host_profile).execute()
 
 
 __all__ = ["run_scenario", "ScenarioRun", "ScenarioReplies", "StepRecord", "CheckOutcome", "generated_text"]

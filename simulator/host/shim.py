@@ -104,7 +104,7 @@ class AbcInfo:
         source: ``"hermes-agent"`` (the real package) or ``"context-engine-kit"`` (the shim).
         version: hermes-agent's version, or the contract version for the shim.
         features: ABC features present, e.g. ``select_context``, ``on_turn_complete``,
-            ``clone_for_agent``, ``model_thresholds``. Checks of clauses whose feature is
+            ``clone_for_agent``, ``model_thresholds``, ``message_uid``. Checks of clauses whose feature is
             missing are skipped with a reason naming this version.
     """
 
@@ -133,6 +133,10 @@ def abc_info() -> AbcInfo:
             features.add("model_thresholds")
     except Exception:
         pass
+    if "clone_for_agent" in features:
+        # the message_uid family is documented together with clone_for_agent (docs version (b),
+        # research/host.md §0.1); hermes-agent 0.19.0 has neither (schema 22, no uid columns).
+        features.add("message_uid")
     module = sys.modules.get("agent.context_engine")
     if getattr(module, "__kit_shim__", False):
         return AbcInfo("context-engine-kit", CONTRACT_VERSION, frozenset(features))
