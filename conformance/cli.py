@@ -26,22 +26,40 @@ def _check(argv: List[str]) -> int:
         prog="context-engine-kit check",
         description="Run the conformance checks against an engine and print a verdict by clause. "
                     "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).")
-    parser.add_argument("engine", help="MODULE:ATTR of a ContextEngine subclass or factory")
+    by_folder = any(a == "--engine-plugin" or a.startswith("--engine-plugin=") for a in argv)
+    if by_folder:  # no positional: a pytest option's value (e.g. -k EXPR) must not be taken for it
+        parser.set_defaults(engine=None)
+    else:
+        parser.add_argument("engine", nargs="?", help="MODULE:ATTR of a ContextEngine subclass or factory")
+    parser.add_argument("--engine-plugin", default=None, metavar="DIR",
+                        help="a plugin folder as it ships ($HERMES_HOME/plugins/<name>/), in place of "
+                             "MODULE:ATTR: loaded as the host does and checked for R4-R6 too")
     parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the verdict as JSON")
     parser.add_argument("--state-dir", default=None, metavar="DIR",
                         help="where failure files go (default: a new temp dir)")
     args, rest = parser.parse_known_args(argv)
-    try:
-        load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast, kit-style message
-    except EngineSpecError as exc:
-        print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
+    if not args.engine and not args.engine_plugin:
+        print("context-engine-kit check: error: give the engine as MODULE:ATTR, or a plugin folder with "
+              "--engine-plugin DIR.", file=sys.stderr)
+        return 4
+    if args.engine:
+        try:
+            load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast, kit-style message
+        except EngineSpecError as exc:
+            print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
+            return 4
+    elif not os.path.isdir(args.engine_plugin):
+        print(f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not a folder; give the "
+              "plugin folder that holds __init__.py and plugin.yaml.", file=sys.stderr)
         return 4
     import pytest
 
     state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
     os.makedirs(state, exist_ok=True)
-    pytest_args = ["--engine", args.engine, "-p", "no:cacheprovider", "--rootdir", state,
+    selection = (["--engine", args.engine] if args.engine else []) + (
+        ["--engine-plugin", os.path.abspath(args.engine_plugin)] if args.engine_plugin else [])
+    pytest_args = selection + ["-p", "no:cacheprovider", "--rootdir", state,
                    # the CLI imported the kit before pytest started; nothing of it needs rewriting
                    "-W", "ignore::pytest.PytestAssertRewriteWarning",
                    "--conformance-failures-dir", os.path.join(state, "failures")]

@@ -78,3 +78,20 @@ def test_scenario_subcommand_runs_a_bundled_scenario(tmp_path):
     assert proc.returncode == 2
     assert "bad.scenario.yaml:" in proc.stdout + proc.stderr
     assert Path(bad).name in proc.stdout + proc.stderr
+
+
+def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
+    home = tmp_path / "home"
+    assert cli("install-plugin", "lcm", "--hermes-home", str(home), cwd=tmp_path).returncode == 0
+    out = tmp_path / "v.json"
+    proc = cli("check", "--engine-plugin", str(home / "plugins" / "lcm"), "--json", str(out),
+               "--conformance-profile=quick", "--conformance-no-scenarios", "-k", "R4 or R5 or R6 or A1",
+               "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    results = json.loads(out.read_text())["results"]
+    ran = {r["clause"] for r in results if r["outcome"] == "passed"}
+    assert {"R4", "A1"} <= ran, results
+    proc = cli("check", "--engine-plugin", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert proc.returncode == 4 and "not a folder" in proc.stderr
+    proc = cli("check", cwd=tmp_path)
+    assert proc.returncode == 4 and "--engine-plugin DIR" in proc.stderr
