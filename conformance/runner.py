@@ -86,9 +86,12 @@ SCENARIO_CLAUSE_FEATURES = {"H3": "select_context", "H6": "select_context", "H5"
                             **{u: "message_uid" for u in ("U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U10")}}
 
 
-def profile_skip_reason(clause: str, host_profile: str) -> Optional[str]:
-    """Why a scenario expectation of ``clause`` does not apply on ``host_profile`` (or None)."""
+def profile_skip_reason(clause: str, host_profile: str, abc: Any = None) -> Optional[str]:
+    """Why a scenario expectation of ``clause`` does not apply on ``host_profile`` or under the
+    host ABC ``abc`` (an :class:`~simulator.host.shim.AbcInfo`), or None when it applies."""
     feature = SCENARIO_CLAUSE_FEATURES.get(clause)
+    if feature and abc is not None and abc.lacks(feature):
+        return f"the host ABC in use ({abc.label()}) has no {feature}; clause {clause} does not exist there"
     if feature and feature in PROFILE_LACKS.get(host_profile, frozenset()):
         return f"the host profile {host_profile!r} has no {feature}; clause {clause} does not exist on that host"
     return None

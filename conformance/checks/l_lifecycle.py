@@ -163,7 +163,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         """clone_for_agent; the child switches model; the parent keeps its budget (C2)."""
         self._log("clone")
         budget = (self.engine.context_length, self.engine.threshold_tokens)
-        child = invoke("C1", MUST, self.engine, "clone_for_agent")
+        if callable(getattr(self.engine, "clone_for_agent", None)):
+            child = invoke("C1", MUST, self.engine, "clone_for_agent")
+        else:  # an ABC without clone_for_agent (hermes-agent 0.19.0): its host deep-copies (O11)
+            child = invoke("C1", MUST, copy, "deepcopy", self.engine)
         if child is not self.engine:
             invoke("L1", MUST, child, "update_model", model="child", context_length=budget[0] * 2 + 1_000,
                    base_url="", api_key="", provider="", api_mode="chat_completions")

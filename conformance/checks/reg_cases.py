@@ -127,7 +127,7 @@ def check_reg_c(ctx):
        title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored")
 def check_reg_d(ctx):
     """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000, update_model("small",
-    131 072): threshold_tokens follows the small window (same share as before), should_compress(300 000)
+    131 072): threshold_tokens follows the small window (inside it, no longer the big one's), should_compress(300 000)
     is True, and a later on_session_start(model="big", context_length=1 000 000) keeps 131 072."""
     engine = ctx.new_engine(configure=False)
     kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
@@ -135,10 +135,14 @@ def check_reg_d(ctx):
     share = engine.threshold_tokens / 1_000_000
     invoke("O4", MUST, engine, "update_from_response", usage(300_000))
     invoke("O4", MUST, engine, "update_model", model="small", context_length=131_072, **kw)
-    want = int(131_072 * share)
-    if engine.context_length != 131_072 or abs(engine.threshold_tokens - want) > 2:
+    # "follows the small window": inside it and no longer the big model's figure. The share itself is
+    # the engine's policy (K2; Hermes raises it to >= 0.75 under 512K), so it is not pinned here.
+    stale = int(1_000_000 * share)
+    threshold = engine.threshold_tokens
+    if engine.context_length != 131_072 or not (0 < threshold <= 131_072) or threshold == stale:
         fail("O4", MUST, "(context_length, threshold_tokens) after switching to the small model",
-             expected=str((131_072, want)), got=str((engine.context_length, engine.threshold_tokens)))
+             expected=f"(131072, a threshold inside the 131 072-token window; it was {stale} for the big model)",
+             got=str((engine.context_length, threshold)))
     if not invoke("O4", MUST, engine, "should_compress", 300_000):
         fail("O4", MUST, "should_compress(300000) on the 131 072-token window", expected="True", got="False")
     invoke("O4", MUST, engine, "on_session_start", "session-2", platform="cli", model="big", context_length=1_000_000)

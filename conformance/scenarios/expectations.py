@@ -95,8 +95,12 @@ def _first(findings: List[Any], what: str) -> tuple:
     return first.step, f"{first.detail}: expected {what}{more}"
 
 
+class Inapplicable(str):
+    """An expectation this run cannot judge for this engine; the text is the skip reason."""
+
+
 def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
-    """The violation of ``exp`` in ``run``, or None when it holds."""
+    """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`."""
     rec = run.recorder
     kind, params = exp.kind, exp.params
     if kind == "engine_attr" and exp.step is not None:
@@ -127,6 +131,12 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
     if kind == "compressions":
         committed = [e for e in rec.compactions if e.committed]
         want = _bounds(len(committed), params)
+        reached = [c for c in rec.provider_calls if c.threshold_tokens and c.prompt_tokens >= c.threshold_tokens]
+        if want and "min" in params and len(committed) < params["min"] and not reached and rec.provider_calls:
+            top = max(rec.provider_calls, key=lambda c: c.prompt_tokens)
+            return Inapplicable(f"the prompt never reached the engine's own threshold_tokens (largest prompt "
+                                f"{top.prompt_tokens} tokens, threshold {top.threshold_tokens}): the engine's "
+                                f"threshold policy (K2) puts automatic compaction out of this scenario's reach")
         if want:
             where = committed[-1].step if committed and "max" in params else ""
             calls = len(rec.of("should_compress"))
@@ -206,6 +216,9 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None) -> List[Result]:
                 out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "error", msg))
                 continue
         violation = evaluate(exp, run)
+        if isinstance(violation, Inapplicable):
+            out.append(Result(cid, exp.clause, exp.level, "skipped", str(violation)))
+            continue
         if violation is None:
             out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
         else:

@@ -130,8 +130,11 @@ class ScenarioItem(pytest.Item):
         from conformance.runner import profile_skip_reason
         from conformance.scenarios.expectations import judge
 
+        from simulator.host.shim import abc_info
+
         reason = profile_skip_reason(self.expectation.clause,
-                                     self.config.getoption("--host-profile", default=None) or "documented")
+                                     self.config.getoption("--host-profile", default=None) or "documented",
+                                     abc_info())
         if reason:
             pytest.skip(reason)
         run = self.parent.run()

@@ -1,0 +1,37 @@
+"""A `compressions: {min: N}` expectation cannot fail an engine whose own threshold (K2) was
+never reached by the scenario's prompts: it is skipped with the figures (kit fairness)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.scenarios.expectations import judge
+from conformance.scenarios.loader import load_scenario
+from conformance.scenarios.runner import run_scenario
+from reference_engines.mutants._base import MinimalEngine
+
+LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "library"
+
+
+class HighThreshold(MinimalEngine):
+    """A legitimate policy: compacts only at 99% of the window."""
+
+    threshold_percent = 0.99
+
+
+def _results(engine):
+    scenario = load_scenario(LIBRARY / "l1_lifecycle.scenario.yaml")
+    return {r.check: r for r in judge(run_scenario(scenario, engine))}
+
+
+def test_unreached_threshold_skips_the_compaction_count():
+    results = _results(HighThreshold)
+    counted = [r for k, r in results.items() if k.endswith("automatic-and-manual-compaction")]
+    assert counted and counted[0].outcome == "skipped"
+    assert "never reached the engine's own threshold_tokens" in counted[0].message
+
+
+def test_reached_threshold_still_counts():
+    results = _results(MinimalEngine)
+    counted = [r for k, r in results.items() if k.endswith("automatic-and-manual-compaction")]
+    assert counted and counted[0].outcome == "passed"
