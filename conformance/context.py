@@ -109,6 +109,7 @@ class CheckContext:
         plugin_dir: an engine plugin folder for the R4-R6 checks (``--engine-plugin``).
         scenarios: whether bundled scenario checks run (``--conformance-no-scenarios``).
         shrink: shrink failing examples (off: faster failures with longer examples).
+        extra_capabilities: capabilities given on the command line, added to the engine's own.
         host_profile: the host the kit plays (``documented`` or ``hermes-0.19``,
             ``--host-profile``); checks of clauses that host lacks are skipped.
     """
@@ -125,6 +126,7 @@ class CheckContext:
     scenarios: bool = True
     shrink: bool = True
     host_profile: str = "documented"
+    extra_capabilities: frozenset = frozenset()
     _capabilities: Optional[frozenset] = None
 
     def __post_init__(self) -> None:
@@ -151,10 +153,12 @@ class CheckContext:
 
     @property
     def capabilities(self) -> frozenset:
-        """Capabilities the engine declares in ``conformance_capabilities`` (e.g. ``compressor``)."""
+        """Capabilities the engine declares in ``conformance_capabilities`` (e.g. ``compressor``),
+        plus those given with ``--conformance-capabilities`` (for engines you cannot edit)."""
         if self._capabilities is None:
             engine = self.engine_factory()
-            self._capabilities = frozenset(getattr(engine, "conformance_capabilities", ()) or ())
+            declared = frozenset(getattr(engine, "conformance_capabilities", ()) or ())
+            self._capabilities = declared | frozenset(self.extra_capabilities)
         return self._capabilities
 
     @property

@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).")
     group.addoption("--engine-kwargs", default=None, metavar="JSON",
                     help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).")
+    group.addoption("--conformance-capabilities", default="", metavar="LIST",
+                    help="comma-separated capabilities to add to the engine's conformance_capabilities "
+                         "(e.g. compressor,focus for an engine you cannot edit).")
     group.addoption("--host-profile", default="documented", choices=("documented", "hermes-0.19"),
                     help="the host the kit plays: documented (default) or hermes-0.19 (the released "
                          "0.19.0 host); checks of clauses that host lacks are skipped.")
@@ -198,7 +201,9 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
                        # the option belongs to the scenarios sub-plugin (conformance.scenarios.plugin)
                        scenarios=not pytestconfig.getoption("--conformance-no-scenarios", default=False),
                        shrink=not pytestconfig.getoption("--conformance-no-shrink"),
-                       host_profile=pytestconfig.getoption("--host-profile"))
+                       host_profile=pytestconfig.getoption("--host-profile"),
+                       extra_capabilities=frozenset(
+                           c.strip() for c in pytestconfig.getoption("--conformance-capabilities").split(",") if c.strip()))
     if ctx.seed is None and not ctx.derandomize:
         import random as _random
 

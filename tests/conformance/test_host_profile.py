@@ -40,3 +40,13 @@ def test_scenario_expectations_follow_the_profile():
     assert profile_skip_reason("K1", "hermes-0.19")
     assert profile_skip_reason("K1", "documented") is None
     assert profile_skip_reason("L1", "hermes-0.19") is None
+
+
+def test_capabilities_from_the_command_line_add_to_the_engines():
+    from reference_engines.mutants._base import MinimalEngine
+
+    plain = CheckContext(MinimalEngine)
+    extra = CheckContext(MinimalEngine, extra_capabilities=frozenset({"compressor"}))
+    chk = next(c for c in registry.all_checks() if "compressor" in c.requires)
+    assert applicability(chk, plain) and "lacks capability 'compressor'" in applicability(chk, plain)
+    assert applicability(chk, extra) is None
