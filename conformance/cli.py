@@ -111,7 +111,12 @@ def _serve(argv: List[str]) -> int:
     except ImportError as exc:  # pragma: no cover - the provider ships http
         print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
         return 2
-    return int(http.main(argv) or 0)
+    try:
+        return int(http.main(argv) or 0)
+    except (OSError, OverflowError, ValueError) as exc:
+        print(f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free port between 0 and "
+              "65535 (0 picks one for you) on a loopback address.", file=sys.stderr)
+        return 2
 
 
 def _install_plugin(argv: List[str]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
@@ -92,6 +93,9 @@ def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> E
     if ":" not in spec or spec.startswith(":") or spec.endswith(":"):
         raise EngineSpecError(f"--engine={spec!r} is not of the form MODULE:ATTR. {SPEC_HELP}")
     module_name, _, attr_path = spec.partition(":")
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)  # like `python -m`: an engine module in the current folder imports
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

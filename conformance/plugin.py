@@ -109,6 +109,25 @@ def _plugin_factory(plugin_dir: str) -> EngineFactory:
     return PluginFolderFactory(plugin_dir, factory)
 
 
+def _probe_engine(factory: Any) -> None:
+    """Build one engine up front: a constructor that raises, or a factory that returns no engine,
+    is one usage error instead of the same error repeated by every check."""
+    from conformance.engine_loading import looks_like_engine
+
+    what = getattr(factory, "repro_args", lambda: repr(factory))()
+    try:
+        engine = factory()
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the constructor, or pass "
+            "the arguments it needs with --engine-kwargs='{...}' (a JSON object), or give a factory "
+            "function as MODULE:ATTR.") from None
+    if not looks_like_engine(engine):
+        raise pytest.UsageError(
+            f"{what}: the factory returned {type(engine).__name__}, not a context engine (it needs name, "
+            "update_from_response, should_compress and compress). Return a new ContextEngine instance.")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the engine (UsageError with one paragraph when it cannot), read replay/xfails files, point collection at the suite."""
     spec = engine_spec(config)
@@ -125,6 +144,11 @@ def pytest_configure(config: pytest.Config) -> None:
         factory = load_engine_factory(spec, parse_kwargs(_kwargs_text(config))) if spec else _plugin_factory(plugin_dir)
     except EngineSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    timeout = config.getoption("--conformance-timeout", default=None)
+    if timeout is not None and float(timeout) <= 0:
+        raise pytest.UsageError(f"--conformance-timeout={timeout}: give a positive number of seconds "
+                                "(the per-check time limit; default 120).")
+    _probe_engine(factory)
     replay = None
     if config.getoption("--conformance-replay"):
         from conformance.runner import load_replay
@@ -221,6 +245,8 @@ class _RunOptions:
         failures = config.getoption("--conformance-failures-dir")
         self.failures_dir = Path(failures) if failures else Path(str(config.rootpath)) / ".conformance" / "failures"
         self.spec = factory.repro_args() if isinstance(factory, EngineFactory) else repr(factory)
+        if config.getoption("--host-profile") != "documented":
+            self.spec += f" --host-profile={config.getoption('--host-profile')}"
         extra = (_state(config) or {}).get("file_xfails") or {}
         try:
             self.xfails = expected_failures(factory(), extra)

@@ -315,7 +315,7 @@ class _Runner:
             self.recorder.step = label
             try:
                 self.step(kind, step[kind], path, label, record, in_subagent)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # an engine must not end the host process
                 self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
                 return False
             self.after_step(label)
@@ -410,7 +410,7 @@ class _Runner:
         self.recorder.step = "(start)"
         try:
             self.main = self.new_main()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             self.run.stopped = ("(start)", f"{type(exc).__name__}: {str(exc)[:400]}")
             return self.run
         self.after_step("(start)")

@@ -181,3 +181,37 @@ def test_no_scenarios_flag_leaves_the_scenario_library_out(kit_pytester):
     assert without.ret == 0 and with_lib.ret == 0
     assert not any(".scenario.yaml" in line for line in without.stdout.lines)
     assert any(".scenario.yaml" in line for line in with_lib.stdout.lines)
+
+
+def test_constructor_that_raises_is_one_usage_error(kit_pytester):
+    kit_pytester.makepyfile(broken_ctor="""
+        from reference_engines.mutants._base import MinimalEngine
+        class Broken(MinimalEngine):
+            def __init__(self, db_path):
+                super().__init__()
+        def none_factory():
+            return None
+    """)
+    result = run(kit_pytester, "--engine=broken_ctor:Broken")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "constructing the engine raised TypeError" in err and "--engine-kwargs" in err
+    result = run(kit_pytester, "--engine=broken_ctor:none_factory")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the factory returned NoneType, not a context engine" in result.stderr.str()
+
+
+def test_non_positive_timeout_is_a_usage_error(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", "--conformance-timeout=-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "give a positive number of seconds" in result.stderr.str()
+
+
+def test_engine_module_in_the_current_folder_imports(kit_pytester):
+    kit_pytester.makepyfile(here_engine="""
+        from reference_engines.mutants._base import MinimalEngine
+        class Here(MinimalEngine):
+            pass
+    """)
+    result = run(kit_pytester, "--engine=here_engine:Here", QUICK, "-k", "A2", "--conformance-no-scenarios")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()

@@ -35,3 +35,18 @@ def test_reached_threshold_still_counts():
     results = _results(MinimalEngine)
     counted = [r for k, r in results.items() if k.endswith("automatic-and-manual-compaction")]
     assert counted and counted[0].outcome == "passed"
+
+
+class ExitsOnCompress(MinimalEngine):
+    """A hostile engine: SystemExit from compress() must stop the scenario, not the process."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        raise SystemExit(3)
+
+
+def test_system_exit_from_an_engine_stops_the_scenario_not_the_process():
+    scenario = load_scenario(LIBRARY / "l1_lifecycle.scenario.yaml")
+    run = run_scenario(scenario, ExitsOnCompress)
+    assert run.stopped is not None and "SystemExit" in run.stopped[1]
+    results = judge(run)
+    assert results and all(r.outcome in ("error", "passed", "failed", "skipped") for r in results)
