@@ -80,9 +80,20 @@ def engine_spec(config: pytest.Config) -> Optional[str]:
             or (config.getini("conformance_engine") or "").strip() or None)
 
 
-def _kwargs_text(config: pytest.Config) -> Optional[str]:
-    return (config.getoption("--engine-kwargs") or os.environ.get(ENV_ENGINE_KWARGS)
-            or (config.getini("conformance_engine_kwargs") or "").strip() or None)
+def engine_kwargs_text(config: pytest.Config) -> Optional[str]:
+    """The ``--engine-kwargs`` JSON text from the option, the env var, or the ini key (in that order)."""
+    try:
+        opt = config.getoption("--engine-kwargs")
+    except ValueError:  # the option is not registered (this plugin is not loaded)
+        opt = None
+    try:
+        ini = (config.getini("conformance_engine_kwargs") or "").strip()
+    except ValueError:
+        ini = ""
+    return opt or os.environ.get(ENV_ENGINE_KWARGS) or ini or None
+
+
+_kwargs_text = engine_kwargs_text
 
 
 class PluginFolderFactory(EngineFactory):

@@ -45,15 +45,9 @@ def scenario_engine_spec(config: pytest.Config) -> Optional[str]:
 
 
 def _kwargs_text(config: pytest.Config) -> Optional[str]:
-    try:
-        opt = config.getoption("--engine-kwargs")
-    except ValueError:
-        opt = None
-    try:
-        ini = (config.getini("conformance_engine_kwargs") or "").strip()
-    except ValueError:
-        ini = ""
-    return opt or os.environ.get("CONFORMANCE_ENGINE_KWARGS") or ini or None
+    from conformance.plugin import engine_kwargs_text
+
+    return engine_kwargs_text(config)
 
 
 @pytest.hookimpl(trylast=True)

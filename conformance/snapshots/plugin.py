@@ -39,16 +39,9 @@ def _spec(config: pytest.Config) -> Optional[str]:
 
 def _kwargs(config: pytest.Config) -> Any:
     from conformance.engine_loading import parse_kwargs
+    from conformance.plugin import engine_kwargs_text
 
-    try:
-        opt = config.getoption("--engine-kwargs")
-    except ValueError:
-        opt = None
-    try:
-        ini = (config.getini("conformance_engine_kwargs") or "").strip()
-    except ValueError:
-        ini = ""
-    return parse_kwargs(opt or os.environ.get("CONFORMANCE_ENGINE_KWARGS") or ini or None)
+    return parse_kwargs(engine_kwargs_text(config))
 
 
 def _option(config: pytest.Config, name: str) -> bool:
