@@ -99,7 +99,7 @@ def test_failure_file_replays_the_same_failure(tmp_path):
 
 def test_state_machine_failures_replay_their_steps(tmp_path):
     only = ["L1-lifecycle-state-machine"]
-    first = run_conformance(ResetKeepsCompletion, profile="quick", only=only, failures_dir=tmp_path)[0]
+    first = run_conformance(ResetKeepsCompletion, profile="default", only=only, failures_dir=tmp_path)[0]
     assert first.outcome == "failed" and first.message.startswith("[O3 MUST] engine.last_completion_tokens")
     steps = json.loads(open(first.replay_file, encoding="utf-8").read())["example"]["draws"]["steps"]
     assert ["reset", {}] in steps
