@@ -97,7 +97,7 @@ def main() -> int:
             started = time.perf_counter()
             results = run_conformance(pinned_factory(engine_spec(spec)), profile="quick", shrink=True,
                                       plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
-                                      xfails=kill.xfails)
+                                      xfails=kill.xfails, host_profile=kill.host_profile)
             row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)
             t = row.seconds_to_first_failure
             if t is not None:

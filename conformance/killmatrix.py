@@ -69,7 +69,7 @@ def run_mutant(spec: str, *, profile: str = "quick", timeout: float = 60.0, shri
     plugin_dir = str(kill.plugin_dir) if kill.plugin_dir else None
     started = time.perf_counter()
     results = run_conformance(load_engine_factory(engine_spec(spec)), profile=profile, timeout=timeout,
-                              plugin_dir=plugin_dir, shrink=shrink, xfails=kill.xfails)
+                              plugin_dir=plugin_dir, shrink=shrink, xfails=kill.xfails, host_profile=kill.host_profile)
     row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)
     if plugin_dir and not row.killed:
         r_results = [r for r in results if r.clause == kill.clause]

@@ -68,7 +68,7 @@ CHECK_FEATURES = (
     ("H1-hooks-do-not-raise[on_turn_complete]", "on_turn_complete"),
     ("H3-", "select_context"), ("H6-", "select_context"), ("O9-", "select_context"),
     ("H5-", "on_turn_complete"), ("O10-", "on_turn_complete"),
-    ("C1-", "clone_for_agent"), ("O11-", "clone_for_agent"), ("REG-f-", "clone_for_agent"),
+    ("O11-", "clone_for_agent"), ("REG-f-", "clone_for_agent"),  # C1/C2 deep-copy there instead
     ("K1-model-thresholds", "model_thresholds"),
     ("U2-", "message_uid"), ("U4-", "message_uid"), ("U6-", "message_uid"), ("U7-", "message_uid"),
     ("U10-", "message_uid"),

@@ -245,6 +245,11 @@ class ReferenceRouter(ContextEngine):
             clone.model_thresholds = dict(self.__dict__["model_thresholds"])
         return clone
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "ReferenceRouter":
+        """``copy.deepcopy`` (hermes-agent 0.19.0's only clone path, C1) gives the same clone as
+        clone_for_agent: the backend holds an RLock, which cannot be deep-copied."""
+        return self.clone_for_agent()
+
     # -- H: selection and observation ----------------------------------------------------------
     def _topic(self, group: List[Dict[str, Any]]) -> int:
         user = group[0]

@@ -1,11 +1,21 @@
-"""Checks of contract section C: one engine per agent (C1, C2; C3 is host behaviour)."""
+"""Checks of contract section C: one engine per agent (C1, C2; C3 is host behaviour).
+
+The per-agent copy is made the way the host of ``--host-profile`` makes it: the documented
+host calls ``clone_for_agent()`` (its default is ``copy.deepcopy``); hermes-agent 0.19.0 calls
+``copy.deepcopy(engine)`` and never the hook, so there an engine whose ``__deepcopy__`` raises
+is replaced by the built-in compressor (research/host.md §4).
+"""
 
 from __future__ import annotations
 
+import copy
+from typing import Any, Tuple
+
 from conformance.checks._drive import compress_like_host, invoke, usage
 from conformance.context import CheckSkipped
-from conformance.expect import MUST, fail, short
+from conformance.expect import MUST, HostileEngine, fail, short
 from conformance.registry import check
+from simulator.host.profiles import get_profile
 
 WINDOWS = (16_000, 48_000)
 
@@ -16,14 +26,15 @@ def _configure(clause, engine, window):
 
 
 @check("C1", "clone-distinct-usable-isolated", level=MUST,
-       title="clone_for_agent() gives a distinct engine that works and keeps its own counters")
+       title="the per-agent copy (clone_for_agent(), or deepcopy on hermes-0.19) is distinct, works, keeps its own counters")
 def check_clone_distinct(ctx):
     """C1: the clone is not the registered instance; it compresses; usage and compactions on
-    the clone leave the parent's last_* counters and compression_count alone (and back)."""
+    the clone leave the parent's last_* counters and compression_count alone (and back).
+    On ``--host-profile=hermes-0.19`` the clone is ``copy.deepcopy(engine)``, as that host makes it."""
     parent = ctx.new_engine()
-    clone = invoke("C1", MUST, parent, "clone_for_agent")
+    clone, how = per_agent_copy(ctx, parent, "C1")
     if clone is parent:
-        fail("C1", MUST, "clone_for_agent()", expected="a new engine per agent", got="the registered instance itself")
+        fail("C1", MUST, how, expected="a new engine per agent", got="the registered instance itself")
     _configure("C1", clone, ctx.window)
     before = (parent.last_prompt_tokens, parent.last_total_tokens, parent.compression_count)
     invoke("C1", MUST, clone, "update_from_response", usage(7_777, 11))
@@ -47,7 +58,7 @@ def check_child_update_model(ctx):
     context_length and threshold_tokens stay those of A."""
     parent = ctx.new_engine(window=WINDOWS[0])
     budget = (parent.context_length, parent.threshold_tokens)
-    child = clone_or_skip(parent)
+    child = clone_or_skip(ctx, parent)
     if child is parent:
         return  # C1 reports it
     _configure("C2", child, WINDOWS[1])
@@ -57,9 +68,47 @@ def check_child_update_model(ctx):
              f"context_length={WINDOWS[1]})", expected=str(budget), got=str(now))
 
 
-def clone_or_skip(engine):
-    """``engine.clone_for_agent()``; a raising clone is C1's business (this check then skips)."""
+def copies_by_deepcopy(ctx) -> bool:
+    """True when the host of ``ctx.host_profile`` copies engines with ``copy.deepcopy`` only
+    (hermes-agent 0.19.0), or the ABC in use has no ``clone_for_agent`` (C1)."""
+    return not get_profile(ctx.host_profile).clone_for_agent or ctx.abc.lacks("clone_for_agent")
+
+
+def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
+    """C1: the engine a new agent gets from ``engine``, made as the host of ``ctx`` makes it.
+
+    Returns:
+        ``(copy, how)``: ``how`` is ``"clone_for_agent()"`` or ``"copy.deepcopy(engine)"``.
+    Raises:
+        CheckSkipped: hermes-0.19 with an engine plugin folder (0.19.0 loads a directory
+            engine afresh for each agent and copies nothing).
+        ContractViolation: the copy raised (named ``clause``, MUST).
+    """
+    if not copies_by_deepcopy(ctx):
+        return invoke(clause, MUST, engine, "clone_for_agent"), "clone_for_agent()"
+    if ctx.plugin_dir:
+        raise CheckSkipped(f"the host profile {ctx.host_profile!r} loads a plugin-folder engine afresh for each "
+                           "agent and copies nothing")
     try:
-        return engine.clone_for_agent()
+        return copy.deepcopy(engine), "copy.deepcopy(engine)"
     except Exception as exc:
-        raise CheckSkipped(f"clone_for_agent() raised {type(exc).__name__} (C1 reports it)") from None
+        fail(clause, MUST, f"copy.deepcopy(engine) on host profile {ctx.host_profile!r} (that host never calls "
+             "clone_for_agent)", expected="a copy; otherwise every agent silently gets the built-in compressor",
+             got=f"{type(exc).__name__}: {short(str(exc), 160)}",
+             context="define __deepcopy__ (e.g. returning self.clone_for_agent())")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from __deepcopy__: never let it end the run
+        raise HostileEngine(clause, MUST, "__deepcopy__", f"raised {type(exc).__name__}; an engine must not end the "
+                            "host process. The run continued.") from None
+
+
+def clone_or_skip(ctx, engine: Any) -> Any:
+    """The per-agent copy of ``engine`` (:func:`per_agent_copy`); a raising copy is C1's
+    business, so the calling check skips (raises CheckSkipped)."""
+    try:
+        return per_agent_copy(ctx, engine, "C1")[0]
+    except CheckSkipped:
+        raise
+    except Exception as exc:
+        raise CheckSkipped(f"the per-agent copy raised {type(exc).__name__} (C1 reports it)") from None

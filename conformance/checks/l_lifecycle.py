@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from conformance.checks._drive import compress_like_host, invoke, overrides, select_like_host, usage
+from conformance.checks.c_clones import per_agent_copy
+from conformance.context import CheckSkipped
 from conformance.expect import MUST, ContractViolation, fail, short, v1_problems, v2_problems, v3_problems, v4_problems
 from conformance.registry import check
 from conformance.strategies import blob_from_seed, text_from_seed
@@ -160,13 +162,13 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def clone(self):
-        """clone_for_agent; the child switches model; the parent keeps its budget (C2)."""
+        """The per-agent copy (clone_for_agent, or deepcopy on hermes-0.19); the child switches model; the parent keeps its budget (C2)."""
         self._log("clone")
         budget = (self.engine.context_length, self.engine.threshold_tokens)
-        if callable(getattr(self.engine, "clone_for_agent", None)):
-            child = invoke("C1", MUST, self.engine, "clone_for_agent")
-        else:  # an ABC without clone_for_agent (hermes-agent 0.19.0): its host deep-copies (O11)
-            child = invoke("C1", MUST, copy, "deepcopy", self.engine)
+        try:
+            child = per_agent_copy(self.ctx, self.engine, "C1")[0]  # deepcopy on hermes-0.19 (C1)
+        except CheckSkipped:
+            return  # a plugin-folder engine on hermes-0.19: that host copies nothing
         if child is not self.engine:
             invoke("L1", MUST, child, "update_model", model="child", context_length=budget[0] * 2 + 1_000,
                    base_url="", api_key="", provider="", api_mode="chat_completions")

@@ -160,9 +160,9 @@ def check_reg_e(ctx):
     kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
     from conformance.checks.c_clones import clone_or_skip
 
-    parent = clone_or_skip(registered)
+    parent = clone_or_skip(ctx, registered)
     invoke("C2", MUST, parent, "update_model", model="parent", context_length=32_000, **kw)
-    child = clone_or_skip(registered)
+    child = clone_or_skip(ctx, registered)
     invoke("C2", MUST, child, "update_model", model="child", context_length=100_000, **kw)
     if parent.context_length != 32_000 or registered.context_length != 24_000:
         fail("C2", MUST, "context_length of (parent, registered engine) after a sibling child's update_model(100000)",

@@ -37,12 +37,14 @@ class Kill:
         pattern: regex the failure message must match (after the ``[CLAUSE LEVEL]`` prefix).
         plugin_dir: plugin folder for the R checks (its engine factory is MinimalEngine).
         xfails: findings the mutant inherits from its base engine (see KNOWN_FINDINGS).
+        host_profile: the host profile it is run under (``--host-profile``).
     """
 
     clause: str
     pattern: str
     plugin_dir: Optional[Path] = None
     xfails: Optional[Mapping[str, str]] = None
+    host_profile: str = "documented"
 
 
 M = "reference_engines.mutants."
@@ -86,6 +88,7 @@ KILLS: Dict[str, Kill] = {
     M + "t_tools:ToolReturnsDict": Kill("T2", r"handle_tool_call\('context_recall'.*expected a JSON string, got dict"),
     M + "c_clones:SharedCounters": Kill("C1", r"state shared between agents|the clone's last_prompt_tokens"),
     M + "c_clones:UnpicklableDefaultClone": Kill("C1", r"clone_for_agent\(\) raised|the ABC default \(copy\.deepcopy\)"),
+    M + "c_clones:DeepcopyRaises": Kill("C1", r"copy\.deepcopy\(engine\) on host profile .hermes-0\.19.", host_profile="hermes-0.19"),
     M + "c_clones:SharedBudget": Kill("C2", r"after (the child's|a sibling child's|a child's) update_model"),
     M + "l_k_ts:ClosedAfterSessionEnd": Kill("L1", r"compress\(\) raised: .*RuntimeError: \"?engine closed"),
     M + "l_k_ts:DropsModelThresholds": Kill("K1", r"threshold_tokens after update_model\(.*with model_thresholds"),

@@ -71,3 +71,17 @@ class UnpicklableDefaultClone(MinimalEngine):
 
     def __init__(self):
         self.db = sqlite3.connect(":memory:", check_same_thread=False)  # the defect: no clone hook
+
+
+class DeepcopyRaises(MinimalEngine):
+    """Breaks C1 on hermes-agent 0.19.0 (``--host-profile=hermes-0.19``): its clone_for_agent
+    works, but that host never calls it; it deep-copies the registered engine, and this one's
+    ``__deepcopy__`` raises, so every agent silently gets the built-in compressor instead."""
+
+    mutant_of = "C1"
+
+    def clone_for_agent(self):
+        return type(self)()
+
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot pickle '_thread.RLock' object")  # the defect: no working deepcopy
