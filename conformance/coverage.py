@@ -122,9 +122,20 @@ def render() -> str:
 
 
 def main(argv: List[str]) -> int:
-    """``coverage`` writes docs/coverage.md; ``coverage --check`` exits 1 when it is stale."""
+    """``coverage`` writes docs/coverage.md; ``coverage --check`` exits 1 when it is stale.
+
+    Bad options exit 2 with argparse's message; ``--help`` prints usage and writes nothing.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="context-engine-kit coverage",
+                                     description="Write docs/coverage.md (clause -> checks -> mutants -> owner) "
+                                                 "from the check registry.")
+    parser.add_argument("--check", action="store_true", help="only verify that docs/coverage.md is current "
+                                                               "(exit 1 when it is stale)")
+    args = parser.parse_args(argv)
     text = render()
-    if "--check" in argv:
+    if args.check:
         current = COVERAGE.read_text(encoding="utf-8") if COVERAGE.exists() else ""
         if current != text:
             print("docs/coverage.md is out of date: run context-engine-kit coverage")

@@ -95,3 +95,16 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
     assert proc.returncode == 4 and "not a folder" in proc.stderr
     proc = cli("check", cwd=tmp_path)
     assert proc.returncode == 4 and "--engine-plugin DIR" in proc.stderr
+
+
+def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
+    """``--help`` on any subcommand prints its usage and exits 0 (coverage --help once rewrote docs/coverage.md)."""
+    from conformance.coverage import COVERAGE
+
+    before = COVERAGE.stat().st_mtime_ns
+    for sub in ("check", "scenario", "mutants", "coverage", "serve", "install-plugin"):
+        proc = cli(sub, "--help", cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stdout.startswith(f"usage: context-engine-kit {sub}"), (sub, proc.stdout)
+    assert COVERAGE.stat().st_mtime_ns == before
+    bad = cli("coverage", "--bogus", cwd=tmp_path)
+    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
