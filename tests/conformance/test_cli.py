@@ -95,3 +95,13 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
     assert proc.returncode == 4 and "not a folder" in proc.stderr
     proc = cli("check", cwd=tmp_path)
     assert proc.returncode == 4 and "--engine-plugin DIR" in proc.stderr
+
+
+def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
+    folder = REPO_ROOT / "reference_engines" / "mutants" / "plugin_dirs" / "minimal"
+    out = tmp_path / "v.json"
+    proc = cli("check", "--engine-plugin", str(folder), "--json", str(out), "-k", "c1_subagents",
+               "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    passed = {r["check"] for r in json.loads(out.read_text())["results"] if r["outcome"] == "passed"}
+    assert "scenario:c1-subagents:parent-window-unchanged" in passed, passed
