@@ -6,7 +6,8 @@ grammar::
     [H3 MUST] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
-    got 1 such call (first shown). See docs/contract.md#h3.
+    got 1 such call (first shown). See docs/contract.md#h3. Repro: context-engine-kit scenario
+    h3_history_untouched.scenario.yaml --engine=mypkg:Engine
 
 Kinds (``params`` in brackets):
 
