@@ -28,7 +28,8 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
 
 After every step the runner checks the invariants (V2 pairs on every live transcript, U3
 uid stability along the main session's lineage). An exception escaping a step stops the
-run; expectations then report that step as the one that could not complete.
+run; expectations then report that step as the one that could not complete. So does the
+run's time limit (``timeout``, a hanging engine), naming the engine method in flight.
 Determinism: seeded text, seeded provider, the virtual clock; no wall clock decides.
 """
 
@@ -342,6 +343,8 @@ class _Runner:
         if kind == "user":
             texts, replies, interrupt = self.texts(value)
             for n, text in enumerate(texts):
+                if self.cancelled.is_set():
+                    return
                 if len(texts) > 1:
                     self.recorder.step = f"{label} (turn {n + 1}/{len(texts)})"
                 self.replies.load(replies)
@@ -360,6 +363,8 @@ class _Runner:
                 self.run.gateway.sessions[key].switch_model(value["model"]["name"], value["model"].get("context_length"))
             texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
             for text in texts:
+                if self.cancelled.is_set():
+                    return
                 self.replies.load(replies)
                 n_agents = len(self.run.gateway.hygiene_agents)
                 record.turns.append(self.run.gateway.handle_message(key, text))
