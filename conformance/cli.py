@@ -157,7 +157,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
               "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
-              "  scenario FILE... --engine MODULE:ATTR   run scenario files against an engine\n"
+              "  scenario [FILE...] --engine MODULE:ATTR   run scenario files (none: the bundled library)\n"
               "  mutants             run every mutant engine and print the kill matrix\n"
               "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
               "  serve               run the provider simulator over HTTP on 127.0.0.1\n"

@@ -96,6 +96,29 @@ def engine_kwargs_text(config: pytest.Config) -> Optional[str]:
 _kwargs_text = engine_kwargs_text
 
 
+def engine_factory(config: pytest.Config) -> Optional[EngineFactory]:
+    """The engine under test for the sub-plugins (scenarios, snapshots, report): one source for all.
+
+    Returns the factory this plugin resolved in ``pytest_configure`` (from ``--engine`` /
+    ``CONFORMANCE_ENGINE`` / the ini key, else from ``--engine-plugin DIR`` as a
+    :class:`PluginFolderFactory`), or None when no engine is given. When this plugin is not
+    loaded (a sub-plugin registered alone), the engine comes from ``CONFORMANCE_ENGINE`` and
+    ``CONFORMANCE_ENGINE_KWARGS``.
+
+    Raises:
+        EngineSpecError: only in that fallback, for a bad ``CONFORMANCE_ENGINE`` value.
+    """
+    state = _state(config)
+    if state is not None:
+        return state["factory"]
+    try:
+        config.getoption("--engine")
+        return None  # this plugin is loaded and found no engine
+    except ValueError:
+        spec = os.environ.get(ENV_ENGINE)
+        return load_engine_factory(spec, parse_kwargs(os.environ.get(ENV_ENGINE_KWARGS))) if spec else None
+
+
 class PluginFolderFactory(EngineFactory):
     """An engine factory for ``--engine-plugin DIR`` alone: the folder's engine, loaded as the host does."""
 

@@ -54,25 +54,21 @@ def _runs(config: pytest.Config, files: List[str], write: Any) -> List[Any]:
     from conformance.scenarios.loader import ScenarioError, load_scenario
 
     try:
-        from conformance.scenarios.plugin import _factory, scenario_runs
+        from conformance.scenarios.plugin import play, scenario_runs
 
         have = scenario_runs(config)
     except Exception:  # the scenarios sub-plugin is not active
-        have, _factory = {}, None
+        have, play = {}, None
     out = []
     for n, path in enumerate(sorted(files), 1):
         run = have.get(path)
-        if run is None and _factory is not None:
+        if run is None and play is not None:
             try:
                 scenario = load_scenario(path)
             except ScenarioError:
                 continue
-            from conformance.netguard import block_network
-            from conformance.scenarios.runner import run_scenario
-
             write(f"report: running scenario {n}/{len(files)} {scenario.name} for its plot")
-            with block_network():
-                run = run_scenario(scenario, _factory(config))
+            run = play(config, scenario)  # same engine, host profile and time limit as the items
         if run is not None:
             out.append(run)
     return out

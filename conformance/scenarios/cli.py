@@ -1,25 +1,69 @@
-"""``context-engine-kit scenario FILE... --engine MODULE:ATTR [--engine-plugin DIR]``.
+"""``context-engine-kit scenario [FILE...] --engine MODULE:ATTR | --engine-plugin DIR``.
 
-Runs scenario files (or the bundled library with ``--library``) against one engine and
-prints one line per expectation in the kit's grammar, then a verdict by clause. Exit
-status: 0 unless a MUST expectation failed or errored (any failure with ``--strict``);
-2 for a malformed scenario (``file:line: field: problem``); 4 for a bad engine; 5 when
-nothing ran. ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
+Runs scenario files against one engine and prints one line per expectation in the kit's
+grammar (a failure ends with ``Repro: <command>`` rerunning that scenario, see
+:func:`repro_command`), then a verdict by clause. With no FILE it runs the bundled library
+and says so on its first line; ``--library`` adds the library to given files.
+``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging
+engine fails its scenario, the run goes on). Exit status: 0 unless a MUST expectation
+failed or errored (any failure with ``--strict``); 2 for a malformed scenario
+(``file:line: field: problem``) or a bad option value; 4 for a bad engine; 5 when nothing
+ran. ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-from conformance.scenarios import library_paths
+from conformance.scenarios import LIBRARY_DIR, library_paths
+
+
+def repro_command(path: Any, engine_args: str, *, host_profile: Optional[str] = None,
+                  timeout: Optional[float] = None) -> str:
+    """The shell command that reruns just the scenario file ``path`` on one engine.
+
+    ``engine_args`` selects the engine (``--engine=MODULE:ATTR [--engine-kwargs='...']`` or
+    ``--engine-plugin=DIR``, e.g. ``EngineFactory.repro_args()``); ``host_profile`` other
+    than ``documented`` and ``timeout`` (seconds) are kept. Used for the ``Repro:`` line of
+    scenario failures (the kit's failure grammar).
+    """
+    out = f"context-engine-kit scenario {shlex.quote(str(path))} {engine_args}"
+    if host_profile and host_profile != "documented":
+        out += f" --host-profile={host_profile}"
+    if timeout is not None:
+        out += f" --timeout={float(timeout):g}"
+    return out
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    return value
+
+
+def _skip_if_absent(result: Any, host_profile: str) -> Any:
+    """``result`` as skipped when its clause does not exist on ``host_profile`` or the host ABC
+    in use (the pytest plugin's rule, :func:`conformance.runner.profile_skip_reason`)."""
+    from dataclasses import replace
+
+    from conformance.runner import profile_skip_reason
+    from simulator.host.shim import abc_info
+
+    reason = profile_skip_reason(result.clause, host_profile, abc_info())
+    return replace(result, outcome="skipped", message=reason) if reason else result
 
 
 def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str, str]:
-    """(factory, label, error): from ``--engine`` or ``--engine-plugin``."""
+    """(factory, repro args selecting it again, error): from ``--engine`` or ``--engine-plugin``."""
     if args.engine_plugin:
         from simulator.host import shim
         from simulator.host.discovery import load_engine_plugin
@@ -29,11 +73,12 @@ def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str,
         if factory is None:
             problems = "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()) or "no finding"
             return None, "", f"--engine-plugin {args.engine_plugin}: no engine could be loaded ({problems})"
-        return factory, f"--engine-plugin={args.engine_plugin}", ""
+        return factory, f"--engine-plugin={shlex.quote(args.engine_plugin)}", ""
     from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
 
     try:
-        return load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs)), f"--engine={args.engine}", ""
+        factory = load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
+        return factory, factory.repro_args(), ""
     except EngineSpecError as exc:
         return None, "", str(exc)
 
@@ -44,12 +89,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         prog="context-engine-kit scenario",
         description="Run *.scenario.yaml files against an engine through the reference host and the provider "
                     "simulator; every expectation names its contract clause and level.")
-    parser.add_argument("files", nargs="*", help="scenario files (default with --library: the bundled library)")
+    parser.add_argument("files", nargs="*", help="scenario files; with none, the bundled library "
+                                                  f"({LIBRARY_DIR}) runs, and the first line says so")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory")
     source.add_argument("--engine-plugin", metavar="DIR", help="a Hermes plugin folder (plugin.yaml + __init__.py)")
     parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
-    parser.add_argument("--library", action="store_true", help="also run the bundled scenario library")
+    parser.add_argument("--library", action="store_true", help="also run the bundled scenario library with FILE...")
+    parser.add_argument("--timeout", "--conformance-timeout", dest="timeout", type=_positive_seconds, default=None,
+                        metavar="SECONDS", help="time limit of each scenario, also the host's compaction timeout: "
+                                                "a hanging engine fails its scenario and the run goes on "
+                                                "(default 120)")
+    parser.add_argument("--host-profile", default="documented", choices=("documented", "hermes-0.19"),
+                        help="the host the kit plays when a file names none (as in the pytest plugin)")
     parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     parser.add_argument("--report", metavar="FILE", help="write the self-contained HTML report to FILE")
     parser.add_argument("-q", "--quiet", action="store_true", help="print failures and the verdict only")
@@ -61,6 +113,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         logging.getLogger("simulator.host").setLevel(logging.ERROR)
 
     paths = [Path(f) for f in args.files] + (library_paths() if args.library or not args.files else [])
+    if not args.files:
+        print(f"context-engine-kit scenario: no FILE given: running the {len(paths)} bundled scenarios from "
+              f"{LIBRARY_DIR}", flush=True)
     from conformance.scenarios.loader import ScenarioError, load_scenario
 
     scenarios = []
@@ -93,9 +148,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     for n, sc in enumerate(scenarios, 1):
         started = time.perf_counter()
         with block_network():
-            run = run_scenario(sc, factory)
+            run = run_scenario(sc, factory, host_profile=args.host_profile, timeout=args.timeout)
         runs.append(run)
-        results = judge(run, xfails=xfails)
+        results = [_skip_if_absent(r, args.host_profile)
+                   for r in judge(run, xfails=xfails, repro=repro_command(sc.source, label, timeout=args.timeout,
+                                                                          host_profile=args.host_profile))]
         verdict.extend(results)
         bad_n = sum(r.outcome in ("failed", "error") for r in results)
         print(f"[{n}/{len(scenarios)}] {sc.name}: {len(results) - bad_n}/{len(results)} expectations hold "

@@ -6,7 +6,8 @@ grammar::
     [H3 MUST] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
-    got 1 such call (first shown). See docs/contract.md#h3.
+    got 1 such call (first shown). See docs/contract.md#h3. Repro: context-engine-kit scenario
+    h3_history_untouched.scenario.yaml --engine=mypkg:Engine
 
 Kinds (``params`` in brackets):
 
@@ -140,9 +141,12 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         if want:
             where = committed[-1].step if committed and "max" in params else ""
             calls = len(rec.of("should_compress"))
+            timed_out = sum(p.timed_out for _, s in run.sessions for p in s.passes)
+            limit = f", {timed_out} passes timed out by the host (compaction timeout " \
+                    f"{run.sessions[0][1].config.context_timeout_seconds:g} s)" if timed_out else ""
             return _violation(run, exp, where, f"expected {want} committed compactions, got {len(committed)} "
                                                f"({len(rec.compactions)} compress() calls, {calls} should_compress() "
-                                               f"calls)")
+                                               f"calls{limit})")
         return None
     if kind == "turns_failed":
         failed = [(label, t) for label, t in run.turns if t.failed]
@@ -195,12 +199,17 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
     return None
 
 
-def judge(run: ScenarioRun, *, xfails: Optional[dict] = None) -> List[Result]:
+def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -> List[Result]:
     """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
 
-    A run stopped by an exception makes every expectation an ``error`` naming the step.
-    ``xfails`` maps check ids, id prefixes or clause ids to reasons (expected failures).
+    A run stopped by an exception makes every expectation not yet checked an ``error``
+    naming the step; a run stopped at its time limit (a hanging engine) makes them
+    ``failed``, naming the step, the method and the limit. ``xfails`` maps check ids, id
+    prefixes or clause ids to reasons (expected failures). ``repro`` (a command that reruns
+    this scenario on this engine, see :func:`conformance.scenarios.cli.repro_command`) ends
+    every failed or error message as `` Repro: <repro>``.
     """
+    tail = f" Repro: {repro}" if repro else ""
     out = []
     for exp in run.scenario.expectations:
         cid = check_id(run, exp)
@@ -213,7 +222,10 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None) -> List[Result]:
                 msg = ContractViolation(exp.clause, exp.level, f"scenario {run.scenario.name!r}, expectation "
                                         f"{exp.id!r}: the run stopped at {step}: {error}; this expectation could "
                                         f"not be checked.").render()
-                out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "error", msg))
+                if reason:
+                    out.append(Result(cid, exp.clause, exp.level, "xfailed", msg))
+                else:
+                    out.append(Result(cid, exp.clause, exp.level, "failed" if run.timed_out else "error", msg + tail))
                 continue
         violation = evaluate(exp, run)
         if isinstance(violation, Inapplicable):
@@ -223,7 +235,8 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None) -> List[Result]:
             out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
         else:
             text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
-            out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "failed", text))
+            out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "failed",
+                              text + ("" if reason else tail)))
     return out
 
 

@@ -129,6 +129,17 @@ class ScenarioRecorder(Recorder):
         self.select_mutations: List[Finding] = []
         self.engine_errors: List[EngineError] = []
         self._obs_lock = threading.Lock()
+        self._in_flight: Dict[int, List[str]] = {}
+
+    def in_flight(self, thread_id: Optional[int] = None) -> Optional[str]:
+        """The engine method running now on thread ``thread_id`` (any thread when None), or None.
+
+        Used to name the method of a hanging engine when a scenario exceeds its time limit.
+        """
+        with self._obs_lock:
+            stacks = [self._in_flight.get(thread_id) or []] if thread_id is not None else \
+                list(self._in_flight.values())
+        return next((stack[-1] for stack in stacks if stack), None)
 
     def agent(self, engine: Any) -> str:
         """The label of the agent whose engine is ``engine`` (``"?"`` if unknown)."""
@@ -140,6 +151,9 @@ class ScenarioRecorder(Recorder):
         before = None
         if method == "select_context":
             before = copy.deepcopy((list(args[:1]), kwargs.get("conversation_messages"), kwargs.get("incoming_message")))
+        me = threading.get_ident()
+        with self._obs_lock:
+            self._in_flight.setdefault(me, []).append(method)
         try:
             result = super().call(engine, method, *args, **kwargs)
         except BaseException as exc:
@@ -149,6 +163,9 @@ class ScenarioRecorder(Recorder):
                 if method == "compress":
                     self._compaction(engine, step, args, None)
             raise
+        finally:
+            with self._obs_lock:
+                self._in_flight[me].pop()
         if method == "update_from_response":
             usage = args[0] if args else kwargs.get("usage") or {}
             with self._obs_lock:

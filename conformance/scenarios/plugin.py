@@ -1,14 +1,19 @@
 """Pytest sub-plugin: ``*.scenario.yaml`` files become test items when an engine is given.
 
-Inert without an engine (``--engine``, ``CONFORMANCE_ENGINE`` or the ini key
-``conformance_engine``, read through :func:`conformance.plugin.engine_spec`). With one:
+Inert without an engine (``--engine``, ``CONFORMANCE_ENGINE``, the ini key
+``conformance_engine`` or ``--engine-plugin DIR``, read through
+:func:`conformance.plugin.engine_factory`, the engine the checks use). With one:
 
 - every ``*.scenario.yaml`` file pytest meets is collected; each expectation is one item
   (``file.scenario.yaml::<expectation id>``) whose verdict row carries its clause and
   level, so the MUST/SHOULD exit rule and the ``[CLAUSE LEVEL]`` grammar apply;
 - a conformance run (an engine and no test paths) also collects the bundled library
   (:data:`conformance.scenarios.LIBRARY_DIR`) unless ``--conformance-no-scenarios``;
-- a malformed file is a collection error ``file:line: field: problem``.
+- a malformed file is a collection error ``file:line: field: problem``;
+- ``--conformance-timeout`` bounds each scenario run and the host's compaction timeout
+  (:func:`~conformance.scenarios.runner.run_scenario`): a hanging engine fails that
+  scenario's expectations, naming the method and the limit, and the run goes on;
+- a failure ends with ``Repro: context-engine-kit scenario FILE <engine> ...``.
 
 The scenario runs once per file per process (items share the run); under xdist each
 worker that gets an item of the file runs it (runs are deterministic).
@@ -16,7 +21,6 @@ worker that gets an item of the file runs it (runs are deterministic).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -34,45 +38,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not add the bundled scenario library to a conformance run.")
 
 
-def scenario_engine_spec(config: pytest.Config) -> Optional[str]:
-    """The engine spec the main plugin uses (None when no engine is given or it is not loaded)."""
-    try:
-        from conformance.plugin import engine_spec
-
-        return engine_spec(config)
-    except (ValueError, ImportError):  # --engine not registered: the main plugin is not loaded
-        return os.environ.get("CONFORMANCE_ENGINE") or None
-
-
-def _kwargs_text(config: pytest.Config) -> Optional[str]:
-    from conformance.plugin import engine_kwargs_text
-
-    return engine_kwargs_text(config)
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if not scenario_engine_spec(config):
+    from conformance.engine_loading import EngineSpecError
+    from conformance.plugin import engine_factory
+
+    try:
+        factory = engine_factory(config)
+    except EngineSpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if factory is None:
         return
-    config.stash[_RUNS] = {}
+    config.stash[_RUNS] = {"factory": factory}
     if config.getoption("--conformance-no-scenarios"):
         return
-    try:
-        if config.getoption("--conformance-replay"):
-            return  # a replay reruns exactly one recorded case
-    except ValueError:
-        pass
+    if config.getoption("--conformance-replay", default=None):
+        return  # a replay reruns exactly one recorded case
     if config.args_source != pytest.Config.ArgsSource.ARGS and str(LIBRARY_DIR) not in config.args:
         config.args.append(str(LIBRARY_DIR))
 
 
 def _factory(config: pytest.Config) -> Any:
-    runs = config.stash[_RUNS]
-    if "factory" not in runs:
-        from conformance.engine_loading import load_engine_factory, parse_kwargs
+    return config.stash[_RUNS]["factory"]
 
-        runs["factory"] = load_engine_factory(scenario_engine_spec(config), parse_kwargs(_kwargs_text(config)))
-    return runs["factory"]
+
+def play(config: pytest.Config, scenario: Any) -> Any:
+    """Run ``scenario`` on this session's engine with the network blocked, the session's
+    ``--host-profile`` and ``--conformance-timeout``; returns the
+    :class:`~conformance.scenarios.runner.ScenarioRun` (see ``run_scenario`` for the timeout)."""
+    from conformance.netguard import block_network
+    from conformance.scenarios.runner import run_scenario
+
+    with block_network():
+        return run_scenario(scenario, _factory(config), host_profile=config.getoption("--host-profile", default=None),
+                            timeout=config.getoption("--conformance-timeout", default=None))
+
+
+def repro(config: pytest.Config, path: Any) -> str:
+    """The ``Repro:`` command of a failure in the scenario file ``path`` on this session's engine."""
+    from conformance.scenarios.cli import repro_command
+
+    factory = _factory(config)
+    engine = factory.repro_args() if hasattr(factory, "repro_args") else repr(factory)
+    return repro_command(path, engine, host_profile=config.getoption("--host-profile", default=None),
+                         timeout=config.getoption("--conformance-timeout", default=None))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
@@ -100,12 +109,7 @@ class ScenarioFile(pytest.File):
         runs = self.config.stash[_RUNS]
         key = str(self.path)
         if key not in runs:
-            from conformance.netguard import block_network
-            from conformance.scenarios.runner import run_scenario
-
-            with block_network():
-                runs[key] = run_scenario(self.scenario, _factory(self.config),
-                                         host_profile=self.config.getoption("--host-profile", default=None))
+            runs[key] = play(self.config, self.scenario)
         return runs[key]
 
 
@@ -141,7 +145,8 @@ class ScenarioItem(pytest.Item):
             xfails = expected_failures(_factory(self.config)())
         except Exception:
             xfails = {}
-        result = next(r for r in judge(run, xfails=xfails) if r.check == self.check_id)
+        result = next(r for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
+                      if r.check == self.check_id)
         try:
             strict = bool(self.config.getoption("--conformance-strict"))
         except ValueError:

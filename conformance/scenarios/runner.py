@@ -28,7 +28,8 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
 
 After every step the runner checks the invariants (V2 pairs on every live transcript, U3
 uid stability along the main session's lineage). An exception escaping a step stops the
-run; expectations then report that step as the one that could not complete.
+run; expectations then report that step as the one that could not complete. So does the
+run's time limit (``timeout``, a hanging engine), naming the engine method in flight.
 Determinism: seeded text, seeded provider, the virtual clock; no wall clock decides.
 """
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -127,7 +129,8 @@ class ScenarioRun:
         checks: ``check`` step outcomes by expectation id.
         sessions: every agent session (label, session) in creation order.
         gateway: the :class:`Gateway` (None when no gateway step ran).
-        stopped: ``(step label, error text)`` when a step raised, else None.
+        stopped: ``(step label, error text)`` when a step raised or the run timed out, else None.
+        timed_out: True when the run exceeded its time limit (a hanging engine; a failure).
         main: the main agent's session at the end. context_length: the host window (tokens).
     """
 
@@ -140,6 +143,7 @@ class ScenarioRun:
     sessions: List[Tuple[str, HostSession]] = field(default_factory=list)
     gateway: Optional[Gateway] = None
     stopped: Optional[Tuple[str, str]] = None
+    timed_out: bool = False
     main: Optional[HostSession] = None
     context_length: int = DEFAULT_CONTEXT_LENGTH
 
@@ -150,7 +154,8 @@ class ScenarioRun:
 
 
 class _Runner:
-    def __init__(self, scenario: Scenario, factory: Callable[[], Any], host_profile: Optional[str] = None) -> None:
+    def __init__(self, scenario: Scenario, factory: Callable[[], Any], host_profile: Optional[str] = None,
+                 timeout: Optional[float] = None) -> None:
         self.sc = scenario
         self.factory = factory
         host = scenario.host
@@ -163,6 +168,10 @@ class _Runner:
         for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):
             if key in host:
                 setattr(self.config, key, host[key])
+        if timeout is not None and self.config.context_timeout_seconds > 0:
+            # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays inline)
+            self.config.context_timeout_seconds = min(self.config.context_timeout_seconds, float(timeout))
+        self.cancelled = threading.Event()  # set when the scenario's time limit expired
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
         self.store = MemoryStore()
@@ -307,6 +316,8 @@ class _Runner:
     # -- steps ----------------------------------------------------------------------------
     def run_steps(self, steps: List[Dict[str, Any]], base: tuple, in_subagent: bool = False) -> bool:
         for i, step in enumerate(steps):
+            if self.cancelled.is_set():  # the run was abandoned at its time limit: stop at the next step
+                return False
             path = base + (i,)
             kind = next(iter(step))
             label = f"{field_name(path)} {kind}" + _brief(step[kind])
@@ -316,7 +327,8 @@ class _Runner:
             try:
                 self.step(kind, step[kind], path, label, record, in_subagent)
             except (Exception, SystemExit) as exc:  # an engine must not end the host process
-                self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
+                if not self.cancelled.is_set():
+                    self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
                 return False
             self.after_step(label)
             if self.run.stopped:
@@ -331,6 +343,8 @@ class _Runner:
         if kind == "user":
             texts, replies, interrupt = self.texts(value)
             for n, text in enumerate(texts):
+                if self.cancelled.is_set():
+                    return
                 if len(texts) > 1:
                     self.recorder.step = f"{label} (turn {n + 1}/{len(texts)})"
                 self.replies.load(replies)
@@ -349,6 +363,8 @@ class _Runner:
                 self.run.gateway.sessions[key].switch_model(value["model"]["name"], value["model"].get("context_length"))
             texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
             for text in texts:
+                if self.cancelled.is_set():
+                    return
                 self.replies.load(replies)
                 n_agents = len(self.run.gateway.hygiene_agents)
                 record.turns.append(self.run.gateway.handle_message(key, text))
@@ -440,18 +456,40 @@ def _brief(value: Any) -> str:
 
 
 def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
-                 host_profile: Optional[str] = None) -> ScenarioRun:
+                 host_profile: Optional[str] = None, timeout: Optional[float] = None) -> ScenarioRun:
     """Play ``scenario`` with engines from ``engine_factory`` (zero-argument callable).
 
     ``host_profile`` (``--host-profile``) is the host played when the file names none.
+    ``timeout`` (seconds, ``--conformance-timeout``; default the kit's per-check limit, 120 s)
+    bounds the whole run, and also the host's compaction timeout (TS1,
+    ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes,
+    is kept). The steps run on a daemon worker thread; when the limit expires the run is
+    abandoned there and ``stopped``/``timed_out`` name the step and the engine method in
+    flight (e.g. ``should_compress() did not return within 1 s``), so a hanging engine
+    fails this scenario and the caller goes on to the next one.
 
     Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
-    is recorded in ``stopped``). Raises only for kit bugs.
+    is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
+    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
+    from conformance.runner import _run_with_timeout
     from simulator.host import shim
 
     shim.install()
-    return _Runner(scenario, engine_factory, host_profile).execute()
+    runner = _Runner(scenario, engine_factory, host_profile, timeout)
+    limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
+    hung = _run_with_timeout(runner.execute, limit)
+    if hung is not None:
+        runner.cancelled.set()
+        run = runner.run
+        method = run.recorder.in_flight(hung.ident) or run.recorder.in_flight()
+        what = f"{method}()" if method else "the engine (no engine method in flight: its constructor or the host)"
+        run.stopped = (run.recorder.step, f"timeout: {what} did not return within {limit:g} s (the scenario's time "
+                                          "limit, --conformance-timeout; the call was abandoned on a daemon thread "
+                                          "and the run went on)")
+        run.timed_out = True
+        run.main = runner.main
+    return runner.run
 
 
 __all__ = ["run_scenario", "ScenarioRun", "ScenarioReplies", "StepRecord", "CheckOutcome", "generated_text"]

@@ -1,6 +1,7 @@
 """Pytest sub-plugin: the snapshot tier (syrupy) of a conformance run.
 
-Inert unless an engine is given (read through :func:`conformance.plugin.engine_spec`).
+Inert unless an engine is given (read through :func:`conformance.plugin.engine_factory`:
+``--engine``, ``CONFORMANCE_ENGINE``, the ini key, or ``--engine-plugin DIR``).
 With an engine, the tier is on when ``--conformance-snapshots`` or ``--snapshot-update``
 is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists, so a first
 conformance run never fails for lack of snapshots. When on, the tier's tests
@@ -10,7 +11,6 @@ flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that f
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -28,20 +28,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "exists; create it with --snapshot-update.")
 
 
-def _spec(config: pytest.Config) -> Optional[str]:
-    try:
-        from conformance.plugin import engine_spec
+def _engine_key(config: pytest.Config) -> Optional[tuple]:
+    """(spec, kwargs) naming the engine's snapshot folder, from :func:`conformance.plugin.engine_factory`.
 
-        return engine_spec(config)
-    except (ValueError, ImportError):
-        return os.environ.get("CONFORMANCE_ENGINE") or None
+    A plugin folder (``--engine-plugin DIR``) is named ``plugin:<folder name>``, so the
+    folder does not depend on where the plugin sits on this machine. None without an engine.
+    """
+    from conformance.plugin import PluginFolderFactory, engine_factory
 
-
-def _kwargs(config: pytest.Config) -> Any:
-    from conformance.engine_loading import parse_kwargs
-    from conformance.plugin import engine_kwargs_text
-
-    return parse_kwargs(engine_kwargs_text(config))
+    factory = engine_factory(config)
+    if factory is None:
+        return None
+    if isinstance(factory, PluginFolderFactory):
+        return f"plugin:{Path(factory.spec).name}", None
+    return factory.spec, factory.kwargs
 
 
 def _option(config: pytest.Config, name: str) -> bool:
@@ -53,16 +53,16 @@ def _option(config: pytest.Config, name: str) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    spec = _spec(config)
-    if not spec:
-        return
     from conformance.engine_loading import EngineSpecError
     from conformance.snapshots.extension import snapshot_dir
 
     try:
-        directory = snapshot_dir(config.rootpath, spec.strip(), _kwargs(config))
+        key = _engine_key(config)
     except EngineSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if key is None:
+        return
+    directory = snapshot_dir(config.rootpath, *key)
     flag = _option(config, "--conformance-snapshots")
     on = flag or _option(config, "--snapshot-update") or directory.is_dir()
     if not on:
@@ -87,8 +87,8 @@ def conformance_snapshot(snapshot, pytestconfig: pytest.Config):
 
     directory = pytestconfig.stash.get(_DIR, None)
     if directory is None:
-        spec = _spec(pytestconfig)
-        if not spec:
-            pytest.skip("no engine given: pass --engine=MODULE:ATTR")
-        directory = snapshot_dir(pytestconfig.rootpath, spec.strip(), _kwargs(pytestconfig))
+        key = _engine_key(pytestconfig)
+        if key is None:
+            pytest.skip("no engine given: pass --engine=MODULE:ATTR or --engine-plugin DIR")
+        directory = snapshot_dir(pytestconfig.rootpath, *key)
     return snapshot.use_extension(extension_for(directory))

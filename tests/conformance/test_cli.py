@@ -108,3 +108,13 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     assert COVERAGE.stat().st_mtime_ns == before
     bad = cli("coverage", "--bogus", cwd=tmp_path)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+
+
+def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
+    folder = REPO_ROOT / "reference_engines" / "mutants" / "plugin_dirs" / "minimal"
+    out = tmp_path / "v.json"
+    proc = cli("check", "--engine-plugin", str(folder), "--json", str(out), "-k", "c1_subagents",
+               "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    passed = {r["check"] for r in json.loads(out.read_text())["results"] if r["outcome"] == "passed"}
+    assert "scenario:c1-subagents:parent-window-unchanged" in passed, passed

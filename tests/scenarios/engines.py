@@ -1,6 +1,11 @@
 """Small engines for scenario tests."""
 
+import threading
+
 from reference_engines.mutants._base import MinimalEngine
+
+#: Frees the threads a hanging engine left behind (tests set it when they are done).
+RELEASE = threading.Event()
 
 
 class RaisesOnUsage(MinimalEngine):
@@ -8,3 +13,11 @@ class RaisesOnUsage(MinimalEngine):
 
     def update_from_response(self, usage):
         raise RuntimeError("usage store offline")
+
+
+class HangsOnReset(MinimalEngine):
+    """on_session_reset blocks until :data:`RELEASE` is set (at most 60 s): a hanging engine."""
+
+    def on_session_reset(self):
+        RELEASE.wait(60)
+        super().on_session_reset()

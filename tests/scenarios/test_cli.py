@@ -44,3 +44,37 @@ def test_engine_plugin_folder(tmp_path, capsys):
         "class Engine(MinimalEngine):\n    pass\n", encoding="utf-8")
     assert main([C1, "--engine-plugin", str(plugin)]) == 0, capsys.readouterr()
     assert "c1-subagents: 5/5 expectations hold" in capsys.readouterr().out
+
+
+def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(capsys):
+    import shlex
+
+    assert main([C1, str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"),
+                 "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "expectation 'parent-window-unchanged'" in x)
+    repro = line.split(" Repro: ", 1)[1]
+    assert repro == f"context-engine-kit scenario {C1} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    assert main(shlex.split(repro)[2:] + ["-q"]) == 1
+    again = capsys.readouterr().out
+    assert "[1/1] c1-subagents:" in again and line.strip() in again  # that scenario alone, the same failure
+
+
+def test_no_file_runs_the_bundled_library_and_says_so(capsys):
+    from conformance.scenarios import library_paths
+
+    assert main(["--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (f"context-engine-kit scenario: no FILE given: running the {len(library_paths())} bundled "
+                     f"scenarios from {LIBRARY_DIR}")
+    assert main([C1, "--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
+    assert "no FILE given" not in capsys.readouterr().out
+
+
+def test_help_says_what_no_file_does(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "scenario files; with none, the bundled library" in help_text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from conformance.scenarios import LIBRARY_DIR
 
@@ -43,7 +44,8 @@ def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     out = result.stdout.str()
     assert result.ret == 1
     assert ("[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check: "
-            "expected context_length == 20000, got 8000. See docs/contract.md#c2.") in out
+            "expected context_length == 20000, got 8000. See docs/contract.md#c2. Repro: context-engine-kit "
+            f"scenario {kit_pytester.path / name} --engine=reference_engines.mutants.scn_shared_clone:SharedClone") in out
     assert "Traceback" not in out
 
 
@@ -70,3 +72,27 @@ def test_a_conformance_run_includes_the_library_unless_disabled(kit_pytester):
     assert "test_contract.py::test_contract" in listed
     off = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q", "--conformance-no-scenarios").stdout.str()
     assert "scenario.yaml" not in off and "test_contract.py::test_contract" in off
+
+
+def test_an_engine_plugin_folder_alone_adds_the_library_and_names_its_snapshot_folder(kit_pytester):
+    from reference_engines.mutants import plugin_dirs
+
+    folder = str(Path(plugin_dirs.__file__).parent / "minimal")
+    listed = run(kit_pytester, f"--engine-plugin={folder}", "--conformance-snapshots", "--collect-only").stdout.str()
+    assert "lifecycle-order" in listed and "l1_lifecycle.scenario.yaml" in listed, listed
+    assert "conformance snapshots: " in listed and "snapshots/plugin.minimal" in listed
+    ran = run(kit_pytester, f"--engine-plugin={folder}", "-k", "c1_subagents", "-v")
+    assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in ran.stdout.str(), ran.stdout.str()
+
+
+def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_pytester):
+    hang = copy(kit_pytester, "l1_reset_new.scenario.yaml")
+    other = copy(kit_pytester, "c1_subagents.scenario.yaml")
+    hangs = "tests.scenarios.engines:HangsOnReset"
+    result = run(kit_pytester, f"--engine={hangs}", "--conformance-timeout=1", hang, other)
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert ("the run stopped at steps[2] reset: timeout: on_session_reset() did not return within 1 s") in out
+    assert (f"Repro: context-engine-kit scenario {kit_pytester.path / hang} --engine={hangs} "
+            "--timeout=1") in out
+    result.assert_outcomes(passed=5 + 1, failed=5)  # c1-subagents all pass; the check made before the hang too

@@ -1,0 +1,90 @@
+"""A hanging engine in a scenario: bounded by the kit's timeout (``--conformance-timeout`` /
+``scenario --timeout``), a failure naming the method, the clause and the limit, and the run
+goes on to the other scenarios and a full verdict (issue 6, item 9)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.engine_loading import load_engine_factory
+from conformance.scenarios.cli import main
+from conformance.scenarios.expectations import judge
+from conformance.scenarios.loader import load_text
+from conformance.scenarios.runner import run_scenario
+from tests.scenarios import engines
+
+HANGS = "tests.scenarios.engines:HangsOnReset"
+HANG_FILE = """name: hangs
+steps:
+  - user: hello
+  - reset: true
+  - user: again
+expect:
+  - {id: order, clause: L1, level: MUST, call_order: [on_session_start, on_session_reset]}
+  - {id: no-errors, clause: H1, level: SHOULD, no_engine_errors: true}
+"""
+OK_FILE = """name: fine
+steps:
+  - user: hello
+expect:
+  - {id: no-errors, clause: L1, level: MUST, no_engine_errors: true}
+"""
+
+
+@pytest.fixture(autouse=True)
+def release_hung_threads():
+    engines.RELEASE.clear()
+    yield
+    engines.RELEASE.set()
+
+
+def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsys):
+    hang, ok = tmp_path / "hang.scenario.yaml", tmp_path / "ok.scenario.yaml"
+    hang.write_text(HANG_FILE, encoding="utf-8")
+    ok.write_text(OK_FILE, encoding="utf-8")
+    started = time.monotonic()
+    assert main([str(hang), str(ok), "--engine", HANGS, "--timeout", "1", "-q"]) == 1
+    assert time.monotonic() - started < 10
+    out = capsys.readouterr().out
+    assert "[1/2] hangs: 0/2 expectations hold" in out
+    assert ("FAILED   scenario:hangs:order\n    [L1 MUST] scenario 'hangs', expectation 'order': the run stopped at "
+            "steps[1] reset: timeout: on_session_reset() did not return within 1 s") in out
+    assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
+    assert f"Repro: context-engine-kit scenario {hang} --engine={HANGS} --timeout=1" in out
+    assert "[2/2] fine: 1/1 expectations hold" in out  # the next scenario still ran
+    assert "verdict: FAIL - 3 checks: 1 passed, 2 failed" in out
+
+
+def test_the_limit_also_bounds_the_hosts_compaction_timeout():
+    def host_timeout(compression: str, timeout):
+        sc = load_text(f"name: t\nhost: {{compression: {compression}}}\nsteps:\n  - user: hi\nexpect: []\n")
+        run = run_scenario(sc, load_engine_factory("reference_engines.mutants._base:MinimalEngine"), timeout=timeout)
+        assert run.stopped is None and not run.timed_out
+        return run.main.config.context_timeout_seconds
+
+    assert host_timeout("{}", None) == 120.0  # the host's own default
+    assert host_timeout("{}", 1.5) == 1.5
+    assert host_timeout("{context_timeout_seconds: 60}", 1.5) == 1.5
+    assert host_timeout("{context_timeout_seconds: 0.5}", 1.5) == 0.5  # a file's smaller value is kept
+    assert host_timeout("{context_timeout_seconds: 0}", 1.5) == 0  # inline passes stay inline
+
+
+def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
+    run = run_scenario(load_text(HANG_FILE, "hang.scenario.yaml"), load_engine_factory(HANGS), timeout=1)
+    assert run.timed_out and run.stopped[0] == "steps[1] reset"
+    results = {r.check: r for r in judge(run, repro="context-engine-kit scenario hang.scenario.yaml --engine=X")}
+    r = results["scenario:hangs:order"]
+    assert r.outcome == "failed"
+    assert r.message.startswith("[L1 MUST] scenario 'hangs', expectation 'order': the run stopped at steps[1] "
+                                "reset: timeout: on_session_reset() did not return within 1 s")
+    assert r.message.endswith("See docs/contract.md#l1. Repro: context-engine-kit scenario hang.scenario.yaml "
+                              "--engine=X")
+
+
+def test_timeout_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["x.scenario.yaml", "--engine", HANGS, "--timeout", "0"])
+    assert exc.value.code == 2
+    assert "argument --timeout/--conformance-timeout: '0': give a positive number of seconds" in capsys.readouterr().err
