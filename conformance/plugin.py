@@ -357,14 +357,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    """Print the verdict by clause and the verdict line."""
+    """Print the verdict by clause and the verdict line, once: on the xdist controller, not on its workers
+    (a worker's verdict holds only its share of the items, and its terminal is not the user's)."""
     verdict: verdict_mod.Verdict = _ACTIVE_VERDICT.get("v")
-    if verdict is None or not verdict.results:
+    if verdict is None or not verdict.results or hasattr(config, "workerinput"):
         return
     for line in verdict.summary_lines(strict=config.getoption("--conformance-strict")):
         terminalreporter.write_line(line)
 
 
+@pytest.hookimpl(trylast=True)  # after plugins (syrupy) that OR the original exit status back in
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     """Apply the exit rules (MUST fails; SHOULD only with --conformance-strict; no check ran = failure) and write the JSON verdict."""
     if hasattr(session.config, "workerinput"):
@@ -383,5 +385,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.OK
     path = session.config.getoption("--conformance-json")
     if path and state is not None:
-        verdict.write_json(Path(path), engine=state["factory"],
+        verdict.write_json(Path(path), engine=state["factory"], strict=strict,
                            host_profile=session.config.getoption("--host-profile"))

@@ -380,4 +380,9 @@ def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
     return 0
 
 
-__all__ = ["OUTCOMES", "Result", "run_check", "run_conformance", "exit_code", "MUST", "SHOULD"]
+def verdict_word(code: int) -> str:
+    """The verdict word of an :func:`exit_code`: ``"PASS"`` (0), ``"NO CHECK RAN"`` (5), else ``"FAIL"``."""
+    return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+
+
+__all__ = ["OUTCOMES", "Result", "run_check", "run_conformance", "exit_code", "verdict_word", "MUST", "SHOULD"]

@@ -3,6 +3,11 @@
 JSON shape (``--conformance-json`` / ``context-engine-kit check --json``)::
 
     {"engine", "kit_version", "contract_version", "host_abc", "host_profile",
+     "verdict": "PASS" | "FAIL" | "NO CHECK RAN",   # the plugin's exit rule (see Verdict.word)
+     "strict": bool,                                 # --conformance-strict was given
+     "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
+     "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
+     "other_failures": n,                            # failed non-conformance tests of the session
      "results": [{"check", "clause", "level", "outcome", "message"}]}
 """
 
@@ -15,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List
 
-from conformance.expect import MUST
-from conformance.runner import OUTCOMES, Result
+from conformance.expect import MUST, SHOULD
+from conformance.runner import OUTCOMES, Result, exit_code, verdict_word
 
 
 def _clause_key(clause: str):
@@ -62,16 +67,29 @@ class Verdict:
 
     def ran_any(self) -> bool:
         """True when at least one check ran (not all skipped)."""
-        return any(r.outcome in ("passed", "failed", "error", "xfailed", "xpassed") for r in self.results)
+        return exit_code(self.results) != 5
 
     def has_blocking_failure(self, *, strict: bool = False) -> bool:
         """A MUST failure or error, or with ``strict`` any failure, error or XPASS."""
-        for r in self.results:
-            if r.outcome in ("failed", "error") and (strict or r.level == MUST):
-                return True
-            if strict and r.outcome == "xpassed":
-                return True
-        return False
+        return exit_code(self.results, strict=strict) == 1
+
+    def word(self, *, strict: bool = False) -> str:
+        """The overall verdict, by the plugin's exit rule: ``"NO CHECK RAN"`` (exit 5) when no check
+        ran; ``"FAIL"`` (exit 1) on a blocking failure (:meth:`has_blocking_failure`) or a failed
+        non-conformance test; else ``"PASS"`` (exit 0, SHOULD failures allowed without ``strict``)."""
+        word = verdict_word(exit_code(self.results, strict=strict))
+        return "FAIL" if word == "PASS" and self.other_failures else word
+
+    def counts(self) -> Dict[str, int]:
+        """``{"total": n, <outcome>: n for each of OUTCOMES}`` over all results."""
+        out = {"total": len(self.results)}
+        out.update({o: sum(r.outcome == o for r in self.results) for o in OUTCOMES})
+        return out
+
+    def failures_by_level(self) -> Dict[str, int]:
+        """``{"MUST": n, "SHOULD": n}``: failed and errored results per level."""
+        bad = [r for r in self.results if r.outcome in ("failed", "error")]
+        return {MUST: sum(r.level == MUST for r in bad), SHOULD: sum(r.level != MUST for r in bad)}
 
     @property
     def only_conformance_failures(self) -> bool:
@@ -90,28 +108,24 @@ class Verdict:
         """The terminal summary: a row per clause, then the verdict line."""
         lines = ["", "=" * 20 + " conformance verdict by clause " + "=" * 20,
                  f"{'clause':<8}{'passed':>8}{'failed':>8}{'skipped':>9}{'xfailed':>9}{'xpassed':>9}{'error':>7}"]
-        totals = {o: 0 for o in OUTCOMES}
         for clause, row in self.per_clause().items():
             lines.append(f"{clause:<8}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
                          f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}")
-            for o in OUTCOMES:
-                totals[o] += row[o]
-        must_fail = sum(1 for r in self.results if r.outcome in ("failed", "error") and r.level == MUST)
-        should_fail = sum(1 for r in self.results if r.outcome in ("failed", "error") and r.level != MUST)
-        if not self.ran_any():
-            word = "NO CHECK RAN"
-        elif self.has_blocking_failure(strict=strict):
-            word = "FAIL"
-        else:
-            word = "PASS" + (" (with SHOULD failures)" if should_fail else "")
+        totals = self.counts()
+        levels = self.failures_by_level()
+        word = self.word(strict=strict)
+        if word == "PASS" and levels[SHOULD]:
+            word += " (with SHOULD failures)"
+        if self.other_failures:
+            word += f" ({self.other_failures} non-conformance test(s) failed)"
         lines.append(f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
-                     f"{totals['failed']} failed ({must_fail} MUST, {should_fail} SHOULD incl. errors), "
+                     f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. errors), "
                      f"{totals['skipped']} skipped, {totals['xfailed']} xfailed, {totals['xpassed']} xpassed, "
                      f"{totals['error']} error")
         return lines
 
-    def to_json(self, *, engine: Any, host_profile: str = "documented") -> Dict[str, Any]:
-        """The JSON verdict (shape in the module docstring)."""
+    def to_json(self, *, engine: Any, host_profile: str = "documented", strict: bool = False) -> Dict[str, Any]:
+        """The JSON verdict (shape in the module docstring); ``strict`` as ``--conformance-strict``."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
 
@@ -122,6 +136,11 @@ class Verdict:
             "contract_version": CONTRACT_VERSION,
             "host_abc": abc_info().label(),
             "host_profile": host_profile,
+            "verdict": self.word(strict=strict),
+            "strict": bool(strict),
+            "counts": self.counts(),
+            "failures_by_level": self.failures_by_level(),
+            "other_failures": self.other_failures,
             "results": [r.as_dict() for r in sorted(self.results, key=lambda r: r.check)],
         }
 

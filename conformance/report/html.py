@@ -101,12 +101,12 @@ def render(results: Iterable[Any], runs: Iterable[Any], *, engine: str = "", svg
         note: shown instead of missing plots (e.g. matplotlib not installed).
     """
     from conformance import CONTRACT_VERSION, __version__
-    from conformance.runner import exit_code
+    from conformance.runner import exit_code, verdict_word
 
     results = list(results)
     runs = list(runs)
     code = exit_code(results, strict=strict)
-    word = {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+    word = verdict_word(code)
     cls = "v-pass" if code == 0 else "v-fail"
     counts = {o: sum(r.outcome == o for r in results) for o in OUTCOMES}
     count_text = ", ".join(f"{n} {o}" for o, n in counts.items() if n)

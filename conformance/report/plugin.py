@@ -4,7 +4,9 @@ Inert unless the option is given. It keeps its own :class:`~conformance.verdict.
 of every conformance item (checks and scenario expectations) from the reports pytest
 sees, so under xdist the controller has them all. Scenario plots need the runs: runs
 made in this process are reused; scenarios whose items ran on xdist workers are run
-again here (deterministic, so the plot is the same), with a progress line per scenario.
+again here (deterministic, so the plot is the same). Its lines (one per scenario run again,
+then where the report went) are printed in the terminal summary, in their own section, so
+they never run into pytest's progress line.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--conformance-report"):
         from conformance.verdict import Verdict
 
-        config.stash[_KEY] = {"verdict": Verdict(), "files": []}
+        config.stash[_KEY] = {"verdict": Verdict(), "files": [], "lines": []}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -67,8 +69,8 @@ def _runs(config: pytest.Config, files: List[str], write: Any) -> List[Any]:
                 scenario = load_scenario(path)
             except ScenarioError:
                 continue
-            write(f"report: running scenario {n}/{len(files)} {scenario.name} for its plot")
             run = play(config, scenario)  # same engine, host profile and time limit as the items
+            write(f"report: ran scenario {n}/{len(files)} {scenario.name} again for its plot")
         if run is not None:
             out.append(run)
     return out
@@ -80,14 +82,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     state = config.stash.get(_KEY, None)
     if state is None or hasattr(config, "workerinput"):
         return
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-
-    def write(line: str) -> None:
-        if tr is not None:
-            tr.write_line(line)
-
     from conformance.report import write_report
 
+    write = state["lines"].append  # printed by pytest_terminal_summary, after pytest's own progress output
     runs = _runs(config, state["files"], write)
     try:
         from conformance.plugin import engine_spec
@@ -103,3 +100,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     note = write_report(path, state["verdict"].results, runs, engine=engine, strict=strict)
     write(f"conformance report: {path} ({len(state['verdict'].results)} results, {len(runs)} scenario plots)"
           + (f"; {note}" if note else ""))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: Any, config: pytest.Config) -> None:
+    """Print the report's lines (scenarios run again for their plots, the report's path) in a section
+    of their own, on the controller only."""
+    state = config.stash.get(_KEY, None)
+    if state is None or not state["lines"] or hasattr(config, "workerinput"):
+        return
+    terminalreporter.write_sep("-", "conformance report")
+    for line in state["lines"]:
+        terminalreporter.write_line(line)

@@ -4,7 +4,8 @@ Inert unless an engine is given (read through :func:`conformance.plugin.engine_f
 ``--engine``, ``CONFORMANCE_ENGINE``, the ini key, or ``--engine-plugin DIR``).
 With an engine, the tier is on when ``--conformance-snapshots`` or ``--snapshot-update``
 is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists, so a first
-conformance run never fails for lack of snapshots. When on, the tier's tests
+conformance run never fails for lack of snapshots. A mismatch is a failure of kit clause D1
+(SHOULD; :mod:`~conformance.snapshots.mismatch`). When on, the tier's tests
 (:mod:`conformance.snapshots.suite`) join a conformance run (no test paths) or, with the
 flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that folder.
 """
@@ -73,6 +74,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", r"ignore:\s*Can not relate snapshot name:UserWarning")
     if (flag or config.args_source != pytest.Config.ArgsSource.ARGS) and str(SUITE_DIR) not in config.args:
         config.args.append(str(SUITE_DIR))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
+    """Tag the snapshot items with clause D1 (SHOULD) as junit ``user_properties``; the verdict reads
+    them, so a snapshot mismatch counts under D1 in the summary by clause and the JSON verdict."""
+    from conformance.snapshots.mismatch import TEST_NAME, item_properties
+
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if getattr(item, "originalname", None) == TEST_NAME and callspec is not None and "case_id" in callspec.params:
+            item.user_properties += item_properties(callspec.params["case_id"])
 
 
 def pytest_report_header(config: pytest.Config):

@@ -25,6 +25,8 @@ def test_check_passes_and_writes_json(tmp_path):
     data = json.loads(out.read_text())
     assert data["engine"] == "reference_engines.mutants._base:MinimalEngine"
     assert all(r["outcome"] in ("passed", "skipped") for r in data["results"])
+    assert data["verdict"] == "PASS" and data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}
+    assert data["counts"]["total"] == len(data["results"])
 
 
 def test_check_exits_nonzero_on_must_failure(tmp_path):
@@ -33,8 +35,11 @@ def test_check_exits_nonzero_on_must_failure(tmp_path):
                "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), "-k", "A6 or A2",
                "--conformance-no-shrink", cwd=tmp_path)
     assert proc.returncode == 1
-    failed = [r for r in json.loads(out.read_text())["results"] if r["outcome"] == "failed"]
+    data = json.loads(out.read_text())
+    failed = [r for r in data["results"] if r["outcome"] == "failed"]
     assert {r["clause"] for r in failed} == {"A6"}
+    assert data["verdict"] == "FAIL" and data["counts"]["failed"] == len(failed)
+    assert data["failures_by_level"]["MUST"] == sum(r["level"] == "MUST" for r in failed) >= 1
     assert any(r["message"].startswith("[A6 MUST]") for r in failed)
 
 

@@ -47,9 +47,13 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, g
 
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
-    result = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4")
+    result = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4", "--conformance-json=verdict.json")
     out = result.stdout.str()
     assert result.ret == 1
+    data = json.loads((kit_pytester.path / "verdict.json").read_text())
+    assert data["verdict"] == "FAIL" and data["failures_by_level"] == {"MUST": 1, "SHOULD": 0}
+    assert data["counts"] == {"total": 2, "passed": 0, "failed": 1, "skipped": 1, "xfailed": 0, "xpassed": 0,
+                              "error": 0}
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
     assert f"Repro: pytest --engine={spec} --conformance-replay " in out
     assert "V4-system-prompt-first_compress_.json" in out  # the repro line names the replay file
@@ -62,12 +66,21 @@ def test_should_failure_exits_zero_unless_strict(kit_pytester):
         class PlainName(MinimalEngine):
             name = "plain"
     """)
-    loose = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1")
+    loose = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-json=loose.json")
     assert loose.ret == 0, loose.stdout.str()
     assert "[A1 SHOULD]" in loose.stdout.str()
     assert "PASS (with SHOULD failures)" in loose.stdout.str()
-    strict = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-strict")
+    strict = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-strict",
+                 "--conformance-json=strict.json")
     assert strict.ret == 1
+    # the JSON verdict follows the same exit rule
+    loose_json = json.loads((kit_pytester.path / "loose.json").read_text())
+    strict_json = json.loads((kit_pytester.path / "strict.json").read_text())
+    assert (loose_json["verdict"], loose_json["strict"]) == ("PASS", False)
+    assert (strict_json["verdict"], strict_json["strict"]) == ("FAIL", True)
+    for data in (loose_json, strict_json):
+        assert data["failures_by_level"] == {"MUST": 0, "SHOULD": 1}
+        assert data["counts"]["failed"] == 1 and data["counts"]["passed"] == 1 and data["counts"]["total"] == 2
 
 
 def test_no_check_ran_is_a_failure(kit_pytester):
@@ -129,10 +142,14 @@ def test_json_verdict_shape(kit_pytester):
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "--conformance-json=verdict.json")
     assert result.ret == 0
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
-    assert set(data) == {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "results"}
+    assert set(data) == {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "verdict", "strict",
+                         "counts", "failures_by_level", "other_failures", "results"}
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
     assert outcomes <= {"passed", "skipped"}
+    assert data["verdict"] == "PASS" and data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}
+    assert data["counts"]["total"] == len(data["results"]) == data["counts"]["passed"] + data["counts"]["skipped"]
+    assert data["counts"]["passed"] == sum(r["outcome"] == "passed" for r in data["results"])
     assert {r["clause"] for r in data["results"]} >= {"A1", "A2", "A3", "A4", "A6", "V1", "V2", "V3", "V4"}
 
 
@@ -142,6 +159,30 @@ def test_xdist_gives_the_same_outcomes(kit_pytester, good_counts):
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=good_counts[0], skipped=good_counts[1])
     assert "verdict: PASS" in result.stdout.str()
+
+
+WORKER_TERMINAL_ON_STDERR = """
+    import sys
+    import pytest
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(config):
+        # an xdist worker's terminal is /dev/null; point it at stderr so that anything a worker
+        # prints shows up in this test's output
+        if hasattr(config, "workerinput"):
+            sys.stdout = sys.stderr
+"""
+
+
+def test_xdist_prints_the_verdict_once(kit_pytester):
+    pytest.importorskip("xdist")
+    kit_pytester.makeconftest(WORKER_TERMINAL_ON_STDERR)
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A1", "-n", "2")
+    assert result.ret == 0
+    both = result.stdout.str() + "\n" + result.stderr.str()
+    assert both.count("conformance verdict by clause") == 1, both
+    assert both.count("verdict: PASS") == 1, both
+    # (the workers' own pytest summaries, FAILURES included, are xdist's: on a real run they go to /dev/null)
 
 
 def test_collection_is_identical_under_xdist(kit_pytester):

@@ -81,4 +81,9 @@ def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
     assert result.ret == 0, result.stdout.str()
     text = (kit_pytester.path / "out" / "report.html").read_text(encoding="utf-8")
     assert text.count('<figure class="plot"') == 2
-    assert "conformance report: out/report.html (10 results, 2 scenario plots)" in result.stdout.str()
+    lines = result.stdout.lines
+    assert "conformance report: out/report.html (10 results, 2 scenario plots)" in lines
+    # the report's lines come after pytest's progress line, each on its own line
+    assert any(re.fullmatch(r"\.+ +\[100%\]", line) for line in lines), lines
+    assert not any("%]report" in line or "%]conformance" in line for line in lines), lines
+    assert sum(line.startswith("report: ran scenario ") for line in lines) == 2, lines
