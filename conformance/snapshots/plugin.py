@@ -13,7 +13,7 @@ flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
