@@ -6,7 +6,8 @@
    scenarios are left out (``--conformance-no-scenarios``).
 2. Time to first failure on each mutant (quick profile, shrinking on), in-process.
 3. The median shrunk counterexample length (messages) across mutants, with protect
-   settings pinned (protect_first_n=3, protect_last_n=2 on engines that expose them).
+   settings pinned (protect_first_n=2: system + first user message; protect_last_n=2; on engines
+   that expose them; the checks size their fixed scaffolding from these, see head_size/tail_size).
 
 Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict] [--skip-mutants]``
 """
@@ -25,7 +26,7 @@ from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ["reference_engines.mutants._base:MinimalEngine", "reference_engines.compressor:ReferenceCompressor"]
-PINNED = {"protect_first_n": 3, "protect_last_n": 2}
+PINNED = {"protect_first_n": 2, "protect_last_n": 2}
 
 
 def verdict_seconds(spec: str, extra: List[str]) -> float:

@@ -197,7 +197,8 @@ def plain_filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]
 def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int, *, tools: bool = True) -> None:
     """Append as few filler blocks as possible (one, usually) until ``messages`` hold more
     than ``min_tokens`` cl100k tokens: tool turns (4 messages) or, with ``tools=False``,
-    question-and-long-answer exchanges (2 messages). Blob sizes are computed, never drawn, so shrinking
+    question-and-long-answer exchanges (2 messages); after a trailing user message the first
+    block drops its own user message (3 or 1 messages). Blob sizes are computed, never drawn, so shrinking
     stays cheap and counterexamples short."""
     k = 0
     while True:
@@ -205,34 +206,47 @@ def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int, *, to
         if deficit < 0:
             return
         chars = min(max(400, int(deficit * 3.2) + 400), 120_000)
-        messages.extend(filler_block(seed, chars, k) if tools else plain_filler_block(seed, chars, k))
+        block = filler_block(seed, chars, k) if tools else plain_filler_block(seed, chars, k)
+        if messages and messages[-1].get("role") == "user":
+            block = block[1:]  # after a user message the block starts with the assistant's answer
+        messages.extend(block)
         k += 1
+
+
+def head_exchange(seed: int, size: int) -> List[Dict[str, Any]]:
+    """``size`` short messages opening a conversation, alternating from a user message."""
+    return [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)} if i == 0 else
+            {"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 2 + i, "en_US", 1)}
+            for i in range(max(1, size))]
 
 
 @st.composite
 def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system: bool = True,
-                          focus_fact: Optional[str] = None) -> List[Dict[str, Any]]:
+                          focus_fact: Optional[str] = None, head: int = 2) -> List[Dict[str, Any]]:
     """A history over ``min_tokens`` whose tokens sit in the compressible middle (A4, B, REG).
 
-    Layout: [system] + a short first exchange + filler (the bulk: tool turns, or pasted-text
-    exchanges, drawn) [+ a planted ``focus_fact`` user/assistant pair in the middle]
-    [+ a two-message plain bridge after tool filler] + ``small_tail`` short messages
-    alternating user/assistant from a user message (odd ``small_tail``: ends on a user). The protected parts (head 3,
-    tail of 20 by the seeds' defaults) stay small, so an engine can get under budget.
+    Layout: [system] + ``head`` short opening messages (from a user message) + filler (the bulk:
+    tool turns, or pasted-text exchanges, drawn) [+ a planted ``focus_fact`` user/assistant pair
+    between two long exchanges of chatter, deep in the middle] [+ a two-message plain bridge
+    after tool filler] + ``small_tail`` short messages alternating user/assistant from a user
+    message (odd ``small_tail``: ends on a user). The protected parts (head 3, tail of 20 by the
+    seeds' defaults; see ``head_size``/``tail_size`` in the checks) stay small, so an engine can
+    get under budget. Smallest draw: system, one user message, one long answer, a tail of 3.
     """
     seed = draw(st.integers(0, 2**31 - 1), label="history_seed")
     tools = draw(st.booleans(), label="filler_tools")
     out: List[Dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": "You are a careful coding assistant. " + text_from_seed(seed, "en_US", 1)})
-    out += [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)},
-            {"role": "assistant", "content": text_from_seed(seed + 2, "en_US", 1)}]
+    out += head_exchange(seed, head)
     if focus_fact:
         add_filler(out, max(min_tokens // 2, 200), seed + 10, tools=tools)
-        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 4)}
-                   for i in range(16)]
-        out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
-                              {"role": "assistant", "content": "Noted."}] + chatter[8:]
+        # two exchanges of long chatter on each side (16 sentences before it): deep enough in
+        # the middle that a summary which ignores the focus topic drops the fact
+        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 8)}
+                   for i in range(4)]
+        out += chatter[:2] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
+                              {"role": "assistant", "content": "Noted."}] + chatter[2:]
     add_filler(out, min_tokens, seed + 1000, tools=tools)
     # with tool filler, a bridge of two plain messages (about min_tokens/8 tokens each) between
     # the bulk and the short tail: a tail walked back by a token budget stops inside it, not at

@@ -8,6 +8,7 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json``)::
      "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
      "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
      "other_failures": n,                            # failed non-conformance tests of the session
+     "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
      "results": [{"check", "clause", "level", "outcome", "message"}]}
 """
 
@@ -35,6 +36,9 @@ class Verdict:
 
     results: List[Result] = field(default_factory=list)
     other_failures: int = 0
+    #: Failed snapshot cases: counted under D1 (SHOULD), yet they fail the run like any
+    #: syrupy assertion, since a stored snapshot is the author's own regression baseline.
+    snapshot_mismatches: int = 0
 
     def add(self, result: Result) -> None:
         """Record one result."""
@@ -52,6 +56,8 @@ class Verdict:
             outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
         if outcome is None:
             return
+        if outcome == "failed" and props.get("kind") == "snapshot":
+            self.snapshot_mismatches += 1
         message = ""
         if outcome in ("failed", "error"):
             message = _failure_text(report)
@@ -76,9 +82,10 @@ class Verdict:
     def word(self, *, strict: bool = False) -> str:
         """The overall verdict, by the plugin's exit rule: ``"NO CHECK RAN"`` (exit 5) when no check
         ran; ``"FAIL"`` (exit 1) on a blocking failure (:meth:`has_blocking_failure`) or a failed
-        non-conformance test; else ``"PASS"`` (exit 0, SHOULD failures allowed without ``strict``)."""
+        non-conformance test or a snapshot mismatch; else ``"PASS"`` (exit 0, SHOULD failures
+        allowed without ``strict``)."""
         word = verdict_word(exit_code(self.results, strict=strict))
-        return "FAIL" if word == "PASS" and self.other_failures else word
+        return "FAIL" if word == "PASS" and (self.other_failures or self.snapshot_mismatches) else word
 
     def counts(self) -> Dict[str, int]:
         """``{"total": n, <outcome>: n for each of OUTCOMES}`` over all results."""
@@ -93,8 +100,8 @@ class Verdict:
 
     @property
     def only_conformance_failures(self) -> bool:
-        """True when no non-conformance test failed in the session."""
-        return self.other_failures == 0
+        """True when no non-conformance test failed and no snapshot case mismatched."""
+        return self.other_failures == 0 and self.snapshot_mismatches == 0
 
     def per_clause(self) -> "OrderedDict[str, Dict[str, int]]":
         """``{clause: {outcome: count}}`` in contract order."""
@@ -118,6 +125,9 @@ class Verdict:
             word += " (with SHOULD failures)"
         if self.other_failures:
             word += f" ({self.other_failures} non-conformance test(s) failed)"
+        if self.snapshot_mismatches:
+            word += (f" ({self.snapshot_mismatches} snapshot mismatch(es): a changed output fails the run; "
+                     "accept an intended change with --snapshot-update)")
         lines.append(f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
                      f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. errors), "
                      f"{totals['skipped']} skipped, {totals['xfailed']} xfailed, {totals['xpassed']} xpassed, "
@@ -141,6 +151,7 @@ class Verdict:
             "counts": self.counts(),
             "failures_by_level": self.failures_by_level(),
             "other_failures": self.other_failures,
+            "snapshot_mismatches": self.snapshot_mismatches,
             "results": [r.as_dict() for r in sorted(self.results, key=lambda r: r.check)],
         }
 

@@ -100,6 +100,22 @@ def threshold_of(engine: Any, fallback: int) -> int:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else fallback
 
 
+def head_size(ctx: Any, engine: Any) -> int:
+    """Short messages to open a compactable history with, after the system prompt: for engines
+    that expose protect_first_n, the rest of their protected head (protect_first_n counts the
+    system prompt, seed 002: "[0..2] <- protect_first_n"), at least 1; else 2 (a first exchange)."""
+    n = getattr(engine, "protect_first_n", None)
+    if ctx.exposes(engine, "protect_first_n") and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        return max(1, n - 1)
+    return 2
+
+
+def compactable_shape(ctx: Any, engine: Any) -> Dict[str, int]:
+    """``compactable_histories`` keyword arguments sized from the engine's protect settings:
+    ``{"head": head_size, "small_tail": tail_size}`` (counterexamples as short as the engine allows)."""
+    return {"head": head_size(ctx, engine), "small_tail": tail_size(ctx, engine)}
+
+
 def tail_size(ctx: Any, engine: Any) -> int:
     """Short messages to end a compactable history with: protect_last_n + 1 (odd) for engines
     that expose protect_last_n, else 3 (so the protected tail stays small and shrinks well)."""

@@ -7,7 +7,7 @@ import re
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of, usage
+from conformance.checks._drive import compactable_shape, head_size, tail_size, compress_like_host, invoke, threshold_of, usage
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems
 from conformance.registry import check
 from conformance.strategies import compactable_histories, transcripts, usage_dicts
@@ -117,7 +117,7 @@ def check_fits_budget_when_possible(ctx):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
         # 11 short messages at least: engines commonly keep the last 8 or so verbatim
-        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=max(tail_size(ctx, engine), 11)),
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, head=head_size(ctx, engine), small_tail=max(tail_size(ctx, engine), 11)),
                        "history")
         if ctx.exposes(engine, "protect_first_n", "protect_last_n") and \
                 len(history) <= int(engine.protect_first_n) + int(engine.protect_last_n) + 1:
@@ -140,7 +140,7 @@ def check_focus_topic_kept(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine), focus_fact=FOCUS_FACT), "history")
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, focus_fact=FOCUS_FACT, **compactable_shape(ctx, engine)), "history")
         out = compress_like_host("A5", SHOULD, engine, history, focus_topic=FOCUS_TOPIC, force=True)
         if isinstance(out, list) and out != history and FOCUS_TOKEN not in short(out, 10**7):
             fail("A5", SHOULD, f"compress(focus_topic={FOCUS_TOPIC!r}) output",
@@ -219,7 +219,7 @@ def check_no_compress_on_sentinel(ctx):
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
-        history = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)), "history")
         invoke("A7", MUST, engine, "update_from_response", usage(count_messages(history)))
         compress_like_host("A7", MUST, engine, history)
         engine.last_prompt_tokens = -1  # what the host does after a committed compaction

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional
 
-from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of
+from conformance.checks._drive import compactable_shape, tail_size, compress_like_host, invoke, threshold_of
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
@@ -80,7 +80,7 @@ def two_compactions(ctx, clause, draw):
     """(engine, history1, out1, history2, out2): compress, add 40 turns, compress again."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
-    h1 = draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine)), "history")
+    h1 = draw(compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)), "history")
     out1 = compress_like_host(clause, MUST, engine, h1)
     if not isinstance(out1, list):
         raise CheckSkipped("compress() did not return a list (A4 reports it)")
@@ -176,7 +176,7 @@ def check_summary_template(ctx):
     Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical Context."""
     def body(draw):
         engine = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(engine, ctx.window // 2) + 1_000, small_tail=tail_size(ctx, engine)), "history")
+        history = draw(compactable_histories(min_tokens=threshold_of(engine, ctx.window // 2) + 1_000, **compactable_shape(ctx, engine)), "history")
         out = compress_like_host("B4", MUST, engine, history)
         if not isinstance(out, list) or out == history:
             return

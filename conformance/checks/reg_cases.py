@@ -11,11 +11,11 @@ import copy
 import sqlite3
 from typing import Any, Dict, List
 
-from conformance.checks._drive import tail_size, compress_like_host, invoke, overrides, threshold_of, usage
+from conformance.checks._drive import head_size, tail_size, compress_like_host, invoke, overrides, threshold_of, usage
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems, v2_problems
 from conformance.registry import check
-from conformance.strategies import add_filler, blob_from_seed, filler_block
+from conformance.strategies import add_filler, blob_from_seed, filler_block, head_exchange
 from simulator.provider.tokens import count_messages
 
 from conformance.checks.b_compressor import new_messages, text_of
@@ -89,9 +89,8 @@ def check_reg_b(ctx):
 
 def _sentinel_history(ctx, engine) -> List[Dict[str, Any]]:
     threshold = threshold_of(engine, ctx.window // 2)
-    history = [{"role": "system", "content": "You are terse."},
-               {"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
-    add_filler(history, threshold + 1_000, 30)
+    history = [{"role": "system", "content": "You are terse."}] + head_exchange(30, head_size(ctx, engine))
+    add_filler(history, threshold + 1_000, 30, tools=False)
     for i in range(tail_size(ctx, engine)):
         history.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"})
     return history

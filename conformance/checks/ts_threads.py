@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from conformance.checks._drive import tail_size, compress_like_host, invoke, threshold_of, usage
+from conformance.checks._drive import compactable_shape, compress_like_host, invoke, threshold_of, usage
 from conformance.expect import MUST, SHOULD, ContractViolation, fail, short
 from conformance.registry import check
 from conformance.strategies import compactable_histories, filler_block, text_from_seed
@@ -53,7 +53,7 @@ def check_compress_from_pool_thread(ctx):
     creating thread, one on a pool thread; the outputs are equal."""
     def body(draw):
         probe = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(probe, ctx.window // 2) + 500, small_tail=tail_size(ctx, probe)),
+        history = draw(compactable_histories(min_tokens=threshold_of(probe, ctx.window // 2) + 500, **compactable_shape(ctx, probe)),
                        "history")
         here = compress_like_host("TS1", MUST, ctx.new_engine(), history)
         if compress_like_host("TS1", MUST, ctx.new_engine(), history) != here:

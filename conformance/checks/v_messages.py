@@ -80,31 +80,31 @@ def check_list_of_role_dicts(ctx, variant):
     _outputs(ctx, "V1", variant, lambda h, out: _report("V1", variant, v1_problems(out), h, out))
 
 
+def _after_v1(clause, variant, problems):
+    """A validator that reports ``problems(history, output)`` under ``clause`` only when V1
+    holds (a malformed list is V1's finding, not also V2-V4's)."""
+    def validate(h, out):
+        if not v1_problems(out):
+            _report(clause, variant, problems(h, out), h, out)
+    return validate
+
+
 @check("V2", "tool-results-paired", level=MUST, variants=SURFACES, variant_levels=LEVELS,
        title="no orphan tool calls or tool results")
 def check_tool_results_paired(ctx, variant):
     """V2: each assistant tool_calls id has exactly one later tool result, and vice versa."""
-    def validate(h, out):
-        if not v1_problems(out):
-            _report("V2", variant, v2_problems(out), h, out)
-    _outputs(ctx, "V2", variant, validate)
+    _outputs(ctx, "V2", variant, _after_v1("V2", variant, lambda h, out: v2_problems(out)))
 
 
 @check("V3", "content-types", level=MUST, variants=SURFACES, variant_levels=LEVELS,
        title="content is a str, a list of parts, or None where allowed")
 def check_content_types(ctx, variant):
     """V3: content types by role."""
-    def validate(h, out):
-        if not v1_problems(out):
-            _report("V3", variant, v3_problems(out), h, out)
-    _outputs(ctx, "V3", variant, validate)
+    _outputs(ctx, "V3", variant, _after_v1("V3", variant, lambda h, out: v3_problems(out)))
 
 
 @check("V4", "system-prompt-first", level=MUST, variants=SURFACES, variant_levels=LEVELS,
        title="the system prompt, if any, stays first")
 def check_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be appended)."""
-    def validate(h, out):
-        if not v1_problems(out):
-            _report("V4", variant, v4_problems(h, out), h, out)
-    _outputs(ctx, "V4", variant, validate)
+    _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))

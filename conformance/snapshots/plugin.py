@@ -5,7 +5,8 @@ Inert unless an engine is given (read through :func:`conformance.plugin.engine_f
 With an engine, the tier is on when ``--conformance-snapshots`` or ``--snapshot-update``
 is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists, so a first
 conformance run never fails for lack of snapshots. A mismatch is a failure of kit clause D1
-(SHOULD; :mod:`~conformance.snapshots.mismatch`). When on, the tier's tests
+(SHOULD; :mod:`~conformance.snapshots.mismatch`) that fails the run all the same (the stored
+snapshot is the author's baseline; ``Verdict.snapshot_mismatches``). When on, the tier's tests
 (:mod:`conformance.snapshots.suite`) join a conformance run (no test paths) or, with the
 flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that folder.
 """
