@@ -6,8 +6,10 @@
    scenarios are left out (``--conformance-no-scenarios``).
 2. Time to first failure on each mutant (quick profile, shrinking on), in-process.
 3. The median shrunk counterexample length (messages) across mutants, with protect
-   settings pinned (protect_first_n=2: system + first user message; protect_last_n=2; on engines
-   that expose them; the checks size their fixed scaffolding from these, see head_size/tail_size).
+   settings pinned to the smallest values (PINNED: protect_first_n=1, protect_last_n=1, on engines
+   that expose them; B2, B3 and B5 mutants get protect_first_n=2, since clauses about the
+   protected head cannot show when it is the system prompt alone). The checks size their fixed scaffolding from
+   these settings (``head_size``/``tail_size`` in conformance/checks/_drive.py).
 
 Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict] [--skip-mutants]``
 """
@@ -26,7 +28,12 @@ from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ["reference_engines.mutants._base:MinimalEngine", "reference_engines.compressor:ReferenceCompressor"]
-PINNED = {"protect_first_n": 2, "protect_last_n": 2}
+#: The smallest protect settings (protect_last_n >= 1 by the seeds' ranges), for every engine that exposes them.
+PINNED = {"protect_first_n": 1, "protect_last_n": 1}
+#: Clauses about the protected head cannot be observed when it is the system prompt alone (the
+#: seeds' reading of protect_first_n=1): old tool output in the head (B2), head decay (B3), the
+#: summary between a user head and a user tail (B5). Their mutants get protect_first_n=2.
+PIN_OVERRIDES = {clause: {"protect_first_n": 2} for clause in ("B2", "B3", "B5")}
 
 
 def verdict_seconds(spec: str, extra: List[str]) -> float:
@@ -46,18 +53,20 @@ def verdict_seconds(spec: str, extra: List[str]) -> float:
     return elapsed
 
 
-def pinned_factory(spec: str):
-    """A factory for ``spec`` whose engines get PINNED protect settings when they expose them."""
+def pinned_factory(spec: str, clause: str = ""):
+    """A factory for ``spec`` whose engines get PINNED protect settings (with ``clause``'s
+    PIN_OVERRIDES) when they expose them."""
     from conformance.context import CheckContext
     from conformance.engine_loading import load_engine_factory
 
     base = load_engine_factory(spec)
     probe = CheckContext(base)
+    pins = {**PINNED, **PIN_OVERRIDES.get(clause, {})}
 
     def factory():
         engine = base()
-        if probe.exposes(engine, *PINNED):
-            for k, v in PINNED.items():
+        if probe.exposes(engine, *pins):
+            for k, v in pins.items():
                 setattr(engine, k, v)
         return engine
 
@@ -91,12 +100,12 @@ def main() -> int:
         from reference_engines.mutants import KILLS, engine_spec
 
         print("\n## 2-3. mutants: time to first failure (quick profile, shrinking on) and shrunk size "
-              f"(protect settings pinned: {PINNED})")
+              f"(protect settings pinned: {PINNED}; for {', '.join(PIN_OVERRIDES)} protect_first_n=2)")
         print(f"{'mutant':<55} {'clause':<6} {'t_first(s)':>10} {'total(s)':>9} {'msgs':>5}")
         firsts, sizes = [], []
         for spec, kill in KILLS.items():
             started = time.perf_counter()
-            results = run_conformance(pinned_factory(engine_spec(spec)), profile="quick", shrink=True,
+            results = run_conformance(pinned_factory(engine_spec(spec), kill.clause), profile="quick", shrink=True,
                                       plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
                                       xfails=kill.xfails, host_profile=kill.host_profile)
             row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)

@@ -102,11 +102,15 @@ def threshold_of(engine: Any, fallback: int) -> int:
 
 def head_size(ctx: Any, engine: Any) -> int:
     """Short messages to open a compactable history with, after the system prompt: for engines
-    that expose protect_first_n, the rest of their protected head (protect_first_n counts the
-    system prompt, seed 002: "[0..2] <- protect_first_n"), at least 1; else 2 (a first exchange)."""
+    that expose protect_first_n, ``protect_first_n`` (at least 1), else 2 (a first exchange).
+
+    Two readings of protect_first_n exist: the seeds count the system prompt in it ("[0..2] <-
+    protect_first_n"), Hermes and CONTRACT.md keep the system prompt plus protect_first_n rows.
+    ``protect_first_n`` short rows keep the bulk after the protected head under either reading.
+    """
     n = getattr(engine, "protect_first_n", None)
     if ctx.exposes(engine, "protect_first_n") and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
-        return max(1, n - 1)
+        return max(1, n)
     return 2
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional
 
-from conformance.checks._drive import compactable_shape, tail_size, compress_like_host, invoke, threshold_of
+from conformance.checks._drive import compactable_shape, head_size, tail_size, compress_like_host, invoke, threshold_of
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
-from conformance.strategies import compactable_histories, filler_block, text_from_seed
+from conformance.strategies import compactable_histories, filler_block, head_exchange, text_from_seed
 
 CAP = ("compressor",)
 NOTE_MARKER = "[Note: Some earlier conversation turns have been compacted"
@@ -119,8 +119,13 @@ def check_old_tool_output_cleared(ctx):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
         seed = draw(ctx_seed(), "seed")
-        history = [{"role": "system", "content": "You are terse."}] + filler_block(seed, 2_000, 0)
-        history += draw(compactable_histories(min_tokens=threshold + 1_000, small_tail=tail_size(ctx, engine), system=False), "rest")
+        # an assistant tool_calls message at row protect_first_n - 1 (seed reading: the head's last
+        # row; Hermes' reading keeps its result at row protect_first_n too), so its 2,000-char result
+        # is in the head under either reading, and outside the protected tail
+        lead = head_exchange(seed, head_size(ctx, engine) - 2) if head_size(ctx, engine) > 2 else []
+        history = [{"role": "system", "content": "You are terse."}] + lead + filler_block(seed, 2_000, 0)[1:]
+        history += draw(compactable_histories(min_tokens=threshold + 1_000, head=1, small_tail=tail_size(ctx, engine),
+                                              system=False), "rest")
         out = compress_like_host("B2", MUST, engine, history)
         if not isinstance(out, list):
             return

@@ -110,6 +110,10 @@ def is_summary_request(messages: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
+#: Key Decisions: sentences with a decision verb (not the "user:" role prefix of every user line).
+_DECISION_RE = re.compile(r"\b(decid(?:e|ed|es|ing)|decision|chose|chosen|use|uses|used|using)\b", re.I)
+
+
 def summarise(
     text: str,
     *,
@@ -144,7 +148,7 @@ def summarise(
     lines += ["### In Progress"] + ([f"- {s}" for s in recent] or ["- (none)"])
     blocked = [s for s in sentences if _BLOCKED_RE.search(s)][:3]
     lines += ["### Blocked"] + ([f"- {s}" for s in blocked] or ["- (none)"]) + ["## Key Decisions"]
-    lines += [f"- {s}" for s in sentences if re.search(r"\b(decid|chose|use)\w*", s, re.I)][:4] or ["- (none recorded)"]
+    lines += [f"- {s}" for s in sentences if _DECISION_RE.search(s)][:4] or ["- (none recorded)"]
     lines += ["## Relevant Files"] + ([f"- {p}" for p in paths] or ["- (none)"])
     lines += ["## Next Steps", f"- Continue from: {sentences[-1] if sentences else '(start)'}"]
     lines += ["## Critical Context"] + ([f"- {s}" for s in focus_hits] or ["- (none)"])
