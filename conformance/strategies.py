@@ -227,7 +227,7 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
 
     Layout: [system] + ``head`` short opening messages (from a user message) + filler (the bulk:
     tool turns, or pasted-text exchanges, drawn) [+ a planted ``focus_fact`` user/assistant pair
-    between two long exchanges of chatter, deep in the middle] [+ a two-message plain bridge
+    between eight messages of chatter on each side, deep in the middle] [+ a two-message plain bridge
     after tool filler] + ``small_tail`` short messages alternating user/assistant from a user
     message (odd ``small_tail``: ends on a user). The protected parts (head 3, tail of 20 by the
     seeds' defaults; see ``head_size``/``tail_size`` in the checks) stay small, so an engine can
@@ -241,12 +241,13 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
     out += head_exchange(seed, head)
     if focus_fact:
         add_filler(out, max(min_tokens // 2, 200), seed + 10, tools=tools)
-        # two exchanges of long chatter on each side (16 sentences before it): deep enough in
-        # the middle that a summary which ignores the focus topic drops the fact
-        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 8)}
-                   for i in range(4)]
-        out += chatter[:2] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
-                              {"role": "assistant", "content": "Noted."}] + chatter[2:]
+        # eight messages of chatter on each side: deep enough in the middle, by messages and by
+        # sentences, that a summary which ignores the focus topic (Hermes 0.19.0's fallback
+        # summary, the simulator's summariser) drops the fact
+        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 4)}
+                   for i in range(16)]
+        out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
+                              {"role": "assistant", "content": "Noted."}] + chatter[8:]
     add_filler(out, min_tokens, seed + 1000, tools=tools)
     # with tool filler, a bridge of two plain messages (about min_tokens/8 tokens each) between
     # the bulk and the short tail: a tail walked back by a token budget stops inside it, not at
