@@ -118,6 +118,34 @@ def tool_turn(draw, *, first_call: int, parallel: bool = True, long_outputs: boo
     return msgs
 
 
+#: Call ids of a tool block are drawn from here, then renumbered by :func:`_renumber`.
+_DRAW_CALL_BASE = 1_000_000
+
+
+@st.composite
+def _turn(draw, *, tool_calls: bool, parallel: bool, multipart: bool, long_outputs: bool) -> List[Dict[str, Any]]:
+    """One user turn: the user message, maybe a tool block, the assistant reply."""
+    out = [{"role": "user", "content": draw(user_content(multipart=multipart, label="turn.user"))}]
+    if tool_calls and draw(st.booleans(), label="turn.uses_tools"):
+        out += draw(tool_turn(first_call=_DRAW_CALL_BASE, parallel=parallel, long_outputs=long_outputs,
+                              label="turn.tools"))
+    out.append({"role": "assistant", "content": draw(texts(label="turn.reply"))})
+    return out
+
+
+def _renumber(block: List[Dict[str, Any]], first_call: int) -> List[Dict[str, Any]]:
+    """``block`` (an assistant tool_calls message and its results) with the drawn call ids
+    ``call_<_DRAW_CALL_BASE + k>`` renamed ``call_<first_call + k>``; a reused ``call_0`` stays."""
+    def rename(cid: str) -> str:
+        n = int(cid[5:]) if cid.startswith("call_") and cid[5:].isdigit() else -1
+        return f"call_{first_call + n - _DRAW_CALL_BASE}" if n >= _DRAW_CALL_BASE else cid
+
+    head = dict(block[0])
+    head["tool_calls"] = [dict(c, id=rename(c["id"]), function=dict(c["function"], arguments=json.dumps(
+        {"query": rename(c["id"]), "limit": 5}))) for c in block[0]["tool_calls"]]
+    return [head] + [dict(m, tool_call_id=rename(m["tool_call_id"])) for m in block[1:]]
+
+
 def _stamp_uids(messages: List[Dict[str, Any]], mode: str, seed: int) -> None:
     for i, m in enumerate(messages):
         if mode == "all" or (mode == "some" and (seed + i) % 3) or mode == "duplicates":
@@ -155,16 +183,18 @@ def transcripts(
     messages: List[Dict[str, Any]] = []
     if has_system:
         messages.append({"role": "system", "content": draw(texts(label="system_prompt", max_sentences=4))})
-    turns = draw(st.integers(min_turns, max_turns), label="turns")
+    # turns are list elements, so the shrinker can delete any turn (not only the last ones);
+    # call ids are numbered after the draw, in order, so they stay unique whatever is deleted
+    turns = draw(st.lists(_turn(tool_calls=tool_calls, parallel=parallel, multipart=multipart,
+                                long_outputs=long_outputs), min_size=min_turns, max_size=max_turns), label="turns")
     next_call = 0
-    for t in range(turns):
-        messages.append({"role": "user", "content": draw(user_content(multipart=multipart, label=f"turn{t}.user"))})
-        if tool_calls and draw(st.booleans(), label=f"turn{t}.uses_tools"):
-            block = draw(tool_turn(first_call=next_call, parallel=parallel, long_outputs=long_outputs,
-                                   label=f"turn{t}.tools"))
+    for turn in turns:
+        messages.append(turn[0])
+        if len(turn) > 2:
+            block = _renumber(turn[1:-1], next_call)
             next_call += len(block[0]["tool_calls"])
             messages.extend(block)
-        messages.append({"role": "assistant", "content": draw(texts(label=f"turn{t}.reply"))})
+        messages.append(turn[-1])
     if min_tokens:
         seed = draw(st.integers(0, 2**31 - 1), label="filler_seed")
         add_filler(messages, min_tokens, seed, tools=draw(st.booleans(), label="filler_tools"))
