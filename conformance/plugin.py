@@ -9,6 +9,7 @@ run; SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -31,6 +32,7 @@ ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
 SUITE_DIR = Path(__file__).parent / "suite"
 _KEY = pytest.StashKey[Dict[str, Any]]()
+_FIXTURE_ROUTE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -162,14 +164,48 @@ def _probe_engine(factory: Any) -> None:
             "update_from_response, should_compress and compress). Return a new ContextEngine instance.")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args):
+    """Hold the ``agent.*`` import hook while the initial conftests load, so a conftest that imports an
+    engine written for Hermes (``from agent.context_engine import ContextEngine``) at its top works.
+
+    Taken out again afterwards unless something imported a module it serves; :func:`pytest_configure`
+    puts it back when an engine is given or a conftest overrides ``conformance_engine_factory``.
+    """
+    from simulator.host import shim
+
+    added = not shim.installed() and shim.install()
+    try:
+        return (yield)
+    finally:
+        if added and not shim.shim_in_use():
+            shim.uninstall()
+
+
+def fixture_route(config: pytest.Config) -> bool:
+    """True when a conftest (or another plugin) defines its own ``conformance_engine_factory`` fixture:
+    the engine comes from that fixture instead of ``--engine`` (README, "Engines that need setup")."""
+    me = sys.modules[__name__]
+    for plugin in config.pluginmanager.get_plugins():
+        try:
+            if plugin is not me and callable(getattr(plugin, "conformance_engine_factory", None)):
+                return True
+        except Exception:  # a plugin object with an odd __getattr__ is not ours to judge
+            continue
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the engine (UsageError with one paragraph when it cannot), read replay/xfails files, point collection at the suite."""
+    from simulator.host import shim
+
     spec = engine_spec(config)
     plugin_dir = config.getoption("--engine-plugin")
     if not spec and not plugin_dir:
+        if fixture_route(config):  # engines imported by that fixture resolve the agent.* imports too
+            shim.install()
+            config.stash[_FIXTURE_ROUTE] = True
         return
-    from simulator.host import shim
-
     shim.install()
     if plugin_dir and not os.path.isdir(plugin_dir):
         raise pytest.UsageError(f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder "
@@ -217,19 +253,11 @@ def pytest_report_header(config: pytest.Config):
     """Header lines: engine, kit and contract versions, host ABC, profile, CONFORMANCE_* env vars, replay."""
     state = _state(config)
     if state is None:
+        if config.stash.get(_FIXTURE_ROUTE, False):
+            return [_header_line(config, "from the conformance_engine_factory fixture (conftest.py)")]
         return None
-    from conformance import CONTRACT_VERSION, __version__
-    from simulator.host.shim import abc_info
-
-    from conformance.context import in_ci
-
     factory: EngineFactory = state["factory"]
-    random_mode = config.getoption("--conformance-random") and not in_ci()
-    lines = [f"conformance: engine {factory.repro_args()} | context-engine-kit {__version__} | "
-             f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
-             f"host profile {config.getoption('--host-profile')} | "
-             f"profile {config.getoption('--conformance-profile')} "
-             f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})"]
+    lines = [_header_line(config, factory.repro_args())]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
     if env:  # typos in env var names show up here
         lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
@@ -237,6 +265,20 @@ def pytest_report_header(config: pytest.Config):
         lines.append(f"conformance: replaying {config.getoption('--conformance-replay')} "
                      f"(check {state['replay']['check']})")
     return lines
+
+
+def _header_line(config: pytest.Config, engine: str) -> str:
+    """The header's first line: engine, kit and contract versions, host ABC, host profile, Hypothesis profile."""
+    from conformance import CONTRACT_VERSION, __version__
+    from conformance.context import in_ci
+    from simulator.host.shim import abc_info
+
+    random_mode = config.getoption("--conformance-random") and not in_ci()
+    return (f"conformance: engine {engine} | context-engine-kit {__version__} | "
+            f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
+            f"host profile {config.getoption('--host-profile')} | "
+            f"profile {config.getoption('--conformance-profile')} "
+            f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})")
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,11 @@ import pytest
 from conformance import registry
 from conformance.outcome import raise_for_result
 from conformance.runner import run_check
+from simulator.host import shim
+
+# The conftest route (a conftest's conformance_engine_factory fixture, this test imported into a test
+# module): engines imported from here on resolve `from agent.context_engine import ContextEngine`.
+shim.install()
 
 _CHECKS = registry.all_checks()
 

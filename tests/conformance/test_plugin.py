@@ -256,3 +256,62 @@ def test_engine_module_in_the_current_folder_imports(kit_pytester):
     """)
     result = run(kit_pytester, "--engine=here_engine:Here", QUICK, "-k", "A2", "--conformance-no-scenarios")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
+
+
+HERMES_STYLE_ENGINE = """
+    from agent.context_engine import ContextEngine
+    from reference_engines.mutants._base import MinimalEngine
+
+    class HermesStyle(MinimalEngine):
+        assert issubclass(MinimalEngine, ContextEngine)
+"""
+
+
+@pytest.mark.parametrize("where", ["inside-fixture", "conftest-top"])
+def test_fixture_route_resolves_agent_imports_and_names_the_abc(kit_pytester, where):
+    # README's conftest route with an engine written for Hermes (`from agent.context_engine import ...`),
+    # no --engine: the import hook must be in place both when the engine is imported lazily and at conftest top.
+    kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
+    top, inner = ("from myeng import HermesStyle", "") if where == "conftest-top" else ("", "from myeng import HermesStyle")
+    kit_pytester.makeconftest(f"""
+        import pytest
+        {top}
+
+        @pytest.fixture(scope="session")
+        def conformance_engine_factory():
+            {inner}
+            return HermesStyle
+    """)
+    kit_pytester.makepyfile(test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    result = run(kit_pytester, QUICK, "-k", "A2")
+    out = result.stdout.str()
+    assert result.ret == 0, out + result.stderr.str()
+    result.assert_outcomes(passed=1, deselected=result.parseoutcomes()["deselected"])
+    assert "No module named 'agent'" not in out
+    assert "conformance: engine from the conformance_engine_factory fixture" in out
+    assert "host ABC context-engine-kit" in out
+
+
+def test_fixture_route_in_a_conftest_pytest_finds_late(kit_pytester):
+    # tests/deep/conftest.py is not an initial conftest: the suite's import puts the hook in place
+    kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
+    deep = kit_pytester.mkpydir("tests") / "deep"
+    deep.mkdir()
+    (deep / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef conformance_engine_factory():\n"
+        "    from myeng import HermesStyle\n    return HermesStyle\n")
+    (deep / "test_suite.py").write_text("from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    result = run(kit_pytester, QUICK, "-k", "A2")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1, deselected=result.parseoutcomes()["deselected"])
+
+
+def test_import_hook_stays_out_of_runs_without_the_kit_in_use(kit_pytester):
+    kit_pytester.makepyfile(test_mine="""
+        import importlib.util, sys
+
+        def test_no_agent_shim():
+            assert importlib.util.find_spec("agent") is None
+    """)
+    result = run(kit_pytester)
+    assert result.ret == 0, result.stdout.str()
