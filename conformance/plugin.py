@@ -9,6 +9,7 @@ run; SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -202,6 +203,11 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = engine_spec(config)
     plugin_dir = config.getoption("--engine-plugin")
     if not spec and not plugin_dir:
+        if config.getoption("--conformance-replay"):
+            _read_replay(config)  # a bad file is the first thing to hear about
+            raise pytest.UsageError(f"--conformance-replay {config.getoption('--conformance-replay')}: no engine "
+                                    "given; rerun with the engine the file was written for: --engine=MODULE:ATTR "
+                                    "(or --engine-plugin DIR).")
         if fixture_route(config):  # engines imported by that fixture resolve the agent.* imports too
             shim.install()
             config.stash[_FIXTURE_ROUTE] = True
@@ -219,14 +225,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--conformance-timeout={timeout}: give a positive number of seconds "
                                 "(the per-check time limit; default 120).")
     _probe_engine(factory)
-    replay = None
-    if config.getoption("--conformance-replay"):
-        from conformance.runner import load_replay
-
-        try:
-            replay = load_replay(Path(config.getoption("--conformance-replay")))
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
+    replay = _read_replay(config)
     file_xfails: Dict[str, str] = {}
     if config.getoption("--conformance-xfails"):
         from conformance.runner import read_xfails_file
@@ -241,8 +240,42 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
     if "HERMES_HOME" not in os.environ:
-        # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir.
-        os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="conformance-hermes-home-")
+        # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir (removed at the end).
+        os.environ["HERMES_HOME"] = state["hermes_home"] = tempfile.mkdtemp(prefix="conformance-hermes-home-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the temp ``HERMES_HOME`` this plugin made (and unset it again)."""
+    home = (_state(config) or {}).get("hermes_home")
+    if home and os.environ.get("HERMES_HOME") == home:
+        del os.environ["HERMES_HOME"]
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _read_replay(config: pytest.Config) -> Optional[Dict[str, Any]]:
+    """The ``--conformance-replay`` file's content (None without the option).
+
+    Raises:
+        pytest.UsageError: the file cannot be read, is not a replay file, or names a check this kit
+            does not have (the known ids are listed).
+    """
+    path = config.getoption("--conformance-replay")
+    if not path:
+        return None
+    from conformance import registry
+    from conformance.runner import load_replay
+
+    try:
+        replay = load_replay(Path(path))
+        registry.get(replay["check"])
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    except KeyError:
+        raise pytest.UsageError(f"--conformance-replay {path}: the file is for check {replay['check']!r}, which "
+                                "this kit does not have (the check ids are the test ids: pytest --engine=... "
+                                "--collect-only -q). Replay a file written by this version of the kit, or rerun "
+                                "the checks to write a new one.") from None
+    return replay
 
 
 def _state(config: pytest.Config) -> Optional[Dict[str, Any]]:
@@ -402,7 +435,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     """Print the verdict by clause and the verdict line, once: on the xdist controller, not on its workers
     (a worker's verdict holds only its share of the items, and its terminal is not the user's)."""
     verdict: verdict_mod.Verdict = _ACTIVE_VERDICT.get("v")
-    if verdict is None or not verdict.results or hasattr(config, "workerinput"):
+    if verdict is None or hasattr(config, "workerinput"):
+        return
+    if not verdict.results:
+        if _state(config) is not None and not config.option.collectonly:
+            terminalreporter.write_line("verdict: NO CHECK RAN - every conformance check was deselected "
+                                        "(-k, -m or --deselect); widen the selection")
         return
     for line in verdict.summary_lines(strict=config.getoption("--conformance-strict")):
         terminalreporter.write_line(line)

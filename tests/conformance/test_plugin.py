@@ -315,3 +315,35 @@ def test_import_hook_stays_out_of_runs_without_the_kit_in_use(kit_pytester):
     """)
     result = run(kit_pytester)
     assert result.ret == 0, result.stdout.str()
+
+
+def test_replay_file_for_an_unknown_check_or_without_an_engine_is_a_usage_error(kit_pytester):
+    stale = kit_pytester.path / "stale.json"
+    stale.write_text(json.dumps({"check": "Z9-renamed-long-ago", "example": {"draws": {}}}))
+    result = run(kit_pytester, f"--engine={GOOD}", f"--conformance-replay={stale}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the file is for check 'Z9-renamed-long-ago', which this kit does not have" in result.stderr.str()
+    good = kit_pytester.path / "good.json"
+    good.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
+    alone = run(kit_pytester, f"--conformance-replay={good}")
+    assert alone.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no engine given; rerun with the engine the file was written for" in alone.stderr.str()
+    assert "Traceback" not in result.stderr.str() + alone.stderr.str()
+
+
+def test_k_that_deselects_every_check_still_prints_a_verdict_line(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "no-check-is-called-this")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "verdict: NO CHECK RAN - every conformance check was deselected" in result.stdout.str()
+
+
+def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
+    failures = kit_pytester.path / ".conformance" / "failures"
+    failures.mkdir(parents=True)
+    stale = failures / "A2-usage-updates-counters.json"
+    stale.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
+    mine = failures / "A3-should-compress-returns-bool.json"  # not a file the kit wrote for that check
+    mine.write_text("my notes\n")
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A2 or A3")
+    assert result.ret == 0, result.stdout.str()
+    assert not stale.exists() and mine.read_text() == "my notes\n"
