@@ -4,7 +4,8 @@ Subcommands:
 - ``check MODULE:ATTR [--engine-kwargs JSON] [--json FILE] [pytest/plugin options...]``:
   run the conformance checks (through pytest, so every plugin option works) and exit
   non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
-  ``--state-dir`` is given.
+  ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
+  ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them).
 - ``mutants [SPEC...] [--profile P] [--shrink]``: the kill matrix (every mutant against the checks).
 - ``coverage [--check]``: write or verify docs/coverage.md (clause -> checks -> mutants -> owner).
 - ``serve``: the provider simulator over HTTP on loopback.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from typing import List, Optional
@@ -26,7 +28,7 @@ def _check(argv: List[str]) -> int:
         prog="context-engine-kit check",
         description="Run the conformance checks against an engine and print a verdict by clause. "
                     "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).")
-    by_folder = any(a == "--engine-plugin" or a.startswith("--engine-plugin=") for a in argv)
+    by_folder = _given("--engine-plugin", argv)
     if by_folder:  # no positional: a pytest option's value (e.g. -k EXPR) must not be taken for it
         parser.set_defaults(engine=None)
     else:
@@ -57,6 +59,8 @@ def _check(argv: List[str]) -> int:
 
     state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
     os.makedirs(state, exist_ok=True)
+    if not _given("--conformance-snapshots-dir", rest):  # the project's snapshots, as a plain pytest run there
+        rest = ["--conformance-snapshots-dir", os.path.join(os.getcwd(), ".conformance", "snapshots")] + rest
     selection = (["--engine", args.engine] if args.engine else []) + (
         ["--engine-plugin", os.path.abspath(args.engine_plugin)] if args.engine_plugin else [])
     pytest_args = selection + ["-p", "no:cacheprovider", "--rootdir", state,
@@ -69,8 +73,25 @@ def _check(argv: List[str]) -> int:
         pytest_args += ["--engine-kwargs", args.engine_kwargs]
     if args.json:
         pytest_args += ["--conformance-json", os.path.abspath(args.json)]
-    print(f"context-engine-kit: state in {state}")
-    return int(pytest.main(pytest_args + rest))
+    try:
+        return int(pytest.main(pytest_args + rest))
+    finally:
+        _settle_state(state, temporary=not args.state_dir)
+
+
+def _given(option: str, argv: List[str]) -> bool:
+    """True when ``option`` is among ``argv`` (as ``--opt VALUE`` or ``--opt=VALUE``)."""
+    return any(a == option or a.startswith(option + "=") for a in argv)
+
+
+def _settle_state(state: str, temporary: bool) -> None:
+    """After a ``check`` run: drop a temp state dir the run left empty; otherwise say where its files are."""
+    files = [os.path.join(d, f) for d, _, names in os.walk(state) for f in names]
+    if temporary and not files:
+        shutil.rmtree(state, ignore_errors=True)
+    elif files:
+        print(f"context-engine-kit: state kept in {state} (failure files under failures/; rerun one with "
+              "--conformance-replay FILE)")
 
 
 def _mutants(argv: List[str]) -> int:

@@ -9,6 +9,7 @@ tree that name them. Run ``context-engine-kit coverage`` to rewrite the file and
 from __future__ import annotations
 
 import re
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Dict, List
@@ -134,6 +135,11 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--check", action="store_true", help="only verify that docs/coverage.md is current "
                                                                "(exit 1 when it is stale)")
     args = parser.parse_args(argv)
+    if not CONTRACT.is_file():
+        print(f"context-engine-kit coverage: error: {CONTRACT} not found: coverage needs a source checkout of "
+              "context-engine-kit (docs/ is not installed with the package). Run it from a clone installed "
+              "with pip install -e path/to/clone.", file=sys.stderr)
+        return 2
     text = render()
     if args.check:
         current = COVERAGE.read_text(encoding="utf-8") if COVERAGE.exists() else ""

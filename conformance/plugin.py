@@ -9,6 +9,8 @@ run; SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -31,6 +33,7 @@ ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
 SUITE_DIR = Path(__file__).parent / "suite"
 _KEY = pytest.StashKey[Dict[str, Any]]()
+_FIXTURE_ROUTE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -162,14 +165,53 @@ def _probe_engine(factory: Any) -> None:
             "update_from_response, should_compress and compress). Return a new ContextEngine instance.")
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args):
+    """Hold the ``agent.*`` import hook while the initial conftests load, so a conftest that imports an
+    engine written for Hermes (``from agent.context_engine import ContextEngine``) at its top works.
+
+    Taken out again afterwards unless something imported a module it serves; :func:`pytest_configure`
+    puts it back when an engine is given or a conftest overrides ``conformance_engine_factory``.
+    """
+    from simulator.host import shim
+
+    added = not shim.installed() and shim.install()
+    try:
+        return (yield)
+    finally:
+        if added and not shim.shim_in_use():
+            shim.uninstall()
+
+
+def fixture_route(config: pytest.Config) -> bool:
+    """True when a conftest (or another plugin) defines its own ``conformance_engine_factory`` fixture:
+    the engine comes from that fixture instead of ``--engine`` (README, "Engines that need setup")."""
+    me = sys.modules[__name__]
+    for plugin in config.pluginmanager.get_plugins():
+        try:
+            if plugin is not me and callable(getattr(plugin, "conformance_engine_factory", None)):
+                return True
+        except Exception:  # a plugin object with an odd __getattr__ is not ours to judge
+            continue
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the engine (UsageError with one paragraph when it cannot), read replay/xfails files, point collection at the suite."""
+    from simulator.host import shim
+
     spec = engine_spec(config)
     plugin_dir = config.getoption("--engine-plugin")
     if not spec and not plugin_dir:
+        if config.getoption("--conformance-replay"):
+            _read_replay(config)  # a bad file is the first thing to hear about
+            raise pytest.UsageError(f"--conformance-replay {config.getoption('--conformance-replay')}: no engine "
+                                    "given; rerun with the engine the file was written for: --engine=MODULE:ATTR "
+                                    "(or --engine-plugin DIR).")
+        if fixture_route(config):  # engines imported by that fixture resolve the agent.* imports too
+            shim.install()
+            config.stash[_FIXTURE_ROUTE] = True
         return
-    from simulator.host import shim
-
     shim.install()
     if plugin_dir and not os.path.isdir(plugin_dir):
         raise pytest.UsageError(f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder "
@@ -183,14 +225,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--conformance-timeout={timeout}: give a positive number of seconds "
                                 "(the per-check time limit; default 120).")
     _probe_engine(factory)
-    replay = None
-    if config.getoption("--conformance-replay"):
-        from conformance.runner import load_replay
-
-        try:
-            replay = load_replay(Path(config.getoption("--conformance-replay")))
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
+    replay = _read_replay(config)
     file_xfails: Dict[str, str] = {}
     if config.getoption("--conformance-xfails"):
         from conformance.runner import read_xfails_file
@@ -205,8 +240,42 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
     if "HERMES_HOME" not in os.environ:
-        # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir.
-        os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="conformance-hermes-home-")
+        # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir (removed at the end).
+        os.environ["HERMES_HOME"] = state["hermes_home"] = tempfile.mkdtemp(prefix="conformance-hermes-home-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the temp ``HERMES_HOME`` this plugin made (and unset it again)."""
+    home = (_state(config) or {}).get("hermes_home")
+    if home and os.environ.get("HERMES_HOME") == home:
+        del os.environ["HERMES_HOME"]
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _read_replay(config: pytest.Config) -> Optional[Dict[str, Any]]:
+    """The ``--conformance-replay`` file's content (None without the option).
+
+    Raises:
+        pytest.UsageError: the file cannot be read, is not a replay file, or names a check this kit
+            does not have (the known ids are listed).
+    """
+    path = config.getoption("--conformance-replay")
+    if not path:
+        return None
+    from conformance import registry
+    from conformance.runner import load_replay
+
+    try:
+        replay = load_replay(Path(path))
+        registry.get(replay["check"])
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    except KeyError:
+        raise pytest.UsageError(f"--conformance-replay {path}: the file is for check {replay['check']!r}, which "
+                                "this kit does not have (the check ids are the test ids: pytest --engine=... "
+                                "--collect-only -q). Replay a file written by this version of the kit, or rerun "
+                                "the checks to write a new one.") from None
+    return replay
 
 
 def _state(config: pytest.Config) -> Optional[Dict[str, Any]]:
@@ -217,19 +286,11 @@ def pytest_report_header(config: pytest.Config):
     """Header lines: engine, kit and contract versions, host ABC, profile, CONFORMANCE_* env vars, replay."""
     state = _state(config)
     if state is None:
+        if config.stash.get(_FIXTURE_ROUTE, False):
+            return [_header_line(config, "from the conformance_engine_factory fixture (conftest.py)")]
         return None
-    from conformance import CONTRACT_VERSION, __version__
-    from simulator.host.shim import abc_info
-
-    from conformance.context import in_ci
-
     factory: EngineFactory = state["factory"]
-    random_mode = config.getoption("--conformance-random") and not in_ci()
-    lines = [f"conformance: engine {factory.repro_args()} | context-engine-kit {__version__} | "
-             f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
-             f"host profile {config.getoption('--host-profile')} | "
-             f"profile {config.getoption('--conformance-profile')} "
-             f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})"]
+    lines = [_header_line(config, factory.repro_args())]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
     if env:  # typos in env var names show up here
         lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
@@ -237,6 +298,20 @@ def pytest_report_header(config: pytest.Config):
         lines.append(f"conformance: replaying {config.getoption('--conformance-replay')} "
                      f"(check {state['replay']['check']})")
     return lines
+
+
+def _header_line(config: pytest.Config, engine: str) -> str:
+    """The header's first line: engine, kit and contract versions, host ABC, host profile, Hypothesis profile."""
+    from conformance import CONTRACT_VERSION, __version__
+    from conformance.context import in_ci
+    from simulator.host.shim import abc_info
+
+    random_mode = config.getoption("--conformance-random") and not in_ci()
+    return (f"conformance: engine {engine} | context-engine-kit {__version__} | "
+            f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
+            f"host profile {config.getoption('--host-profile')} | "
+            f"profile {config.getoption('--conformance-profile')} "
+            f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})")
 
 
 @pytest.fixture(scope="session")
@@ -360,7 +435,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     """Print the verdict by clause and the verdict line, once: on the xdist controller, not on its workers
     (a worker's verdict holds only its share of the items, and its terminal is not the user's)."""
     verdict: verdict_mod.Verdict = _ACTIVE_VERDICT.get("v")
-    if verdict is None or not verdict.results or hasattr(config, "workerinput"):
+    if verdict is None or hasattr(config, "workerinput"):
+        return
+    if not verdict.results:
+        if _state(config) is not None and not config.option.collectonly:
+            terminalreporter.write_line("verdict: NO CHECK RAN - every conformance check was deselected "
+                                        "(-k, -m or --deselect); widen the selection")
         return
     for line in verdict.summary_lines(strict=config.getoption("--conformance-strict")):
         terminalreporter.write_line(line)

@@ -140,13 +140,37 @@ def write_replay(chk: registry.Check, violation: Any, failures_dir: Path, engine
     if example is None:
         return None
     failures_dir.mkdir(parents=True, exist_ok=True)
-    path = failures_dir / (_SAFE_RE.sub("_", chk.id) + ".json")
+    path = replay_path(chk, failures_dir)
     payload = {"check": chk.id, "clause": chk.clause, "level": chk.level, "engine": engine_spec,
                "message": violation.render(), "example": example,
                "seed": getattr(ctx, "seed", None), "derandomize": getattr(ctx, "derandomize", True),
                "profile": getattr(ctx, "profile", None)}
     path.write_text(json.dumps(payload, indent=1, ensure_ascii=False, default=repr), encoding="utf-8")
     return str(path)
+
+
+def replay_path(chk: registry.Check, failures_dir: Path) -> Path:
+    """``failures_dir/<check id, made file-safe>.json``: where :func:`write_replay` puts a check's failure."""
+    return Path(failures_dir) / (_SAFE_RE.sub("_", chk.id) + ".json")
+
+
+def clear_replay(chk: registry.Check, failures_dir: Optional[Path]) -> bool:
+    """Remove a stale failure file of ``chk`` (one a failing run wrote) now that the check passes.
+
+    Only a file :func:`write_replay` wrote for this very check goes (JSON naming ``chk.id`` and holding
+    an ``example``); anything else at that path is left alone. Returns True when a file was removed.
+    """
+    if failures_dir is None:
+        return False
+    path = replay_path(chk, failures_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict) or data.get("check") != chk.id or "example" not in data:
+        return False
+    path.unlink(missing_ok=True)
+    return True
 
 
 def load_replay(path: Path) -> Dict[str, Any]:

@@ -74,7 +74,7 @@ def assert_snapshot(config: Any, snapshot: Any, case_id: str, received: str, eng
     """``snapshot == received`` or :class:`ConformanceFailure` (grammar line, newline, syrupy's diff).
 
     Args:
-        config: the pytest config (for the assertrepr hook and the rootdir).
+        config: the pytest config (for the assertrepr hook, the rootdir and the folder pytest was started from).
         snapshot: syrupy's ``SnapshotAssertion`` bound to the case's file (``conformance_snapshot``).
         case_id: the corpus case id.
         received: this run's snapshot text.
@@ -85,10 +85,11 @@ def assert_snapshot(config: Any, snapshot: Any, case_id: str, received: str, eng
         return
     result = snapshot.executions[snapshot.num_executions - 1]  # syrupy's record of the comparison just made
     location = Path(str(result.snapshot_location))
-    try:
-        shown = str(location.relative_to(Path(str(config.rootpath))))
-    except ValueError:
-        shown = str(location)
+    shown = str(location)
+    for base in (Path(str(config.rootpath)), Path(str(config.invocation_params.dir))):  # check: rootdir is a temp dir
+        if location.is_relative_to(base):
+            shown = str(location.relative_to(base))
+            break
     text = mismatch_message(case_id, shown, result.recalled_data is None, engine_args)
     raise ConformanceFailure("\n".join([text] + _diff_lines(config, snapshot, received)))
 

@@ -3,7 +3,9 @@
 Inert unless an engine is given (read through :func:`conformance.plugin.engine_factory`:
 ``--engine``, ``CONFORMANCE_ENGINE``, the ini key, or ``--engine-plugin DIR``).
 With an engine, the tier is on when ``--conformance-snapshots`` or ``--snapshot-update``
-is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists, so a first
+is given, or when ``<rootdir>/.conformance/snapshots/<engine-slug>/`` exists (the base folder is
+``--conformance-snapshots-dir`` when given; ``context-engine-kit check`` gives
+``<cwd>/.conformance/snapshots``), so a first
 conformance run never fails for lack of snapshots. A mismatch is a failure of kit clause D1
 (SHOULD; :mod:`~conformance.snapshots.mismatch`) that fails the run all the same (the stored
 snapshot is the author's baseline; ``Verdict.snapshot_mismatches``). When on, the tier's tests
@@ -28,6 +30,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run the snapshot tier (compress/select_context output over the seeded corpus, diffed by "
                          "syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when that folder "
                          "exists; create it with --snapshot-update.")
+    group.addoption("--conformance-snapshots-dir", default=None, metavar="DIR",
+                    help="the folder holding the per-engine snapshot folders (default "
+                         "<rootdir>/.conformance/snapshots; context-engine-kit check: ./.conformance/snapshots).")
 
 
 def _engine_key(config: pytest.Config) -> Optional[tuple]:
@@ -46,6 +51,20 @@ def _engine_key(config: pytest.Config) -> Optional[tuple]:
     return factory.spec, factory.kwargs
 
 
+def snapshots_directory(config: pytest.Config, key: tuple) -> Path:
+    """The engine's snapshot folder: ``<base>/<engine-slug>``, where base is ``--conformance-snapshots-dir``
+    (relative to the folder pytest was started from) or else ``<rootdir>/.conformance/snapshots`` (clause D1)."""
+    from conformance.snapshots.extension import engine_slug, snapshot_dir
+
+    try:
+        base = config.getoption("--conformance-snapshots-dir")
+    except ValueError:
+        base = None
+    if not base:
+        return snapshot_dir(config.rootpath, *key)
+    return (config.invocation_params.dir / base).resolve() / engine_slug(*key)
+
+
 def _option(config: pytest.Config, name: str) -> bool:
     try:
         return bool(config.getoption(name))
@@ -56,7 +75,6 @@ def _option(config: pytest.Config, name: str) -> bool:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     from conformance.engine_loading import EngineSpecError
-    from conformance.snapshots.extension import snapshot_dir
 
     try:
         key = _engine_key(config)
@@ -64,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if key is None:
         return
-    directory = snapshot_dir(config.rootpath, *key)
+    directory = snapshots_directory(config, key)
     flag = _option(config, "--conformance-snapshots")
     on = flag or _option(config, "--snapshot-update") or directory.is_dir()
     if not on:
@@ -96,12 +114,12 @@ def pytest_report_header(config: pytest.Config):
 @pytest.fixture
 def conformance_snapshot(snapshot, pytestconfig: pytest.Config):
     """syrupy's ``snapshot`` storing ``<case>.json`` in ``.conformance/snapshots/<engine>/``."""
-    from conformance.snapshots.extension import extension_for, snapshot_dir
+    from conformance.snapshots.extension import extension_for
 
     directory = pytestconfig.stash.get(_DIR, None)
     if directory is None:
         key = _engine_key(pytestconfig)
         if key is None:
             pytest.skip("no engine given: pass --engine=MODULE:ATTR or --engine-plugin DIR")
-        directory = snapshot_dir(pytestconfig.rootpath, *key)
+        directory = snapshots_directory(pytestconfig, key)
     return snapshot.use_extension(extension_for(directory))

@@ -10,8 +10,10 @@ from the kit's own reference ABC (:mod:`simulator.host.abc`):
 - ``agent.context_compressor``: ``resolve_model_threshold``.
 
 The finder is appended, so a real ``agent`` package anywhere on ``sys.path`` always wins.
-It is installed by the CLI, by ``reference_engines``, and by the pytest plugin only when an
-engine is given.
+It is installed by the CLI, by ``reference_engines``, by :mod:`conformance.suite.test_contract`,
+and by the pytest plugin when an engine is given or a conftest overrides
+``conformance_engine_factory`` (the plugin holds it while the initial conftests load and
+takes it out again, with :func:`uninstall`, when neither happened).
 """
 
 from __future__ import annotations
@@ -94,6 +96,26 @@ def install() -> bool:
         return False
     sys.meta_path.append(_ShimFinder())
     return True
+
+
+def installed() -> bool:
+    """True when the shim's finder is on ``sys.meta_path``."""
+    return any(isinstance(f, _ShimFinder) for f in sys.meta_path)
+
+
+def shim_in_use() -> bool:
+    """True when a module served by the shim (``agent``, ``agent.context_engine``, ...) has been imported."""
+    return any(getattr(sys.modules.get(name), "__kit_shim__", False) for name in _SHIM_MODULES)
+
+
+def uninstall() -> bool:
+    """Take the shim's finder off ``sys.meta_path``; return True if one was there.
+
+    Modules already served by it stay in ``sys.modules`` (whoever imported them keeps them).
+    """
+    before = len(sys.meta_path)
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _ShimFinder)]
+    return len(sys.meta_path) != before
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ import sys
 from tests.conftest import REPO_ROOT
 
 
-def cli(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+def cli(*args, cwd, **env_vars):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+               **env_vars)
     env.pop("CONFORMANCE_ENGINE", None)
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -123,3 +124,48 @@ def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     passed = {r["check"] for r in json.loads(out.read_text())["results"] if r["outcome"] == "passed"}
     assert "scenario:c1-subagents:parent-window-unchanged" in passed, passed
+
+
+def test_check_uses_the_snapshots_of_the_folder_it_runs_from_and_leaves_no_temp_dir(tmp_path):
+    # snapshots live in <cwd>/.conformance/snapshots/<engine>/ as with plain pytest; failure files in a temp
+    # state dir that is removed again when the run left nothing in it
+    spec = "reference_engines.mutants._base:MinimalEngine"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    run = lambda *extra: cli("check", spec, "--conformance-profile=quick", "-k", "test_compression_snapshot or A1",
+                             *extra, cwd=tmp_path, TMPDIR=str(tmp))
+    created = run("--snapshot-update")
+    assert created.returncode == 0, created.stdout + created.stderr
+    folder = tmp_path / ".conformance" / "snapshots" / "reference_engines.mutants._base.MinimalEngine"
+    assert len(list(folder.glob("*.json"))) == 14
+    assert not [p for p in tmp.iterdir() if p.name.startswith("context-engine-kit-")]
+    assert "state kept in" not in created.stdout
+    again = run()  # on because the folder exists; diffs against it
+    assert again.returncode == 0, again.stdout
+    assert f"conformance snapshots: {folder}" in again.stdout and "14 snapshots passed." in again.stdout
+    assert not list(tmp.iterdir())  # neither the state dir nor the plugin's temp HERMES_HOME stays
+    (folder / "short-chat.json").write_text('"changed"\n')
+    changed = run()
+    assert changed.returncode == 1
+    assert ("expected the stored snapshot .conformance/snapshots/reference_engines.mutants._base.MinimalEngine/"
+            "short-chat.json, got a different output") in changed.stdout
+
+
+def test_check_keeps_a_state_dir_with_failure_files_and_says_where(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = cli("check", "reference_engines.mutants.v4_drops_system:DropsSystemPrompt", "--conformance-profile=quick",
+               "-k", "V4-system-prompt-first and compress", "--conformance-no-shrink", cwd=tmp_path, TMPDIR=str(tmp))
+    assert proc.returncode == 1
+    kept = [p for p in tmp.iterdir() if p.name.startswith("context-engine-kit-")]
+    assert len(kept) == 1 and list((kept[0] / "failures").glob("*.json"))
+    assert f"context-engine-kit: state kept in {kept[0]}" in proc.stdout
+
+
+def test_coverage_outside_a_source_checkout_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    from conformance import coverage
+
+    monkeypatch.setattr(coverage, "CONTRACT", tmp_path / "site-packages" / "docs" / "contract.md")
+    assert coverage.main(["--check"]) == 2
+    err = capsys.readouterr().err
+    assert "coverage needs a source checkout of context-engine-kit" in err and "pip install -e" in err

@@ -256,3 +256,94 @@ def test_engine_module_in_the_current_folder_imports(kit_pytester):
     """)
     result = run(kit_pytester, "--engine=here_engine:Here", QUICK, "-k", "A2", "--conformance-no-scenarios")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
+
+
+HERMES_STYLE_ENGINE = """
+    from agent.context_engine import ContextEngine
+    from reference_engines.mutants._base import MinimalEngine
+
+    class HermesStyle(MinimalEngine):
+        assert issubclass(MinimalEngine, ContextEngine)
+"""
+
+
+@pytest.mark.parametrize("where", ["inside-fixture", "conftest-top"])
+def test_fixture_route_resolves_agent_imports_and_names_the_abc(kit_pytester, where):
+    # README's conftest route with an engine written for Hermes (`from agent.context_engine import ...`),
+    # no --engine: the import hook must be in place both when the engine is imported lazily and at conftest top.
+    kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
+    top, inner = ("from myeng import HermesStyle", "") if where == "conftest-top" else ("", "from myeng import HermesStyle")
+    kit_pytester.makeconftest(f"""
+        import pytest
+        {top}
+
+        @pytest.fixture(scope="session")
+        def conformance_engine_factory():
+            {inner}
+            return HermesStyle
+    """)
+    kit_pytester.makepyfile(test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    result = run(kit_pytester, QUICK, "-k", "A2")
+    out = result.stdout.str()
+    assert result.ret == 0, out + result.stderr.str()
+    result.assert_outcomes(passed=1, deselected=result.parseoutcomes()["deselected"])
+    assert "No module named 'agent'" not in out
+    assert "conformance: engine from the conformance_engine_factory fixture" in out
+    assert "host ABC context-engine-kit" in out
+
+
+def test_fixture_route_in_a_conftest_pytest_finds_late(kit_pytester):
+    # tests/deep/conftest.py is not an initial conftest: the suite's import puts the hook in place
+    kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
+    deep = kit_pytester.mkpydir("tests") / "deep"
+    deep.mkdir()
+    (deep / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef conformance_engine_factory():\n"
+        "    from myeng import HermesStyle\n    return HermesStyle\n")
+    (deep / "test_suite.py").write_text("from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    result = run(kit_pytester, QUICK, "-k", "A2")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1, deselected=result.parseoutcomes()["deselected"])
+
+
+def test_import_hook_stays_out_of_runs_without_the_kit_in_use(kit_pytester):
+    kit_pytester.makepyfile(test_mine="""
+        import importlib.util, sys
+
+        def test_no_agent_shim():
+            assert importlib.util.find_spec("agent") is None
+    """)
+    result = run(kit_pytester)
+    assert result.ret == 0, result.stdout.str()
+
+
+def test_replay_file_for_an_unknown_check_or_without_an_engine_is_a_usage_error(kit_pytester):
+    stale = kit_pytester.path / "stale.json"
+    stale.write_text(json.dumps({"check": "Z9-renamed-long-ago", "example": {"draws": {}}}))
+    result = run(kit_pytester, f"--engine={GOOD}", f"--conformance-replay={stale}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the file is for check 'Z9-renamed-long-ago', which this kit does not have" in result.stderr.str()
+    good = kit_pytester.path / "good.json"
+    good.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
+    alone = run(kit_pytester, f"--conformance-replay={good}")
+    assert alone.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no engine given; rerun with the engine the file was written for" in alone.stderr.str()
+    assert "Traceback" not in result.stderr.str() + alone.stderr.str()
+
+
+def test_k_that_deselects_every_check_still_prints_a_verdict_line(kit_pytester):
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "no-check-is-called-this")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "verdict: NO CHECK RAN - every conformance check was deselected" in result.stdout.str()
+
+
+def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
+    failures = kit_pytester.path / ".conformance" / "failures"
+    failures.mkdir(parents=True)
+    stale = failures / "A2-usage-updates-counters.json"
+    stale.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
+    mine = failures / "A3-should-compress-returns-bool.json"  # not a file the kit wrote for that check
+    mine.write_text("my notes\n")
+    result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A2 or A3")
+    assert result.ret == 0, result.stdout.str()
+    assert not stale.exists() and mine.read_text() == "my notes\n"
