@@ -15,7 +15,8 @@ Kinds (``params`` in brackets):
 ``no_orphan_pairs``         every live transcript after every step has no orphan pair (V2)
 ``uids_stable``             a message still present keeps its message_uid (U3)
 ``history_not_rewritten``   select_context never edits the messages it is handed (H3)
-``no_engine_errors``        no engine method raised (on any agent or thread)
+``no_engine_errors``        no engine method raised (on any agent or thread); reported under
+                            the clause of the method that raised (:data:`METHOD_CLAUSES`)
 ``engine_active``           no agent fell back to the built-in compressor (C1, C3)
 ``compressions``            committed compactions, all agents ({min, max})
 ``turns_failed``            turns that ended on a provider failure ({min, max})
@@ -27,6 +28,13 @@ Kinds (``params`` in brackets):
 ``engine_attr``             an engine attribute at a ``check`` step or at the end
                             ({name, equals | min | max, agent: main | subagent})
 ==========================  ===========================================================
+
+An engine exception is reported under the clause that governs the method that raised,
+at that clause's registry level (:func:`conformance.registry.clause_level`), never above
+the expectation's own level: a raising select_context() is ``[H1 SHOULD]`` here as in the
+H1 check (the host fails open), a raising on_session_start() ``[O1 MUST]``. The
+expectation's declared clause names only errors of methods outside
+:data:`METHOD_CLAUSES`.
 """
 
 from __future__ import annotations
@@ -38,6 +46,31 @@ from conformance.expect import ContractViolation
 from conformance.runner import Result
 from conformance.scenarios.runner import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
+
+
+#: Engine method -> the clause whose checks cover that method raising (what the host does
+#: about it: H1 hooks fail open; the lifecycle and optional methods are the engine's to get
+#: right). ``clone_for_agent`` is C1: a clone that raises costs the agent its engine (C3).
+METHOD_CLAUSES = {
+    "select_context": "H1", "on_turn_complete": "H1",
+    "on_session_start": "O1", "on_session_end": "O2", "on_session_reset": "O3", "update_model": "O4",
+    "get_tool_schemas": "O5", "handle_tool_call": "O6", "should_compress_preflight": "O7", "get_status": "O8",
+    "clone_for_agent": "C1", "update_from_response": "A2", "should_compress": "A3", "compress": "A4",
+}
+_RANK = {"SHOULD": 0, "MUST": 1}
+
+
+def finding_clause(exp: Expectation, method: str) -> tuple:
+    """``(clause, level)`` an engine error in ``method`` is reported under for ``exp``: the
+    method's clause (:data:`METHOD_CLAUSES`) at its registry level, capped at ``exp.level``;
+    ``(exp.clause, exp.level)`` for a method outside the map."""
+    from conformance.registry import clause_level
+
+    clause = METHOD_CLAUSES.get(method)
+    level = clause_level(clause) if clause else None
+    if level is None:
+        return exp.clause, exp.level
+    return clause, min(level, exp.level, key=_RANK.__getitem__)
 
 
 def check_id(run_or_name: Any, exp: Expectation) -> str:
@@ -83,11 +116,14 @@ def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
     return CheckOutcome(exp.id, label, observed, f"expected {expected}, got {observed!r}" if expected else "")
 
 
-def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str) -> ContractViolation:
+def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str,
+               under: Optional[tuple] = None) -> ContractViolation:
+    """The violation of ``exp``, under ``under`` = (clause, level) when given (else the expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
     text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}."
-    return ContractViolation(exp.clause, exp.level, text.replace("..", "."))
+    clause, level = under or (exp.clause, exp.level)
+    return ContractViolation(clause, level, text.replace("..", "."))
 
 
 def _first(findings: List[Any], what: str) -> tuple:
@@ -118,10 +154,7 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         return _violation(run, exp, *_first(rec.select_mutations, "select_context() to leave its arguments "
                                                                   "untouched and return a new list instead"))
     if kind == "no_engine_errors" and rec.engine_errors:
-        e = rec.engine_errors[0]
-        more = f" ({len(rec.engine_errors)} errors, first shown)" if len(rec.engine_errors) > 1 else ""
-        return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}: expected "
-                                            f"no engine method to raise{more}")
+        return _engine_error(run, exp, rec.engine_errors)
     if kind == "engine_active":
         for label, s in run.sessions:
             if not s.engine_active:
@@ -199,6 +232,19 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
     return None
 
 
+def _engine_error(run: ScenarioRun, exp: Expectation, errors: List[Any]) -> ContractViolation:
+    """The no_engine_errors violation: the first error of the weightiest clause (MUST before
+    SHOULD), reported under that clause (:func:`finding_clause`)."""
+    under = [finding_clause(exp, e.method) for e in errors]
+    top = max(range(len(errors)), key=lambda i: (_RANK[under[i][1]], -i))
+    e = errors[top]
+    more = f" ({len(errors)} errors; the first under {under[top][0]} shown)" if len(errors) > 1 else ""
+    fails_open = " (the host fails open: it logs the error and sends the request unchanged)" \
+        if METHOD_CLAUSES.get(e.method) == "H1" else ""
+    return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}{fails_open}: "
+                                        f"expected no engine method to raise{more}", under[top])
+
+
 def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -> List[Result]:
     """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
 
@@ -234,10 +280,11 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
         if violation is None:
             out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
         else:
+            reason = reason or next((str(r) for k, r in (xfails or {}).items() if violation.clause == k), None)
             text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
-            out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "failed",
+            out.append(Result(cid, violation.clause, violation.level, "xfailed" if reason else "failed",
                               text + ("" if reason else tail)))
     return out
 
 
-__all__ = ["evaluate", "evaluate_check", "judge", "check_id"]
+__all__ = ["evaluate", "evaluate_check", "judge", "check_id", "finding_clause", "METHOD_CLAUSES"]
