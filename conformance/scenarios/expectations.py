@@ -43,7 +43,7 @@ import json
 from typing import Any, List, Optional
 
 from conformance.expect import ContractViolation
-from conformance.runner import Result
+from conformance.runner import Result, xfail_for_clause
 from conformance.scenarios.runner import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
 
@@ -280,7 +280,7 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
         if violation is None:
             out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
         else:
-            reason = reason or next((str(r) for k, r in (xfails or {}).items() if violation.clause == k), None)
+            reason = reason or xfail_for_clause(violation.clause, xfails or {})
             text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
             out.append(Result(cid, violation.clause, violation.level, "xfailed" if reason else "failed",
                               text + ("" if reason else tail)))
