@@ -132,6 +132,14 @@ def _first(findings: List[Any], what: str) -> tuple:
     return first.step, f"{first.detail}: expected {what}{more}"
 
 
+def _shrink(tokens_in: int, tokens_out: int) -> str:
+    """What a compaction did to the size, e.g. ``took 9000 tokens and returned 7000 (22% removed)``."""
+    if tokens_out >= tokens_in:
+        grew = f", {tokens_out - tokens_in} more" if tokens_out > tokens_in else ""
+        return f"took {tokens_in} tokens and returned {tokens_out} (nothing removed{grew})"
+    return f"took {tokens_in} tokens and returned {tokens_out} ({(tokens_in - tokens_out) / tokens_in:.0%} removed)"
+
+
 class Inapplicable(str):
     """An expectation this run cannot judge for this engine; the text is the skip reason."""
 
@@ -210,9 +218,8 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         over = [e for e in rec.compactions if e.committed and (e.tokens_out or 0) > params["max"]]
         if over:
             e = max(over, key=lambda e: e.tokens_out or 0)
-            return _violation(run, exp, e.step, f"compress() returned {e.tokens_out} tokens (from {e.tokens_in}) "
-                                                f"on agent {e.agent!r}: expected at most {params['max']} tokens after "
-                                                f"a compaction")
+            return _violation(run, exp, e.step, f"compress() on agent {e.agent!r} {_shrink(e.tokens_in, e.tokens_out)}: "
+                                                f"expected at most {params['max']} tokens after a compaction")
         return None
     if kind == "call_order":
         seq = [c.method for c in sorted(rec.calls, key=lambda c: c.seq)]
