@@ -397,4 +397,5 @@ def verdict_word(code: int) -> str:
     return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
 
 
-__all__ = ["OUTCOMES", "Result", "run_check", "run_conformance", "exit_code", "verdict_word", "MUST", "SHOULD"]
+__all__ = ["OUTCOMES", "Result", "run_check", "run_conformance", "exit_code", "verdict_word", "xfail_for_clause",
+           "MUST", "SHOULD"]

@@ -3,7 +3,7 @@
 :func:`judge` returns a :class:`~conformance.runner.Result` per expectation, in the kit's
 grammar::
 
-    [H3 MUST] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
+    [H3 SHOULD] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
     got 1 such call (first shown). See docs/contract.md#h3. Repro: context-engine-kit scenario
@@ -258,7 +258,9 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
     A run stopped by an exception makes every expectation not yet checked an ``error``
     naming the step; a run stopped at its time limit (a hanging engine) makes them
     ``failed``, naming the step, the method and the limit. ``xfails`` maps check ids, id
-    prefixes or clause ids to reasons (expected failures). ``repro`` (a command that reruns
+    prefixes or clause ids to reasons (expected failures); a clause id matches the
+    expectation's clause or the clause its finding is filed under (an engine error's
+    method clause, :func:`finding_clause`). A result carries the finding's clause and level. ``repro`` (a command that reruns
     this scenario on this engine, see :func:`conformance.scenarios.cli.repro_command`) ends
     every failed or error message as `` Repro: <repro>``.
     """
