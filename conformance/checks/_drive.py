@@ -17,7 +17,7 @@ import inspect
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
-from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, fail, short
+from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, short
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
