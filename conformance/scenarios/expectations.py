@@ -121,9 +121,9 @@ def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str,
     """The violation of ``exp``, under ``under`` = (clause, level) when given (else the expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
-    text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}."
+    text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}"
     clause, level = under or (exp.clause, exp.level)
-    return ContractViolation(clause, level, text.replace("..", "."))
+    return ContractViolation(clause, level, text.rstrip(".") + ".")  # one final dot; "..." inside quotes stays
 
 
 def _first(findings: List[Any], what: str) -> tuple:

@@ -120,3 +120,13 @@ def test_an_expected_failure_by_the_finding_clause_covers_it():
                     xfails={"H1": "selector is being rewritten"})
     result = next(r for r in results if r.check.endswith(":no-engine-errors"))
     assert result.outcome == "xfailed" and "[expected failure: selector is being rewritten]" in result.message
+
+
+def test_an_h3_finding_shows_the_changed_text_with_its_ellipsis():
+    from reference_engines.mutants.scn_select_mutates import SelectMutatesInPlace
+
+    results = judge(run_scenario(load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectMutatesInPlace))
+    result = next(r for r in results if r.check.endswith(":history-not-rewritten"))
+    assert result.outcome == "failed" and result.level == "SHOULD"
+    assert "(at character " in result.message and ': "...' in result.message, result.message
+    assert "..." in result.message.split("(at character", 1)[1] and ". See docs/contract.md#h3." in result.message
