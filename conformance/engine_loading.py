@@ -79,6 +79,25 @@ class EngineFactory:
         return out
 
 
+def public_names(namespace: Any, limit: int = 16) -> str:
+    """The public names of a module (or class) for an error message, likely engines first:
+    engine classes defined there, imported engine classes, other classes and functions defined
+    there, then the rest (imported typing names such as ``Any`` last); at most ``limit``,
+    then ``... N more``. Serves the ``--engine`` error messages (R, A1)."""
+    home = getattr(namespace, "__name__", None)
+
+    def rank(name: str) -> tuple:
+        obj = getattr(namespace, name, None)
+        local = getattr(obj, "__module__", None) == home
+        if inspect.isclass(obj):
+            return (0 if local else 1, name) if looks_like_engine(obj) else (2 if local else 4, name)
+        return (3 if local else 5, name)
+
+    names = sorted((n for n in dir(namespace) if not n.startswith("_")), key=rank)
+    more = f" ... {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more if names else "(none)"
+
+
 def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> EngineFactory:
     """Resolve ``MODULE:ATTR`` into an :class:`EngineFactory`.
 
@@ -99,6 +118,14 @@ def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> E
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and missing != module_name and not module_name.startswith(missing + "."):
+            raise EngineSpecError(
+                f"--engine={spec!r}: module {module_name!r} was found, but importing it failed because it "
+                f"imports {missing!r}, which is not installed here (ModuleNotFoundError: {exc}). Install that "
+                f"dependency in this environment (e.g. pip install {missing.split('.')[0]}, or your package's "
+                "requirements) and rerun."
+            ) from None
         where = "; ".join(p or "." for p in sys.path[:4])
         raise EngineSpecError(
             f"--engine={spec!r}: module {module_name!r} could not be imported "
@@ -115,10 +142,9 @@ def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> E
     target: Any = module
     for part in attr_path.split("."):
         if not hasattr(target, part):
-            names = sorted(n for n in dir(target) if not n.startswith("_"))[:12]
             raise EngineSpecError(
                 f"--engine={spec!r}: {getattr(target, '__name__', module_name)!r} has no attribute "
-                f"{part!r}. Public names there: {', '.join(names) or '(none)'}. {SPEC_HELP}"
+                f"{part!r}. Public names there: {public_names(target)}. {SPEC_HELP}"
             )
         target = getattr(target, part)
     if inspect.isclass(target):

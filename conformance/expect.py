@@ -131,13 +131,17 @@ def approx_size(value: Any, limit: int = MAX_VALUE_BYTES) -> int:
 
 def short(value: Any, limit: int = 160) -> str:
     """A bounded repr for messages: never prints more than ``limit`` characters, never
-    serialises a huge value (checked with :func:`approx_size` first)."""
+    serialises a huge value (checked with :func:`approx_size` first). JSON text, except that
+    a tuple or set is named (``a tuple ({...})``), not shown as a JSON list."""
     if approx_size(value, 1_000_000) > 1_000_000:
         return f"<{type(value).__name__} of more than 1 MB>"
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except Exception:
         text = object.__repr__(value)
+    if isinstance(value, (tuple, set, frozenset)):  # json.dumps shows these as a list: say what they are
+        text = f"a {type(value).__name__} ({text[1:-1]})" if isinstance(value, tuple) else \
+            f"a {type(value).__name__} {text[1:-1]}"
     if len(text) > limit:
         text = text[: limit - 20] + f"...<{len(text)} chars>"
     return text

@@ -168,3 +168,14 @@ def get(check_id: str) -> Check:
         return _REGISTRY[check_id]
     except KeyError:
         raise KeyError(f"no check {check_id!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def clause_level(clause: str) -> Optional[str]:
+    """The registry's level for ``clause``: ``"MUST"`` when any of its checks is MUST,
+    ``"SHOULD"`` when all are SHOULD, None when no check serves it (a host-side clause).
+
+    Scenario expectations use it so that what a scenario observes weighs no more than the
+    checks of the same clause (see :mod:`conformance.scenarios.expectations`).
+    """
+    levels = {c.level for c in all_checks() if c.clause == clause}
+    return (MUST if MUST in levels else SHOULD) if levels else None

@@ -17,7 +17,7 @@ import inspect
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
-from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, fail, short
+from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, short
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
@@ -47,8 +47,11 @@ def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,
     except HostileEngine:
         raise
     except Exception as exc:
-        fail(clause, level, f"{method}() raised", expected="a normal return",
-             got=f"{type(exc).__name__}: {short(str(exc), 200)}", example=example)
+        raised = f"{type(exc).__name__}: {short(str(exc), 200)}"
+        violation = ContractViolation(clause, level, f"{method}() raised: expected a normal return, got {raised}.",
+                                      example)
+        violation.raised = raised  # the bare exception text, for checks that reword the finding (H1)
+        raise violation from None
     except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
         raise HostileEngine(clause, level, method,
                             f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); an engine must not end "

@@ -74,6 +74,14 @@ def copies_by_deepcopy(ctx) -> bool:
     return not get_profile(ctx.host_profile).clone_for_agent or ctx.abc.lacks("clone_for_agent")
 
 
+def why_deepcopy(ctx) -> str:
+    """Why the host of ``ctx`` deep-copies the engine (C1), for failure messages: the host
+    profile never calls clone_for_agent, or the ABC in use has none."""
+    if not get_profile(ctx.host_profile).clone_for_agent:
+        return f"the host profile {ctx.host_profile!r} never calls clone_for_agent, so the host deep-copies"
+    return f"the host ABC in use ({ctx.abc.label()}) has no clone_for_agent, so the host deep-copies"
+
+
 def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
     """C1: the engine a new agent gets from ``engine``, made as the host of ``ctx`` makes it.
 
@@ -92,8 +100,8 @@ def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
     try:
         return copy.deepcopy(engine), "copy.deepcopy(engine)"
     except Exception as exc:
-        fail(clause, MUST, f"copy.deepcopy(engine) on host profile {ctx.host_profile!r} (that host never calls "
-             "clone_for_agent)", expected="a copy; otherwise every agent silently gets the built-in compressor",
+        fail(clause, MUST, f"copy.deepcopy(engine) ({why_deepcopy(ctx)})",
+             expected="a copy; otherwise every agent silently gets the built-in compressor",
              got=f"{type(exc).__name__}: {short(str(exc), 160)}",
              context="define __deepcopy__ (e.g. returning self.clone_for_agent())")
     except KeyboardInterrupt:

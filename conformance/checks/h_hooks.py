@@ -48,7 +48,7 @@ def check_hooks_do_not_raise(ctx, variant):
                 invoke("H1", SHOULD, engine, "on_turn_complete", list(copy.deepcopy(history)), usage(500))
         except ContractViolation as exc:
             fail("H1", SHOULD, f"{variant}()", expected="a normal return (the host fails open and logs it)",
-                 got=exc.detail.split(": expected", 1)[0].replace(f"{variant}() raised", "").strip() or exc.detail)
+                 got=getattr(exc, "raised", None) or exc.detail.rstrip("."))
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 

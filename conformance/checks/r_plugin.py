@@ -79,11 +79,19 @@ def check_name_matches_folder(ctx):
 @check("R6", "name-matches-plugin-yaml", level=SHOULD, practice="host",
        title="engine.name equals plugin.yaml's name (host practice; not in seeds)")
 def check_name_matches_yaml(ctx):
-    """R6 (host practice; not in seeds): plugin.yaml's ``name`` equals ``engine.name``."""
+    """R6 (host practice; not in seeds): plugin.yaml's ``name`` equals ``engine.name``. A
+    plugin.yaml that is missing or names nothing is R4's finding (reported once, there):
+    this check then skips rather than compare with the folder name the host falls back to."""
     factory, report = load(ctx)
     if factory is None:
         raise CheckSkipped("no engine could be loaded (R4 reports why)")
+    from simulator.host.discovery import validate_plugin_yaml
+
+    data, _errors = validate_plugin_yaml(report.plugin_dir)
+    if not (data or {}).get("name"):
+        raise CheckSkipped(f"{Path(report.plugin_dir) / 'plugin.yaml'} is missing or has no name "
+                           "(R4-plugin-folder-loads reports it); nothing to compare engine.name with")
     name = factory().name
-    if name != report.name:
-        fail("R6", SHOULD, "plugin.yaml name", expected=f"engine.name {name!r}", got=repr(report.name),
-             host_practice=True)
+    if name != str(data["name"]):
+        fail("R6", SHOULD, f"plugin.yaml name of plugin folder {report.plugin_dir.name!r}",
+             expected=f"engine.name {name!r}", got=repr(str(data["name"])), host_practice=True)

@@ -3,7 +3,7 @@
 :func:`judge` returns a :class:`~conformance.runner.Result` per expectation, in the kit's
 grammar::
 
-    [H3 MUST] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
+    [H3 SHOULD] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
     got 1 such call (first shown). See docs/contract.md#h3. Repro: context-engine-kit scenario
@@ -15,7 +15,8 @@ Kinds (``params`` in brackets):
 ``no_orphan_pairs``         every live transcript after every step has no orphan pair (V2)
 ``uids_stable``             a message still present keeps its message_uid (U3)
 ``history_not_rewritten``   select_context never edits the messages it is handed (H3)
-``no_engine_errors``        no engine method raised (on any agent or thread)
+``no_engine_errors``        no engine method raised (on any agent or thread); reported under
+                            the clause of the method that raised (:data:`METHOD_CLAUSES`)
 ``engine_active``           no agent fell back to the built-in compressor (C1, C3)
 ``compressions``            committed compactions, all agents ({min, max})
 ``turns_failed``            turns that ended on a provider failure ({min, max})
@@ -27,6 +28,13 @@ Kinds (``params`` in brackets):
 ``engine_attr``             an engine attribute at a ``check`` step or at the end
                             ({name, equals | min | max, agent: main | subagent})
 ==========================  ===========================================================
+
+An engine exception is reported under the clause that governs the method that raised,
+at that clause's registry level (:func:`conformance.registry.clause_level`), never above
+the expectation's own level: a raising select_context() is ``[H1 SHOULD]`` here as in the
+H1 check (the host fails open), a raising on_session_start() ``[O1 MUST]``. The
+expectation's declared clause names only errors of methods outside
+:data:`METHOD_CLAUSES`.
 """
 
 from __future__ import annotations
@@ -35,9 +43,34 @@ import json
 from typing import Any, List, Optional
 
 from conformance.expect import ContractViolation
-from conformance.runner import Result
+from conformance.runner import Result, xfail_for_clause
 from conformance.scenarios.runner import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
+
+
+#: Engine method -> the clause whose checks cover that method raising (what the host does
+#: about it: H1 hooks fail open; the lifecycle and optional methods are the engine's to get
+#: right). ``clone_for_agent`` is C1: a clone that raises costs the agent its engine (C3).
+METHOD_CLAUSES = {
+    "select_context": "H1", "on_turn_complete": "H1",
+    "on_session_start": "O1", "on_session_end": "O2", "on_session_reset": "O3", "update_model": "O4",
+    "get_tool_schemas": "O5", "handle_tool_call": "O6", "should_compress_preflight": "O7", "get_status": "O8",
+    "clone_for_agent": "C1", "update_from_response": "A2", "should_compress": "A3", "compress": "A4",
+}
+_RANK = {"SHOULD": 0, "MUST": 1}
+
+
+def finding_clause(exp: Expectation, method: str) -> tuple:
+    """``(clause, level)`` an engine error in ``method`` is reported under for ``exp``: the
+    method's clause (:data:`METHOD_CLAUSES`) at its registry level, capped at ``exp.level``;
+    ``(exp.clause, exp.level)`` for a method outside the map."""
+    from conformance.registry import clause_level
+
+    clause = METHOD_CLAUSES.get(method)
+    level = clause_level(clause) if clause else None
+    if level is None:
+        return exp.clause, exp.level
+    return clause, min(level, exp.level, key=_RANK.__getitem__)
 
 
 def check_id(run_or_name: Any, exp: Expectation) -> str:
@@ -83,17 +116,28 @@ def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
     return CheckOutcome(exp.id, label, observed, f"expected {expected}, got {observed!r}" if expected else "")
 
 
-def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str) -> ContractViolation:
+def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str,
+               under: Optional[tuple] = None) -> ContractViolation:
+    """The violation of ``exp``, under ``under`` = (clause, level) when given (else the expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
-    text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}."
-    return ContractViolation(exp.clause, exp.level, text.replace("..", "."))
+    text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}"
+    clause, level = under or (exp.clause, exp.level)
+    return ContractViolation(clause, level, text.rstrip(".") + ".")  # one final dot; "..." inside quotes stays
 
 
 def _first(findings: List[Any], what: str) -> tuple:
     first = findings[0]
     more = f" ({len(findings)} such findings, first shown)" if len(findings) > 1 else ""
     return first.step, f"{first.detail}: expected {what}{more}"
+
+
+def _shrink(tokens_in: int, tokens_out: int) -> str:
+    """What a compaction did to the size, e.g. ``took 9000 tokens and returned 7000 (22% removed)``."""
+    if tokens_out >= tokens_in:
+        grew = f", {tokens_out - tokens_in} more" if tokens_out > tokens_in else ""
+        return f"took {tokens_in} tokens and returned {tokens_out} (nothing removed{grew})"
+    return f"took {tokens_in} tokens and returned {tokens_out} ({(tokens_in - tokens_out) / tokens_in:.0%} removed)"
 
 
 class Inapplicable(str):
@@ -118,10 +162,7 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         return _violation(run, exp, *_first(rec.select_mutations, "select_context() to leave its arguments "
                                                                   "untouched and return a new list instead"))
     if kind == "no_engine_errors" and rec.engine_errors:
-        e = rec.engine_errors[0]
-        more = f" ({len(rec.engine_errors)} errors, first shown)" if len(rec.engine_errors) > 1 else ""
-        return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}: expected "
-                                            f"no engine method to raise{more}")
+        return _engine_error(run, exp, rec.engine_errors)
     if kind == "engine_active":
         for label, s in run.sessions:
             if not s.engine_active:
@@ -177,9 +218,8 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         over = [e for e in rec.compactions if e.committed and (e.tokens_out or 0) > params["max"]]
         if over:
             e = max(over, key=lambda e: e.tokens_out or 0)
-            return _violation(run, exp, e.step, f"compress() returned {e.tokens_out} tokens (from {e.tokens_in}) "
-                                                f"on agent {e.agent!r}: expected at most {params['max']} tokens after "
-                                                f"a compaction")
+            return _violation(run, exp, e.step, f"compress() on agent {e.agent!r} {_shrink(e.tokens_in, e.tokens_out)}: "
+                                                f"expected at most {params['max']} tokens after a compaction")
         return None
     if kind == "call_order":
         seq = [c.method for c in sorted(rec.calls, key=lambda c: c.seq)]
@@ -199,13 +239,28 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
     return None
 
 
+def _engine_error(run: ScenarioRun, exp: Expectation, errors: List[Any]) -> ContractViolation:
+    """The no_engine_errors violation: the first error of the weightiest clause (MUST before
+    SHOULD), reported under that clause (:func:`finding_clause`)."""
+    under = [finding_clause(exp, e.method) for e in errors]
+    top = max(range(len(errors)), key=lambda i: (_RANK[under[i][1]], -i))
+    e = errors[top]
+    more = f" ({len(errors)} errors; the first under {under[top][0]} shown)" if len(errors) > 1 else ""
+    fails_open = " (the host fails open: it logs the error and sends the request unchanged)" \
+        if METHOD_CLAUSES.get(e.method) == "H1" else ""
+    return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}{fails_open}: "
+                                        f"expected no engine method to raise{more}", under[top])
+
+
 def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -> List[Result]:
     """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
 
     A run stopped by an exception makes every expectation not yet checked an ``error``
     naming the step; a run stopped at its time limit (a hanging engine) makes them
     ``failed``, naming the step, the method and the limit. ``xfails`` maps check ids, id
-    prefixes or clause ids to reasons (expected failures). ``repro`` (a command that reruns
+    prefixes or clause ids to reasons (expected failures); a clause id matches the
+    expectation's clause or the clause its finding is filed under (an engine error's
+    method clause, :func:`finding_clause`). A result carries the finding's clause and level. ``repro`` (a command that reruns
     this scenario on this engine, see :func:`conformance.scenarios.cli.repro_command`) ends
     every failed or error message as `` Repro: <repro>``.
     """
@@ -234,10 +289,11 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
         if violation is None:
             out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
         else:
+            reason = reason or xfail_for_clause(violation.clause, xfails or {})
             text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
-            out.append(Result(cid, exp.clause, exp.level, "xfailed" if reason else "failed",
+            out.append(Result(cid, violation.clause, violation.level, "xfailed" if reason else "failed",
                               text + ("" if reason else tail)))
     return out
 
 
-__all__ = ["evaluate", "evaluate_check", "judge", "check_id"]
+__all__ = ["evaluate", "evaluate_check", "judge", "check_id", "finding_clause", "METHOD_CLAUSES"]

@@ -107,8 +107,26 @@ def _first_change(before: Any, after: Any, name: str) -> str:
         for k in sorted(set(before) | set(after), key=str):
             if _digest(before.get(k)) != _digest(after.get(k)):
                 return _first_change(before.get(k), after.get(k), f"{name}.{k}")
-    return f"{name} ({json.dumps(before, default=repr, ensure_ascii=False)[:60]} -> " \
-           f"{json.dumps(after, default=repr, ensure_ascii=False)[:60]})"
+    return f"{name} ({diff_at(before, after)})"
+
+
+def diff_at(before: Any, after: Any, context: int = 24) -> str:
+    """The first difference of two values, with ``context`` characters around it, e.g.
+    ``at character 41: "...use postgres 15 for" -> "...use postgres 16 for"``.
+
+    Strings are compared as they are, other values by their JSON text (H3 messages).
+    """
+    a = before if isinstance(before, str) else json.dumps(before, default=repr, ensure_ascii=False)
+    b = after if isinstance(after, str) else json.dumps(after, default=repr, ensure_ascii=False)
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, i - context)
+
+    def cut(text: str) -> str:
+        piece = text[start:i + context]
+        return json.dumps(("..." if start else "") + piece + ("..." if len(text) > i + context else ""),
+                          ensure_ascii=False)
+    sizes = f", {len(a)} -> {len(b)} characters" if len(a) != len(b) else ""
+    return f"at character {i}{sizes}: {cut(a)} -> {cut(b)}"
 
 
 class ScenarioRecorder(Recorder):
@@ -216,4 +234,4 @@ def _int(value: Any) -> int:
         return 0
 
 
-__all__ = ["ScenarioRecorder", "ProviderCall", "CompactionEvent", "Finding", "EngineError"]
+__all__ = ["ScenarioRecorder", "ProviderCall", "CompactionEvent", "Finding", "EngineError", "diff_at"]

@@ -147,11 +147,20 @@ class ScenarioItem(pytest.Item):
             xfails = {}
         result = next(r for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
                       if r.check == self.check_id)
+        self._file_under(result.clause, result.level)
         try:
             strict = bool(self.config.getoption("--conformance-strict"))
         except ValueError:
             strict = False
         raise_for_result(result, strict=strict)
+
+    def _file_under(self, clause: str, level: str) -> None:
+        """Verdict row and junit properties under the finding's clause and level (an engine
+        error is filed under the raising method's clause, see ``finding_clause``)."""
+        props = dict(self.user_properties)
+        if (props.get("clause"), props.get("level")) != (clause, level):
+            self.user_properties[:] = [(k, v) for k, v in self.user_properties if k not in ("clause", "level")]
+            self.user_properties += [("clause", clause), ("level", level)]
 
     def repr_failure(self, excinfo, style=None):
         from conformance.outcome import ConformanceError, ConformanceFailure
@@ -161,9 +170,9 @@ class ScenarioItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, self.expectation.line - 1 if self.expectation.line else None, \
-            f"scenario {self.parent.scenario.name}: {self.expectation.id} [{self.expectation.clause} " \
-            f"{self.expectation.level}]"
+        exp = self.expectation
+        under = "" if exp.kind == "no_engine_errors" else f" [{exp.clause} {exp.level}]"  # clause of the raiser
+        return self.path, exp.line - 1 if exp.line else None, f"scenario {self.parent.scenario.name}: {exp.id}{under}"
 
 
 def scenario_runs(config: pytest.Config) -> Dict[str, Any]:

@@ -151,6 +151,30 @@ def test_expected_failures_are_non_strict_unless_asked():
     assert results[0].outcome == "xpassed"  # MinimalEngine keeps the system prompt: XPASS is reported
 
 
+def _l1_check_raising(clause):
+    """An L1 check whose body finds a break of ``clause`` (as the L1 state machine reports V2)."""
+    from conformance.expect import ContractViolation
+
+    def body(ctx):
+        raise ContractViolation(clause, "MUST", "compress() output in the lifecycle: expected a valid history, "
+                                                "got an orphan tool result.")
+    return registry.Check(id="L1-synthetic", clause="L1", level="MUST", since="1.1", title="t", func=body)
+
+
+def test_expected_failure_by_clause_covers_a_failure_of_that_clause_inside_another_check():
+    from conformance.runner import run_check
+
+    ctx = CheckContext(MinimalEngine, profile="quick")
+    chk = _l1_check_raising("V2")
+    result = run_check(chk, ctx, xfails={"V2": "known orphan, issue 3"})
+    assert result.outcome == "xfailed", result
+    assert result.message.startswith("[V2 MUST] compress() output in the lifecycle")
+    assert result.message.endswith("[expected failure: known orphan, issue 3]")
+    assert run_check(chk, ctx, xfails={"V4": "other"}).outcome == "failed"  # another clause does not cover it
+    assert run_check(chk, ctx, xfails={"V2-tool-results-paired": "a check id"}).outcome == "failed"
+    assert run_check(_l1_check_raising("L1"), ctx, xfails={"V2": "x"}).outcome == "failed"
+
+
 def test_xfails_file_format(tmp_path):
     from conformance.runner import read_xfails_file, unmatched_xfails
 

@@ -21,3 +21,17 @@ class HangsOnReset(MinimalEngine):
     def on_session_reset(self):
         RELEASE.wait(60)
         super().on_session_reset()
+
+
+class SelectRaises(MinimalEngine):
+    """Only fault: select_context raises (the host fails open; H1 SHOULD in the checks)."""
+
+    def select_context(self, request_messages, **kwargs):
+        raise ValueError("selector broke")
+
+
+class SessionStartRaises(MinimalEngine):
+    """on_session_start raises (O1 MUST in the checks)."""
+
+    def on_session_start(self, session_id, **kwargs):
+        raise RuntimeError("db not reachable")

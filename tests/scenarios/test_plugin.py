@@ -96,3 +96,16 @@ def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_p
     assert (f"Repro: context-engine-kit scenario {kit_pytester.path / hang} --engine={hangs} "
             "--timeout=1") in out
     result.assert_outcomes(passed=5 + 1, failed=5)  # c1-subagents all pass; the check made before the hang too
+
+
+def test_a_raising_hook_is_filed_under_h1_should_and_the_run_passes(kit_pytester):
+    import json
+
+    name = copy(kit_pytester, "h3_history_untouched.scenario.yaml")
+    result = run(kit_pytester, "--engine=tests.scenarios.engines:SelectRaises", name, "--conformance-json=v.json")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "[H1 SHOULD] scenario 'h3-history-untouched', expectation 'no-engine-errors'" in out
+    rows = {r["check"]: r for r in json.loads((kit_pytester.path / "v.json").read_text())["results"]}
+    row = rows["scenario:h3-history-untouched:no-engine-errors"]
+    assert (row["clause"], row["level"], row["outcome"]) == ("H1", "SHOULD", "failed")
