@@ -75,7 +75,7 @@ def constructor_label(factory: Any) -> str:
     :class:`~conformance.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
     function), the callable's name otherwise."""
     target = getattr(factory, "target", factory)
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+    name = getattr(target, "__name__", None) or type(target).__name__
     return f"{name}()"
 
 
