@@ -148,8 +148,8 @@ def _plugin_factory(plugin_dir: str) -> EngineFactory:
     return PluginFolderFactory(plugin_dir, factory)
 
 
-def _timeout(config: pytest.Config) -> float:
-    """The per-check limit in seconds (``--conformance-timeout``, else the kit's default)."""
+def check_timeout(config: pytest.Config) -> float:
+    """The per-check limit in seconds (``--conformance-timeout``, else the kit's default, 120)."""
     from conformance.context import DEFAULT_CHECK_TIMEOUT_S
 
     return float(config.getoption("--conformance-timeout", default=None) or DEFAULT_CHECK_TIMEOUT_S)
@@ -310,7 +310,7 @@ class _RunOptions:
             self.spec += f" --host-profile={config.getoption('--host-profile')}"
         extra = (_state(config) or {}).get("file_xfails") or {}
         try:
-            self.xfails = expected_failures(build_engine(factory, _timeout(config)), extra)
+            self.xfails = expected_failures(build_engine(factory, check_timeout(config)), extra)
         except Exception:  # the checks report a constructor that raises or hangs
             self.xfails = dict(extra)
 
@@ -386,7 +386,7 @@ def pytest_sessionstart(session: pytest.Session):
     _ACTIVE_VERDICT["v"] = state["verdict"] if state else verdict_mod.Verdict()
     result = yield
     if state is not None:
-        _probe_engine(state["factory"], _timeout(session.config))
+        _probe_engine(state["factory"], check_timeout(session.config))
     return result
 
 

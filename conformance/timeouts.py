@@ -87,18 +87,28 @@ def build_engine(factory: Callable[[], Any], timeout: float) -> Any:
             (``MyEngine() did not return within 5 s``) and says what to do.
         Exception: whatever the constructor raised.
     """
-    worker = _start(factory, timeout)
+    return call_with_timeout(factory, timeout, lambda: (
+        f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
+        "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
+        "and side-effect free, or raise --conformance-timeout"))
+
+
+def call_with_timeout(fn: Callable[[], Any], timeout: float, describe: Callable[[], str]) -> Any:
+    """``fn()`` under ``timeout`` seconds: its return value.
+
+    Raises:
+        EngineTimeout: ``fn`` did not return in time; the message is ``describe()``.
+        BaseException: whatever ``fn`` raised.
+    """
+    worker = _start(fn, timeout)
     if worker.is_alive():
-        raise EngineTimeout(
-            f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
-            "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
-            "and side-effect free, or raise --conformance-timeout")
+        raise EngineTimeout(describe())
     if worker.error is not None:
         raise worker.error
     return worker.value
 
 
-__all__ = ["CURRENT_CALL", "run_with_timeout", "build_engine", "constructor_label", "EngineTimeout"]
+__all__ = ["CURRENT_CALL", "run_with_timeout", "call_with_timeout", "build_engine", "constructor_label", "EngineTimeout"]
 
 
 #: Default for ``--conformance-max-timeouts``: checks that may time out before the rest are not run.

@@ -63,12 +63,6 @@ def _factory(config: pytest.Config) -> Any:
     return config.stash[_RUNS]["factory"]
 
 
-def _limit(config: pytest.Config) -> float:
-    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-
-    return float(config.getoption("--conformance-timeout", default=None) or DEFAULT_CHECK_TIMEOUT_S)
-
-
 def _hang_budget(config: pytest.Config) -> Any:
     """The run's shared :class:`~conformance.timeouts.HangBudget` (a scenario run that times out
     counts; once it is spent, scenario files not yet run are not run)."""
@@ -159,6 +153,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from conformance.outcome import ConformanceError, raise_for_result
+        from conformance.plugin import check_timeout
         from conformance.timeouts import build_engine
         from conformance.runner import expected_failures
         from conformance.runner import profile_skip_reason
@@ -177,7 +172,7 @@ class ScenarioItem(pytest.Item):
                                    f"{self.parent.scenario.name!r}: {budget.reason()}.")
         run = self.parent.run()
         try:
-            xfails = expected_failures(build_engine(_factory(self.config), _limit(self.config)))
+            xfails = expected_failures(build_engine(_factory(self.config), check_timeout(self.config)))
         except Exception:  # the run itself reports a constructor that raises or hangs
             xfails = {}
         result = next(r for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
