@@ -193,10 +193,6 @@ def unmatched_xfails(xfails: Mapping[str, str], checks: Iterable[registry.Check]
     return sorted(k for k in xfails if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in checks))
 
 
-#: Kept for callers that import it from here (conformance.scenarios.runner).
-_run_with_timeout = run_with_timeout
-
-
 def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failures_dir: Optional[Path] = None,
               engine_spec: str = "", xfails: Optional[Mapping[str, str]] = None) -> Result:
     """Run one check with the network blocked; never raises except KeyboardInterrupt.

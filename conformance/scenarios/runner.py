@@ -481,13 +481,13 @@ def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
     is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
     from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.timeouts import constructor_label, run_with_timeout as _run_with_timeout
+    from conformance.timeouts import constructor_label, run_with_timeout
     from simulator.host import shim
 
     shim.install()
     runner = _Runner(scenario, engine_factory, host_profile, timeout)
     limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
-    hung = _run_with_timeout(runner.execute, limit)
+    hung = run_with_timeout(runner.execute, limit)
     if hung is not None:
         runner.cancelled.set()
         run = runner.run
