@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextvars
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hyp_seed, settings, strategies as st
 
+from conformance.timeouts import CURRENT_CALL, EngineTimeout, HangBudget, build_engine, constructor_label
 from simulator.host.shim import AbcInfo, abc_info
 
 #: Default model window used by checks, in tokens.
@@ -112,6 +114,8 @@ class CheckContext:
         extra_capabilities: capabilities given on the command line, added to the engine's own.
         host_profile: the host the kit plays (``documented`` or ``hermes-0.19``,
             ``--host-profile``); checks of clauses that host lacks are skipped.
+        hangs: the run's :class:`~conformance.timeouts.HangBudget` (after
+            ``--conformance-max-timeouts`` timed-out checks the rest are not run).
     """
 
     engine_factory: Callable[[], Any]
@@ -127,7 +131,9 @@ class CheckContext:
     shrink: bool = True
     host_profile: str = "documented"
     extra_capabilities: frozenset = frozenset()
+    hangs: HangBudget = field(default_factory=HangBudget)
     _capabilities: Optional[frozenset] = None
+    _probe_error: Optional[str] = None
 
     def __post_init__(self) -> None:
         if in_ci():
@@ -136,27 +142,52 @@ class CheckContext:
     def new_engine(self, *, window: Optional[int] = None, configure: bool = True, model: str = CHECK_MODEL) -> Any:
         """A fresh engine; with ``configure``, ``update_model(model, window)`` is called.
 
+        Checks run on the runner's worker thread, under the per-check limit; while the
+        constructor and update_model run they are recorded in
+        :data:`~conformance.timeouts.CURRENT_CALL`, so a hang there is reported as
+        ``MyEngine(): did not return within N s`` (or ``update_model()``).
+
         Raises:
             EngineUnavailable: the factory or update_model raised.
         """
+        me = threading.get_ident()
+        CURRENT_CALL[me] = (None, None, constructor_label(self.engine_factory)[:-2])
         try:
             engine = self.engine_factory()
+            if configure and callable(getattr(engine, "update_model", None)):
+                CURRENT_CALL[me] = (None, None, "update_model")
+                try:
+                    engine.update_model(model=model, context_length=window or self.window,
+                                        base_url="", api_key="", provider="", api_mode="chat_completions")
+                except Exception as exc:
+                    raise EngineUnavailable(f"update_model() raised {type(exc).__name__}: {exc}") from exc
+        except EngineUnavailable:
+            raise
         except Exception as exc:
             raise EngineUnavailable(f"constructing the engine raised {type(exc).__name__}: {exc}") from exc
-        if configure and callable(getattr(engine, "update_model", None)):
-            try:
-                engine.update_model(model=model, context_length=window or self.window,
-                                    base_url="", api_key="", provider="", api_mode="chat_completions")
-            except Exception as exc:
-                raise EngineUnavailable(f"update_model() raised {type(exc).__name__}: {exc}") from exc
+        finally:
+            CURRENT_CALL.pop(me, None)
         return engine
 
     @property
     def capabilities(self) -> frozenset:
         """Capabilities the engine declares in ``conformance_capabilities`` (e.g. ``compressor``),
-        plus those given with ``--conformance-capabilities`` (for engines you cannot edit)."""
+        plus those given with ``--conformance-capabilities`` (for engines you cannot edit).
+
+        The engine is built once, under :attr:`timeout` seconds.
+
+        Raises:
+            EngineUnavailable: the constructor raised or did not return in time (then
+                again on every later read, without waiting again).
+        """
         if self._capabilities is None:
-            engine = self.engine_factory()
+            if self._probe_error is not None:
+                raise EngineUnavailable(self._probe_error)
+            try:
+                engine = build_engine(self.engine_factory, self.timeout)
+            except EngineTimeout as exc:
+                self._probe_error = str(exc)
+                raise EngineUnavailable(self._probe_error) from None
             declared = frozenset(getattr(engine, "conformance_capabilities", ()) or ())
             self._capabilities = declared | frozenset(self.extra_capabilities)
         return self._capabilities

@@ -76,7 +76,8 @@ class HostileEngine(BaseException):
         super().__init__(self.render())
 
     def render(self) -> str:
-        return f"[{self.clause} {self.level}] {self.method}(): {self.detail} See {link(self.clause)}."
+        call = f"{self.method}(): " if self.method else ""
+        return f"[{self.clause} {self.level}] {call}{self.detail} See {link(self.clause)}."
 
 
 HOST_PRACTICE = "host practice"

@@ -23,6 +23,7 @@ from conformance.context import PROFILES, CheckContext
 from conformance.engine_loading import EngineFactory, EngineSpecError, load_engine_factory, parse_kwargs
 from conformance.outcome import ConformanceError, ConformanceFailure
 from conformance.runner import expected_failures
+from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, EngineTimeout, HangBudget, build_engine
 
 #: The sub-plugins (snapshot tier, scenario files, HTML report). Installed, each also has its own
 #: pytest11 entry point under the same name, so loading them here is a no-op; from a source tree
@@ -66,6 +67,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.")
     group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
                     help="per-check time limit; a hanging engine method fails its check (default 120).")
+    group.addoption("--conformance-max-timeouts", default=None, type=int, metavar="N",
+                    help="after N checks have timed out (a hanging engine), the remaining checks are errors "
+                         f"without running, so a hang costs about N x --conformance-timeout (default "
+                         f"{DEFAULT_MAX_TIMEOUTS}; 0 runs every check).")
     group.addoption("--conformance-no-shrink", action="store_true", default=False,
                     help="do not shrink failing examples (faster failures, longer examples in failure files).")
     group.addoption("--conformance-seed", default=None, type=int, metavar="N",
@@ -146,14 +151,24 @@ def _plugin_factory(plugin_dir: str) -> EngineFactory:
     return PluginFolderFactory(plugin_dir, factory)
 
 
-def _probe_engine(factory: Any) -> None:
-    """Build one engine up front: a constructor that raises, or a factory that returns no engine,
-    is one usage error instead of the same error repeated by every check."""
+def check_timeout(config: pytest.Config) -> float:
+    """The per-check limit in seconds (``--conformance-timeout``, else the kit's default, 120)."""
+    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
+
+    return float(config.getoption("--conformance-timeout", default=None) or DEFAULT_CHECK_TIMEOUT_S)
+
+
+def _probe_engine(factory: Any, timeout: float) -> None:
+    """Build one engine up front, under ``timeout`` seconds: a constructor that raises or hangs,
+    or a factory that returns no engine, is one usage error instead of the same error repeated
+    by every check."""
     from conformance.engine_loading import looks_like_engine
 
     what = getattr(factory, "repro_args", lambda: repr(factory))()
     try:
-        engine = factory()
+        engine = build_engine(factory, timeout)
+    except EngineTimeout as exc:
+        raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
     except Exception as exc:
         raise pytest.UsageError(
             f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the constructor, or pass "
@@ -224,7 +239,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if timeout is not None and float(timeout) <= 0:
         raise pytest.UsageError(f"--conformance-timeout={timeout}: give a positive number of seconds "
                                 "(the per-check time limit; default 120).")
-    _probe_engine(factory)
+    max_timeouts = config.getoption("--conformance-max-timeouts", default=None)
+    if max_timeouts is not None and max_timeouts < 0:
+        raise pytest.UsageError(f"--conformance-max-timeouts={max_timeouts}: give 0 (run every check) or a "
+                                f"positive number of timed-out checks (default {DEFAULT_MAX_TIMEOUTS}).")
     replay = _read_replay(config)
     file_xfails: Dict[str, str] = {}
     if config.getoption("--conformance-xfails"):
@@ -235,7 +253,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     state: Dict[str, Any] = {"factory": factory, "verdict": verdict_mod.Verdict(), "replay": replay,
-                             "file_xfails": file_xfails}
+                             "file_xfails": file_xfails,
+                             "hangs": HangBudget(DEFAULT_MAX_TIMEOUTS if max_timeouts is None else max_timeouts)}
     config.stash[_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
@@ -280,6 +299,13 @@ def _read_replay(config: pytest.Config) -> Optional[Dict[str, Any]]:
 
 def _state(config: pytest.Config) -> Optional[Dict[str, Any]]:
     return config.stash.get(_KEY, None)
+
+
+def hang_budget(config: pytest.Config) -> Optional[HangBudget]:
+    """The run's :class:`~conformance.timeouts.HangBudget`, shared by the checks and the scenario
+    items (``--conformance-max-timeouts``); None when this plugin found no engine."""
+    state = _state(config)
+    return None if state is None else state["hangs"]
 
 
 def pytest_report_header(config: pytest.Config):
@@ -343,6 +369,7 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
         ctx.seed = _random.SystemRandom().randrange(2**32)  # printed in failure files
     if pytestconfig.getoption("--conformance-timeout"):
         ctx.timeout = float(pytestconfig.getoption("--conformance-timeout"))
+    ctx.hangs = hang_budget(pytestconfig) or ctx.hangs
     if state.get("replay"):
         ctx.replay = dict(state["replay"]["example"].get("draws") or {})
     return ctx
@@ -358,8 +385,8 @@ class _RunOptions:
             self.spec += f" --host-profile={config.getoption('--host-profile')}"
         extra = (_state(config) or {}).get("file_xfails") or {}
         try:
-            self.xfails = expected_failures(factory(), extra)
-        except Exception:
+            self.xfails = expected_failures(build_engine(factory, check_timeout(config)), extra)
+        except Exception:  # the checks report a constructor that raises or hangs
             self.xfails = dict(extra)
 
     def __call__(self, chk) -> Dict[str, Any]:
@@ -425,10 +452,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 _ACTIVE_VERDICT: Dict[str, Any] = {}
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start a fresh verdict for this session."""
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionstart(session: pytest.Session):
+    """Start a fresh verdict for this session; then, after pytest has printed its header,
+    build one engine (under ``--conformance-timeout``): a constructor that raises or hangs
+    is a usage error naming it."""
     state = _state(session.config)
     _ACTIVE_VERDICT["v"] = state["verdict"] if state else verdict_mod.Verdict()
+    result = yield
+    if state is not None:
+        _probe_engine(state["factory"], check_timeout(session.config))
+    return result
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass
@@ -17,9 +16,10 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 from conformance import registry
 from conformance.context import CheckContext, CheckSkipped, EngineUnavailable
-from conformance.checks._drive import CURRENT_CALL
 from conformance.expect import ContractViolation, HostileEngine, MUST, SHOULD
+from conformance.hypothesis_pool import no_local_constants
 from conformance.netguard import block_network
+from conformance.timeouts import CURRENT_CALL, HangBudget, build_engine, run_with_timeout
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -230,40 +230,6 @@ def unmatched_xfails(xfails: Mapping[str, str], checks: Iterable[registry.Check]
     return sorted(k for k in xfails if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in checks))
 
 
-class _Worker(threading.Thread):
-    """Runs one check body on a daemon thread so a hanging engine cannot stop the run."""
-
-    def __init__(self, target: Callable[[], None]):
-        super().__init__(name="conformance-check", daemon=True)
-        self._target_fn = target
-        self.error: Optional[BaseException] = None
-
-    def run(self) -> None:
-        try:
-            self._target_fn()
-        except BaseException as exc:  # handed to the main thread
-            self.error = exc
-
-
-def _run_with_timeout(fn: Callable[[], None], timeout: float) -> Optional[_Worker]:
-    """Run ``fn`` on a worker; return None when it finished, the worker when it timed out.
-
-    Re-raises the worker's exception. KeyboardInterrupt in the waiting thread propagates
-    (Ctrl-C still stops the run).
-    """
-    worker = _Worker(fn)
-    worker.start()
-    deadline = time.monotonic() + timeout
-    while worker.is_alive():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return worker
-        worker.join(min(0.05, remaining))
-    if worker.error is not None:
-        raise worker.error
-    return None
-
-
 def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failures_dir: Optional[Path] = None,
               engine_spec: str = "", xfails: Optional[Mapping[str, str]] = None) -> Result:
     """Run one check with the network blocked; never raises except KeyboardInterrupt.
@@ -281,11 +247,16 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     reason = None
     try:
         reason = applicability(chk, ctx)
+    except EngineUnavailable as exc:
+        return result("error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip())
     except Exception as exc:
         return result("error", f"[{chk.clause} {chk.level}] engine not available: constructing it raised "
                                f"{type(exc).__name__}: {exc}. {repro}".strip())
     if reason:
         return result("skipped", reason)
+    if ctx.hangs.exhausted():
+        return result("error", f"[{chk.clause} {chk.level}] {ctx.hangs.reason()}."
+                               + (f" Repro: {repro}" if repro else ""))
     xfail = _xfail_reason(chk, xfails or {})
 
     def body() -> None:
@@ -306,8 +277,10 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
             return result("xfailed", f"{text} [expected failure: {why}]", replay, size)
         return result("failed", text + tail, replay, size)
 
+    before = dict(CURRENT_CALL)  # calls abandoned by earlier checks (still hung there)
     try:
-        hung = _run_with_timeout(body, ctx.timeout)
+        with no_local_constants():  # the draws depend on the seed alone, not on what else was loaded
+            hung = run_with_timeout(body, ctx.timeout)
     except KeyboardInterrupt:
         raise
     except CheckSkipped as exc:
@@ -320,14 +293,31 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return result("error", f"[{chk.clause} {chk.level}] check could not complete: {tb[:500]}. {repro}".strip())
     if hung is not None:
-        clause, level, method = CURRENT_CALL.get(hung.ident, (chk.clause, chk.level, "?"))
-        exc = HostileEngine(clause, level, method,
-                            f"did not return within {ctx.timeout:g} s (check {chk.id} timed out; the call was "
-                            "abandoned on a daemon thread and the run continued)")
+        clause, level, method = in_flight(hung.ident, before) or (None, None, "")
+        ctx.hangs.record(method or None)
+        exc = HostileEngine(clause or chk.clause, level or chk.level, method,
+                            f"{'' if method else 'the check '}did not return within {ctx.timeout:g} s (check {chk.id} "
+                            "timed out; the call was abandoned on a daemon thread and the run continued)")
         return failed(exc)
     if xfail is not None:
         return result("xpassed", f"expected failure did not happen ({xfail})")
     return result("passed")
+
+
+def in_flight(worker_ident: Optional[int], before: Mapping[int, Any]) -> Optional[Any]:
+    """The ``(clause, level, method)`` of the engine call a timed-out check is stuck in, or None.
+
+    The check's worker thread first; else a call started during the check on a thread the
+    check spawned (the L1 machine's parallel session, TS2's pool thread, TS3's sessions):
+    an entry of :data:`~conformance.timeouts.CURRENT_CALL` that was not there in ``before``
+    (calls abandoned by earlier checks stay there, unchanged). Ties go to the method name
+    first in sort order, so the message is the same every run.
+    """
+    current = dict(CURRENT_CALL)
+    if worker_ident in current:
+        return current[worker_ident]
+    started = sorted((v for k, v in current.items() if before.get(k) != v), key=lambda v: (v[2], str(v[0])))
+    return started[0] if started else None
 
 
 def example_messages(example: Any) -> Optional[int]:
@@ -363,7 +353,7 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
                     xfails: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
                     replay: Optional[Path] = None, plugin_dir: Optional[str] = None, scenarios: bool = True,
                     seed: Optional[int] = None, window: Optional[int] = None, shrink: bool = True,
-                    host_profile: str = "documented") -> List[Result]:
+                    host_profile: str = "documented", max_timeouts: Optional[int] = None) -> List[Result]:
     """Run every registered check (or those matching ``only``) against ``engine_factory``.
 
     Args:
@@ -378,6 +368,8 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         scenarios: False leaves bundled scenario checks out.
         shrink: False skips Hypothesis shrinking (faster, longer counterexamples).
         host_profile: ``documented`` or ``hermes-0.19``; clauses that host lacks are skipped.
+        max_timeouts: after this many timed-out checks the rest are errors, not run
+            (default :data:`~conformance.timeouts.DEFAULT_MAX_TIMEOUTS`; 0 runs every check).
     Returns:
         one :class:`Result` per check, in registry order.
     """
@@ -387,6 +379,8 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         ctx.timeout = float(timeout)
     if window is not None:
         ctx.window = int(window)
+    if max_timeouts is not None:
+        ctx.hangs = HangBudget(max_timeouts)
     checks = registry.all_checks()
     if replay is not None:
         data = load_replay(Path(replay))
@@ -395,8 +389,8 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         checks = [c for c in checks if c.id == data["check"]]
     spec = getattr(engine_factory, "spec", getattr(engine_factory, "__qualname__", repr(engine_factory)))
     try:
-        engine_xfails = expected_failures(engine_factory(), xfails)
-    except Exception:
+        engine_xfails = expected_failures(build_engine(engine_factory, ctx.timeout), xfails)
+    except Exception:  # the checks report a constructor that raises or hangs
         engine_xfails = dict(xfails or {})
     return [run_check(c, ctx, failures_dir=failures_dir, engine_spec=str(spec), xfails=engine_xfails)
             for c in select(checks, only)]

@@ -15,14 +15,13 @@ from __future__ import annotations
 import copy
 import inspect
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, short
+from conformance.timeouts import CURRENT_CALL
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
-#: thread ident -> (clause, level, method) of the engine call in progress.
-CURRENT_CALL: Dict[int, Tuple[str, str, str]] = {}
 
 
 def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,

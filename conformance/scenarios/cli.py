@@ -139,9 +139,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     from conformance.scenarios.runner import run_scenario
     from conformance.verdict import Verdict
 
+    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
+    from conformance.timeouts import build_engine
+
     try:
-        xfails = expected_failures(factory())
-    except Exception:
+        xfails = expected_failures(build_engine(factory, args.timeout or DEFAULT_CHECK_TIMEOUT_S))
+    except Exception:  # each scenario run reports a constructor that raises or hangs
         xfails = {}
     verdict = Verdict()
     runs = []

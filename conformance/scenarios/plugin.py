@@ -30,6 +30,7 @@ from conformance.scenarios import LIBRARY_DIR
 
 SUFFIX = ".scenario.yaml"
 _RUNS = pytest.StashKey[Dict[str, Any]]()
+_HANGS = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,6 +61,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _factory(config: pytest.Config) -> Any:
     return config.stash[_RUNS]["factory"]
+
+
+def _hang_budget(config: pytest.Config) -> Any:
+    """The run's shared :class:`~conformance.timeouts.HangBudget` (a scenario run that times out
+    counts; once it is spent, scenario files not yet run are not run)."""
+    from conformance.plugin import hang_budget
+    from conformance.timeouts import HangBudget
+
+    shared = hang_budget(config)
+    if shared is None:  # the main plugin has no engine (this sub-plugin got it from CONFORMANCE_ENGINE)
+        shared = config.stash.setdefault(_HANGS, HangBudget())
+    return shared
+
+
+def _hung_method(stopped: str) -> Optional[str]:
+    """The method named in a timed-out run's ``stopped`` text (``timeout: compress() did not ...``)."""
+    import re
+
+    match = re.match(r"timeout: ([A-Za-z_][\w.]*)\(\)", stopped or "")
+    return match.group(1) if match else None
 
 
 def play(config: pytest.Config, scenario: Any) -> Any:
@@ -110,6 +131,9 @@ class ScenarioFile(pytest.File):
         key = str(self.path)
         if key not in runs:
             runs[key] = play(self.config, self.scenario)
+            if runs[key].timed_out:
+                stopped = runs[key].stopped or (None, "")
+                _hang_budget(self.config).record(_hung_method(stopped[1]))
         return runs[key]
 
 
@@ -128,7 +152,9 @@ class ScenarioItem(pytest.Item):
                                  ("scenario_file", str(self.parent.path))]
 
     def runtest(self) -> None:
-        from conformance.outcome import raise_for_result
+        from conformance.outcome import ConformanceError, raise_for_result
+        from conformance.plugin import check_timeout
+        from conformance.timeouts import build_engine
         from conformance.runner import expected_failures
         from conformance.runner import profile_skip_reason
         from conformance.scenarios.expectations import judge
@@ -140,10 +166,14 @@ class ScenarioItem(pytest.Item):
                                      abc_info())
         if reason:
             pytest.skip(reason)
+        budget = _hang_budget(self.config)
+        if str(self.parent.path) not in self.config.stash[_RUNS] and budget.exhausted():
+            raise ConformanceError(f"[{self.expectation.clause} {self.expectation.level}] scenario "
+                                   f"{self.parent.scenario.name!r}: {budget.reason()}.")
         run = self.parent.run()
         try:
-            xfails = expected_failures(_factory(self.config)())
-        except Exception:
+            xfails = expected_failures(build_engine(_factory(self.config), check_timeout(self.config)))
+        except Exception:  # the run itself reports a constructor that raises or hangs
             xfails = {}
         result = next(r for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
                       if r.check == self.check_id)

@@ -172,6 +172,7 @@ class _Runner:
             # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays inline)
             self.config.context_timeout_seconds = min(self.config.context_timeout_seconds, float(timeout))
         self.cancelled = threading.Event()  # set when the scenario's time limit expired
+        self.constructing = False  # True while the engine's constructor runs (names it on a timeout)
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
         self.store = MemoryStore()
@@ -193,6 +194,14 @@ class _Runner:
         self._passes_seen: Dict[int, int] = {}
 
     # -- helpers --------------------------------------------------------------------------
+    def build(self) -> Any:
+        """A new engine from the factory; while it runs, a timeout names the constructor."""
+        self.constructing = True
+        try:
+            return self.factory()
+        finally:
+            self.constructing = False
+
     def tool_executor(self, name: str, arguments: Any) -> str:
         if name in self.outputs:
             return self.outputs[name]
@@ -206,7 +215,7 @@ class _Runner:
         return label
 
     def new_main(self) -> HostSession:
-        self.registered = self.factory()
+        self.registered = self.build()
         s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
         self.label_agent("main", s)
         s.start()
@@ -214,7 +223,7 @@ class _Runner:
 
     def restore(self, session_id: str) -> HostSession:
         """A new process: a fresh registered engine, the agent's clone, history from the store."""
-        self.registered = self.factory()
+        self.registered = self.build()
         s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
         self.label_agent("main", s)
         s._started = True
@@ -355,7 +364,7 @@ class _Runner:
         elif kind == "gateway":
             if self.run.gateway is None:
                 kwargs = dict(self.session_kwargs, provider=self.provider, store=self.store)
-                self.run.gateway = Gateway(self.factory(), **kwargs)
+                self.run.gateway = Gateway(self.build(), **kwargs)
             key = value["conversation"]
             if key not in self.run.gateway.sessions:
                 self.label_agent(f"gateway-{key}", self.run.gateway.session(key))
@@ -472,18 +481,23 @@ def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
     is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
     from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.runner import _run_with_timeout
+    from conformance.timeouts import constructor_label, run_with_timeout
     from simulator.host import shim
 
     shim.install()
     runner = _Runner(scenario, engine_factory, host_profile, timeout)
     limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
-    hung = _run_with_timeout(runner.execute, limit)
+    hung = run_with_timeout(runner.execute, limit)
     if hung is not None:
         runner.cancelled.set()
         run = runner.run
         method = run.recorder.in_flight(hung.ident) or run.recorder.in_flight()
-        what = f"{method}()" if method else "the engine (no engine method in flight: its constructor or the host)"
+        if method:
+            what = f"{method}()"
+        elif runner.constructing:
+            what = constructor_label(engine_factory)
+        else:
+            what = "the engine (no engine method in flight: its constructor or the host)"
         run.stopped = (run.recorder.step, f"timeout: {what} did not return within {limit:g} s (the scenario's time "
                                           "limit, --conformance-timeout; the call was abandoned on a daemon thread "
                                           "and the run went on)")

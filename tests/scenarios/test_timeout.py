@@ -88,3 +88,36 @@ def test_timeout_must_be_positive(capsys):
         main(["x.scenario.yaml", "--engine", HANGS, "--timeout", "0"])
     assert exc.value.code == 2
     assert "argument --timeout/--conformance-timeout: '0': give a positive number of seconds" in capsys.readouterr().err
+
+
+def test_a_constructor_that_hangs_mid_run_is_named():
+    built = []
+
+    def engine_factory():
+        built.append(1)
+        if len(built) > 1:  # the restarted process builds a new engine: that one hangs
+            engines.RELEASE.wait(60)
+        return engines.MinimalEngine()
+
+    text = "name: restart\nsteps:\n  - user: hello\n  - restart: true\n  - user: again\n" \
+           "expect:\n  - {id: no-errors, clause: L1, level: MUST, no_engine_errors: true}\n"
+    run = run_scenario(load_text(text, "restart.scenario.yaml"), engine_factory, timeout=1)
+    assert run.timed_out
+    assert "timeout: engine_factory() did not return within 1 s" in run.stopped[1], run.stopped
+
+
+def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
+    for name in ("one", "two"):
+        (kit_pytester.path / f"{name}.scenario.yaml").write_text(HANG_FILE.replace("name: hangs", f"name: {name}"),
+                                                                 encoding="utf-8")
+    started = time.monotonic()
+    result = kit_pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider",
+                                               f"--engine={HANGS}", "--conformance-timeout=1",
+                                               "--conformance-max-timeouts=1", "one.scenario.yaml", "two.scenario.yaml")
+    assert time.monotonic() - started < 30
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert ("[L1 MUST] scenario 'one', expectation 'order': the run stopped at steps[1] reset: timeout: "
+            "on_session_reset() did not return within 1 s") in out
+    assert ("[L1 MUST] scenario 'two': not run: the engine hung in 1 checks (on_session_reset() x1); fix the hang "
+            "first, or raise --conformance-max-timeouts (now 1; 0 runs every check).") in out

@@ -97,3 +97,21 @@ def test_inert_without_an_engine_even_with_the_flag(kit_pytester):
                                                "--conformance-snapshots")
     result.assert_outcomes(passed=1)
     assert "snapshot" not in result.stdout.str()
+
+
+def test_a_hanging_engine_is_bounded_in_the_snapshot_tier(kit_pytester):
+    kit_pytester.makepyfile(hangs="""
+import time
+from reference_engines.compressor import ReferenceCompressor
+
+class Hangs(ReferenceCompressor):
+    def compress(self, messages, *args, **kwargs):
+        time.sleep(3600)
+""")
+    result = kit_pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(kit_pytester.path), "--engine=hangs:Hangs",
+                                               "-k", "test_compression_snapshot", "--snapshot-update",
+                                               "--conformance-timeout=1", "--conformance-max-timeouts=2")
+    out = result.stdout.str()
+    assert out.count("the engine did not return within 1 s (--conformance-timeout") == 2, out
+    assert "not run: the engine hung in 2 checks (an unnamed call x2)" in out
+    assert result.ret == 1

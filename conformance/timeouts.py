@@ -1,0 +1,152 @@
+"""Time limits on engine code: one helper for checks, scenario runs and engine construction.
+
+Every call the kit makes into engine code runs under the per-check limit
+(``--conformance-timeout``, :data:`conformance.context.DEFAULT_CHECK_TIMEOUT_S` by default):
+the call runs on a daemon thread, and when the limit expires the caller goes on and the
+thread is abandoned (Python cannot kill a thread). Serves the kit's "nothing hangs" rule
+and the TS/L1 clauses' hang reporting.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Dict, Optional, Tuple
+
+#: thread ident -> (clause, level, method) of the engine call in progress on that thread
+#: (clause and level None: the check's own). Set by the drivers (conformance.checks._drive)
+#: and by engine construction, read when a check times out to name the method that hung.
+CURRENT_CALL: Dict[int, Tuple[Optional[str], Optional[str], str]] = {}
+
+
+class _Worker(threading.Thread):
+    """Runs one callable on a daemon thread so a hanging engine cannot stop the run."""
+
+    def __init__(self, target: Callable[[], Any]):
+        super().__init__(name="conformance-check", daemon=True)
+        self._target_fn = target
+        self.error: Optional[BaseException] = None
+        self.value: Any = None
+
+    def run(self) -> None:
+        try:
+            self.value = self._target_fn()
+        except BaseException as exc:  # handed to the main thread
+            self.error = exc
+
+
+def run_with_timeout(fn: Callable[[], Any], timeout: float) -> Optional[_Worker]:
+    """Run ``fn`` on a worker thread for at most ``timeout`` seconds.
+
+    Returns None when it finished (its return value is dropped), or the still-running
+    worker when it timed out (``worker.ident`` names its thread).
+
+    Raises:
+        BaseException: whatever ``fn`` raised, re-raised in the caller. KeyboardInterrupt
+            in the waiting thread propagates (Ctrl-C still stops the run).
+    """
+    worker = _start(fn, timeout)
+    if worker.is_alive():
+        return worker
+    if worker.error is not None:
+        raise worker.error
+    return None
+
+
+def _start(fn: Callable[[], Any], timeout: float) -> _Worker:
+    """Start ``fn`` on a worker and wait until it ends or ``timeout`` seconds pass."""
+    worker = _Worker(fn)
+    worker.start()
+    deadline = time.monotonic() + timeout
+    while worker.is_alive():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        worker.join(min(0.05, remaining))
+    return worker
+
+
+class EngineTimeout(Exception):
+    """An engine call (its constructor, a probe) did not return within the limit; the message names it."""
+
+
+def constructor_label(factory: Any) -> str:
+    """How the user wrote the engine's construction: ``MyEngine()`` for an
+    :class:`~conformance.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
+    function), the callable's name otherwise."""
+    target = getattr(factory, "target", factory)
+    name = getattr(target, "__name__", None) or type(target).__name__
+    return f"{name}()"
+
+
+def build_engine(factory: Callable[[], Any], timeout: float) -> Any:
+    """``factory()`` under ``timeout`` seconds: the engine it returns.
+
+    Raises:
+        EngineTimeout: the constructor did not return in time; the message names it
+            (``MyEngine() did not return within 5 s``) and says what to do.
+        Exception: whatever the constructor raised.
+    """
+    return call_with_timeout(factory, timeout, lambda: (
+        f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
+        "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
+        "and side-effect free, or raise --conformance-timeout"))
+
+
+def call_with_timeout(fn: Callable[[], Any], timeout: float, describe: Callable[[], str]) -> Any:
+    """``fn()`` under ``timeout`` seconds: its return value.
+
+    Raises:
+        EngineTimeout: ``fn`` did not return in time; the message is ``describe()``.
+        BaseException: whatever ``fn`` raised.
+    """
+    worker = _start(fn, timeout)
+    if worker.is_alive():
+        raise EngineTimeout(describe())
+    if worker.error is not None:
+        raise worker.error
+    return worker.value
+
+
+__all__ = ["CURRENT_CALL", "run_with_timeout", "call_with_timeout", "build_engine", "constructor_label", "EngineTimeout"]
+
+
+#: Default for ``--conformance-max-timeouts``: checks that may time out before the rest are not run.
+DEFAULT_MAX_TIMEOUTS = 3
+
+
+class HangBudget:
+    """How many checks of a run may time out before the remaining ones are not run.
+
+    A hanging engine method costs the per-check limit in every check that calls it; after
+    ``limit`` timeouts (``--conformance-max-timeouts``, 0 = no cap) the remaining checks and
+    scenario runs are reported as errors without running, so a run's time stays near
+    ``limit`` x ``--conformance-timeout`` and its verdict is still complete (FAIL).
+    Shared by the checks and the scenario items of one run (thread-safe).
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_TIMEOUTS):
+        self.limit = int(limit)
+        self.hung: list = []
+        self._lock = threading.Lock()
+
+    def record(self, method: Optional[str]) -> None:
+        """Count one timed-out check; ``method`` is the engine method that hung (None if unknown)."""
+        with self._lock:
+            self.hung.append(method or "?")
+
+    def exhausted(self) -> bool:
+        """True once ``limit`` checks have timed out (never with ``limit`` 0)."""
+        return self.limit > 0 and len(self.hung) >= self.limit
+
+    def reason(self) -> str:
+        """Why a check was not run: ``not run: the engine hung in 3 checks (compress() x3); ...``."""
+        counts: Dict[str, int] = {}
+        for method in self.hung:
+            counts[method] = counts.get(method, 0) + 1
+        which = ", ".join(f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items())
+        return (f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang first, or raise "
+                f"--conformance-max-timeouts (now {self.limit}; 0 runs every check)")
+
+
+__all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS"]
