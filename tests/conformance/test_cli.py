@@ -14,6 +14,8 @@ def cli(*args, cwd, **env_vars):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                **env_vars)
     env.pop("CONFORMANCE_ENGINE", None)
+    for name in [k for k in env if k.startswith("PYTEST_XDIST_")]:
+        env.pop(name)  # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
     return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
