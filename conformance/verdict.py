@@ -9,6 +9,7 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json``)::
      "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
      "other_failures": n,                            # failed non-conformance tests of the session
      "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
+     "snapshot_errors": n,                           # snapshot cases that could not run (a hang; fail the run)
      "results": [{"check", "clause", "level", "outcome", "message"}]}
 """
 
@@ -39,6 +40,8 @@ class Verdict:
     #: Failed snapshot cases: counted under D1 (SHOULD), yet they fail the run like any
     #: syrupy assertion, since a stored snapshot is the author's own regression baseline.
     snapshot_mismatches: int = 0
+    #: Snapshot cases that could not run (the engine hung, or the run's timeout cap was reached).
+    snapshot_errors: int = 0
 
     def add(self, result: Result) -> None:
         """Record one result."""
@@ -56,8 +59,11 @@ class Verdict:
             outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
         if outcome is None:
             return
-        if outcome == "failed" and props.get("kind") == "snapshot":
-            self.snapshot_mismatches += 1
+        if props.get("kind") == "snapshot" and outcome in ("failed", "error"):
+            if outcome == "failed":
+                self.snapshot_mismatches += 1
+            else:
+                self.snapshot_errors += 1
         message = ""
         if outcome in ("failed", "error"):
             message = _failure_text(report)
@@ -85,7 +91,8 @@ class Verdict:
         non-conformance test or a snapshot mismatch; else ``"PASS"`` (exit 0, SHOULD failures
         allowed without ``strict``)."""
         word = verdict_word(exit_code(self.results, strict=strict))
-        return "FAIL" if word == "PASS" and (self.other_failures or self.snapshot_mismatches) else word
+        blocking = self.other_failures or self.snapshot_mismatches or self.snapshot_errors
+        return "FAIL" if word == "PASS" and blocking else word
 
     def counts(self) -> Dict[str, int]:
         """``{"total": n, <outcome>: n for each of OUTCOMES}`` over all results."""
@@ -101,7 +108,7 @@ class Verdict:
     @property
     def only_conformance_failures(self) -> bool:
         """True when no non-conformance test failed and no snapshot case mismatched."""
-        return self.other_failures == 0 and self.snapshot_mismatches == 0
+        return self.other_failures == 0 and self.snapshot_mismatches == 0 and self.snapshot_errors == 0
 
     def per_clause(self) -> "OrderedDict[str, Dict[str, int]]":
         """``{clause: {outcome: count}}`` in contract order."""
@@ -128,6 +135,8 @@ class Verdict:
         if self.snapshot_mismatches:
             word += (f" ({self.snapshot_mismatches} snapshot mismatch(es): a changed output fails the run; "
                      "accept an intended change with --snapshot-update)")
+        if self.snapshot_errors:
+            word += f" ({self.snapshot_errors} snapshot case(s) could not run)"
         lines.append(f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
                      f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. errors), "
                      f"{totals['skipped']} skipped, {totals['xfailed']} xfailed, {totals['xpassed']} xpassed, "
@@ -152,6 +161,7 @@ class Verdict:
             "failures_by_level": self.failures_by_level(),
             "other_failures": self.other_failures,
             "snapshot_mismatches": self.snapshot_mismatches,
+            "snapshot_errors": self.snapshot_errors,
             "results": [r.as_dict() for r in sorted(self.results, key=lambda r: r.check)],
         }
 

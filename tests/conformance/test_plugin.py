@@ -143,7 +143,7 @@ def test_json_verdict_shape(kit_pytester):
     assert result.ret == 0
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
     assert set(data) == {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "verdict", "strict",
-                         "counts", "failures_by_level", "other_failures", "snapshot_mismatches", "results"}
+                         "counts", "failures_by_level", "other_failures", "snapshot_mismatches", "snapshot_errors", "results"}
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
     assert outcomes <= {"passed", "skipped"}
