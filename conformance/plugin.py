@@ -380,7 +380,8 @@ class _RunOptions:
         self.strict = bool(config.getoption("--conformance-strict"))
         failures = config.getoption("--conformance-failures-dir")
         self.failures_dir = Path(failures) if failures else Path(str(config.rootpath)) / ".conformance" / "failures"
-        self.spec = factory.repro_args() if isinstance(factory, EngineFactory) else repr(factory)
+        # an engine from the conftest fixture: rerun the same test files (the conftest supplies it)
+        self.spec = factory.repro_args() if isinstance(factory, EngineFactory) else " ".join(config.args or ())
         if config.getoption("--host-profile") != "documented":
             self.spec += f" --host-profile={config.getoption('--host-profile')}"
         extra = (_state(config) or {}).get("file_xfails") or {}
@@ -390,7 +391,7 @@ class _RunOptions:
             self.xfails = dict(extra)
 
     def __call__(self, chk) -> Dict[str, Any]:
-        repro = f"pytest {self.spec} -k '{chk.id}'"
+        repro = " ".join(p for p in ("pytest", self.spec, f"-k '{chk.id}'") if p)
         return {"repro": repro, "failures_dir": self.failures_dir, "engine_spec": self.spec, "xfails": self.xfails}
 
 

@@ -103,12 +103,22 @@ def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
         fail(clause, MUST, f"copy.deepcopy(engine) ({why_deepcopy(ctx)})",
              expected="a copy; otherwise every agent silently gets the built-in compressor",
              got=f"{type(exc).__name__}: {short(str(exc), 160)}",
-             context="define __deepcopy__ (e.g. returning self.clone_for_agent())")
+             context=_deepcopy_advice(engine))
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from __deepcopy__: never let it end the run
         raise HostileEngine(clause, MUST, "__deepcopy__", f"raised {type(exc).__name__}; an engine must not end the "
                             "host process. The run continued.") from None
+
+
+def _deepcopy_advice(engine: Any) -> str:
+    """What to do about a failing ``copy.deepcopy(engine)`` (C1): fix the engine's own
+    ``__deepcopy__``, or add one that builds a fresh engine sharing the durable backend."""
+    if any("__deepcopy__" in vars(k) for k in type(engine).__mro__ if k is not object):
+        return ("the engine's own __deepcopy__ raised: make it return a fresh engine that shares the durable "
+                "backend (locks, connections) and copies the budget fields")
+    return ("define __deepcopy__ returning a fresh engine that shares the durable backend (locks, connections) "
+            "and copies the budget fields; with a clone_for_agent hook, `return self.clone_for_agent()`")
 
 
 def clone_or_skip(ctx, engine: Any) -> Any:

@@ -98,6 +98,7 @@ def test_c1_reports_a_failing_deepcopy_only_where_the_host_deep_copies():
                                only=["C1-clone-distinct"])
         assert r.outcome == outcome, (host_profile, r.message)
     assert "copy.deepcopy(engine) (the host profile 'hermes-0.19' never calls clone_for_agent" in r.message
+    assert "the engine's own __deepcopy__ raised" in r.message  # DeepcopyRaises defines one
     assert "__deepcopy__" in r.message
 
 

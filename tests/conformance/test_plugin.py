@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 
 import pytest
@@ -128,6 +130,9 @@ def test_factory_fixture_override_in_conftest(kit_pytester):
     result = run(kit_pytester, QUICK, "-k", "V4")
     assert result.ret == 1
     assert "[V4 MUST]" in result.stdout.str()
+    # the repro reruns the same tests (the conftest supplies the engine), never a function's repr
+    assert "Repro: pytest " in result.stdout.str() and "<function" not in result.stdout.str()
+    assert re.search(r"Repro: pytest (\S+ )?(-k 'V4-|--conformance-replay \S+V4-)", result.stdout.str())
 
 
 def test_junit_carries_clause_and_level(kit_pytester):
