@@ -114,7 +114,8 @@ def engine_factory(config: pytest.Config) -> Optional[EngineFactory]:
     ``CONFORMANCE_ENGINE_KWARGS``.
 
     Raises:
-        EngineSpecError: only in that fallback, for a bad ``CONFORMANCE_ENGINE`` value.
+        pytest.UsageError: only in that fallback, for a bad ``CONFORMANCE_ENGINE`` value (the
+            loader's message).
     """
     state = _state(config)
     if state is not None:
@@ -124,7 +125,10 @@ def engine_factory(config: pytest.Config) -> Optional[EngineFactory]:
         return None  # this plugin is loaded and found no engine
     except ValueError:
         spec = os.environ.get(ENV_ENGINE)
-        return load_engine_factory(spec, parse_kwargs(os.environ.get(ENV_ENGINE_KWARGS))) if spec else None
+        try:
+            return load_engine_factory(spec, parse_kwargs(os.environ.get(ENV_ENGINE_KWARGS))) if spec else None
+        except EngineSpecError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 class PluginFolderFactory(EngineFactory):
@@ -367,8 +371,7 @@ def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory)
         import random as _random
 
         ctx.seed = _random.SystemRandom().randrange(2**32)  # printed in failure files
-    if pytestconfig.getoption("--conformance-timeout"):
-        ctx.timeout = float(pytestconfig.getoption("--conformance-timeout"))
+    ctx.timeout = check_timeout(pytestconfig)
     ctx.hangs = hang_budget(pytestconfig) or ctx.hangs
     if state.get("replay"):
         ctx.replay = dict(state["replay"]["example"].get("draws") or {})

@@ -122,7 +122,8 @@ def check_old_tool_output_cleared(ctx):
         # an assistant tool_calls message at row protect_first_n - 1 (seed reading: the head's last
         # row; Hermes' reading keeps its result at row protect_first_n too), so its 2,000-char result
         # is in the head under either reading, and outside the protected tail
-        lead = head_exchange(seed, head_size(ctx, engine) - 2) if head_size(ctx, engine) > 2 else []
+        head = head_size(ctx, engine)
+        lead = head_exchange(seed, head - 2) if head > 2 else []
         history = [{"role": "system", "content": "You are terse."}] + lead + filler_block(seed, 2_000, 0)[1:]
         history += draw(compactable_histories(min_tokens=threshold + 1_000, head=1, small_tail=tail_size(ctx, engine),
                                               system=False), "rest")

@@ -41,13 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from conformance.engine_loading import EngineSpecError
     from conformance.plugin import engine_factory
 
-    try:
-        factory = engine_factory(config)
-    except EngineSpecError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    factory = engine_factory(config)  # a bad engine spec is a pytest.UsageError already
     if factory is None:
         return
     config.stash[_RUNS] = {"factory": factory}

@@ -74,12 +74,7 @@ def _option(config: pytest.Config, name: str) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from conformance.engine_loading import EngineSpecError
-
-    try:
-        key = _engine_key(config)
-    except EngineSpecError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    key = _engine_key(config)  # a bad engine spec is a pytest.UsageError already
     if key is None:
         return
     directory = snapshots_directory(config, key)
