@@ -50,9 +50,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -66,7 +66,7 @@ DEFAULT_SIZES = (1_000, 5_000, 20_000)
 DEFAULT_KINDS = ("tool_heavy", "long_tool_outputs", "cjk")
 
 
-def validity_problems(before: List[Dict[str, Any]], after: Any) -> List[str]:
+def validity_problems(before: list[dict[str, Any]], after: Any) -> list[str]:
     """Contract V1-V4 violations of a compress() output ``after`` for input ``before``.
 
     The kit's own checkers (:mod:`conformance.expect`); an empty list means valid. V2
@@ -74,17 +74,20 @@ def validity_problems(before: List[Dict[str, Any]], after: Any) -> List[str]:
     """
     if v1_problems(after):
         return ["V1 " + p for p in v1_problems(after)]
-    return (["V2 " + p for p in v2_problems(after)] + ["V3 " + p for p in v3_problems(after)]
-            + ["V4 " + p for p in v4_problems(before, after)])
+    return (
+        ["V2 " + p for p in v2_problems(after)]
+        + ["V3 " + p for p in v3_problems(after)]
+        + ["V4 " + p for p in v4_problems(before, after)]
+    )
 
 
-def digest(messages: List[Dict[str, Any]]) -> str:
+def digest(messages: list[dict[str, Any]]) -> str:
     """sha256 of the canonical JSON of a message list (same bytes on both sides)."""
     data = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
     return hashlib.sha256(data).hexdigest()
 
 
-def slope(sizes: List[int], seconds: List[float]) -> float:
+def slope(sizes: list[int], seconds: list[float]) -> float:
     """Least-squares slope of log(seconds) on log(sizes): the growth order."""
     xs = [math.log(s) for s in sizes]
     ys = [math.log(max(t, 1e-9)) for t in seconds]
@@ -96,7 +99,7 @@ def slope(sizes: List[int], seconds: List[float]) -> float:
 # -- Hermes worker (runs under --hermes-python) ------------------------------------------------
 
 
-def _block_sockets(attempts: List[str]) -> None:
+def _block_sockets(attempts: list[str]) -> None:
     import socket
 
     def refuse(*args, **kwargs):
@@ -109,16 +112,17 @@ def _block_sockets(attempts: List[str]) -> None:
     socket.create_connection = refuse  # type: ignore[assignment]
 
 
-def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
+def hermes_worker(spec: dict[str, Any]) -> dict[str, Any]:
     """Time Hermes' ContextCompressor.compress() on the spec's histories (see module doc)."""
     import logging
 
-    attempts: List[str] = []
+    attempts: list[str] = []
     _block_sockets(attempts)
     logging.disable(logging.WARNING)  # Hermes logs each fallback; keep stdout/stderr quiet
     t0 = time.perf_counter()
-    import agent.context_compressor as cc
     from importlib.metadata import version
+
+    import agent.context_compressor as cc
 
     import_s = time.perf_counter() - t0
     real_call_llm = cc.call_llm
@@ -127,13 +131,15 @@ def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
         raise RuntimeError("No LLM provider configured (bench_compressor stub: lookup skipped)")
 
     def make():
-        return cc.ContextCompressor(model="test", quiet_mode=True, config_context_length=CONTEXT_LENGTH)
+        return cc.ContextCompressor(
+            model="test", quiet_mode=True, config_context_length=CONTEXT_LENGTH
+        )
 
-    results: Dict[str, Any] = {"version": version("hermes-agent"), "import_s": import_s, "runs": []}
+    results: dict[str, Any] = {"version": version("hermes-agent"), "import_s": import_s, "runs": []}
     for kind in spec["kinds"]:
         for n in spec["sizes"]:
             msgs = history(n, spec["seed"], kind)
-            row: Dict[str, Any] = {"kind": kind, "n": n, "sha256": digest(msgs)}
+            row: dict[str, Any] = {"kind": kind, "n": n, "sha256": digest(msgs)}
             if n == min(spec["sizes"]):
                 cc.call_llm = real_call_llm
                 engine = make()
@@ -142,7 +148,7 @@ def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
                 row["unpatched_s"] = time.perf_counter() - t
             cc.call_llm = no_provider
             times, cpu = [], []
-            out: List[Dict[str, Any]] = []
+            out: list[dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 engine = make()
                 t, c = time.perf_counter(), time.process_time()
@@ -163,7 +169,7 @@ def hermes_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
     return results
 
 
-def run_hermes(python: str, spec: Dict[str, Any]) -> Dict[str, Any]:
+def run_hermes(python: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Run :func:`hermes_worker` under ``python`` in a hermetic environment; return its JSON."""
     with tempfile.TemporaryDirectory(prefix="bench-hermes-") as home:
         env = {
@@ -171,11 +177,16 @@ def run_hermes(python: str, spec: Dict[str, Any]) -> Dict[str, Any]:
             for k, v in os.environ.items()
             if not any(s in k.upper() for s in ("API_KEY", "_TOKEN", "SECRET", "PYTHONPATH"))
         }
-        env.update(HOME=home, HERMES_HOME=os.path.join(home, ".hermes"), PYTHONPATH=str(ROOT), NO_PROXY="*")
+        env.update(
+            HOME=home, HERMES_HOME=os.path.join(home, ".hermes"), PYTHONPATH=str(ROOT), NO_PROXY="*"
+        )
         os.makedirs(env["HERMES_HOME"])
         proc = subprocess.run(
             [python, str(Path(__file__).resolve()), "--hermes-worker", json.dumps(spec)],
-            env=env, capture_output=True, text=True, cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=home,
         )
         written = sorted(str(p.relative_to(home)) for p in Path(home).rglob("*"))[:12]
     if proc.returncode != 0:
@@ -205,7 +216,7 @@ class _TimedSummariser:
             self.cpu += time.process_time() - c
 
 
-def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
+def run_reference(spec: dict[str, Any]) -> dict[str, Any]:
     """Time ReferenceCompressor.compress() (cold and warm count cache) on the same histories.
 
     Also records the time spent inside the summarise callable (the simulated LLM: the
@@ -220,8 +231,10 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
     for kind in spec["kinds"]:
         for n in spec["sizes"]:
             msgs = history(n, spec["seed"], kind)
-            cold, warm, own, own_cold, cold_cpu, warm_cpu, own_cold_cpu, own_warm_cpu = ([] for _ in range(8))
-            out: List[Dict[str, Any]] = []
+            cold, warm, own, own_cold, cold_cpu, warm_cpu, own_cold_cpu, own_warm_cpu = (
+                [] for _ in range(8)
+            )
+            out: list[dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 tokens.count_text.cache_clear()
                 engine = ReferenceCompressor(context_length=CONTEXT_LENGTH, quiet_mode=True)
@@ -242,11 +255,21 @@ def run_reference(spec: Dict[str, Any]) -> Dict[str, Any]:
                 own_warm_cpu.append(warm_cpu[-1] - timed.cpu)
             runs.append(
                 {
-                    "kind": kind, "n": n, "sha256": digest(msgs), "cold": cold, "warm": warm, "own": own, "own_cold": own_cold,
-                    "cold_cpu": cold_cpu, "warm_cpu": warm_cpu,
-                    "own_cold_cpu": own_cold_cpu, "own_warm_cpu": own_warm_cpu,
-                    "messages_out": len(out), "summary": engine.last_compression.get("summary"),
-                    "problems": validity_problems(msgs, out)[:3], "output": out,
+                    "kind": kind,
+                    "n": n,
+                    "sha256": digest(msgs),
+                    "cold": cold,
+                    "warm": warm,
+                    "own": own,
+                    "own_cold": own_cold,
+                    "cold_cpu": cold_cpu,
+                    "warm_cpu": warm_cpu,
+                    "own_cold_cpu": own_cold_cpu,
+                    "own_warm_cpu": own_warm_cpu,
+                    "messages_out": len(out),
+                    "summary": engine.last_compression.get("summary"),
+                    "problems": validity_problems(msgs, out)[:3],
+                    "output": out,
                     "chars_in": sum(len(str(m.get("content") or "")) for m in msgs),
                 }
             )
@@ -270,23 +293,31 @@ def cell(value: Any, f=None) -> str:
     return "-" if value is None else (f or fmt)(value)
 
 
-def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | None) -> Dict[str, Any]:
+def report(
+    spec: dict[str, Any], ref: dict[str, Any], herm: dict[str, Any] | None
+) -> dict[str, Any]:
     """Print the comparison table and growth orders; return a JSON-able summary."""
     from simulator.provider import tokens
 
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"# bench_compressor  {now}  python {platform.python_version()}  {platform.machine()}  "
-          f"cpus={os.cpu_count()}  context_length={CONTEXT_LENGTH}  seed={spec['seed']}  repeats={spec['repeats']}")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(
+        f"# bench_compressor  {now}  python {platform.python_version()}  {platform.machine()}  "
+        f"cpus={os.cpu_count()}  context_length={CONTEXT_LENGTH}  seed={spec['seed']}  repeats={spec['repeats']}"
+    )
     if herm:
-        print(f"# hermes-agent {herm['version']}  network attempts in worker: {len(herm['network_attempts'])}  "
-              f"files Hermes wrote under its temp HOME: {herm['files_written_under_home']}")
+        print(
+            f"# hermes-agent {herm['version']}  network attempts in worker: {len(herm['network_attempts'])}  "
+            f"files Hermes wrote under its temp HOME: {herm['files_written_under_home']}"
+        )
     hermes_rows = {(r["kind"], r["n"]): r for r in (herm or {}).get("runs", [])}
     print()
-    print("| kind | messages | chars in | ref own cold | ref own warm | ref total cold (with simulated LLM) "
-          "| hermes (lookup excluded) | hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
-          "| out msgs ref / hermes | out tokens ref / hermes | valid ref / hermes | same input |")
+    print(
+        "| kind | messages | chars in | ref own cold | ref own warm | ref total cold (with simulated LLM) "
+        "| hermes (lookup excluded) | hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
+        "| out msgs ref / hermes | out tokens ref / hermes | valid ref / hermes | same input |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    summary: Dict[str, Any] = {"date": now, "rows": [], "slopes": {}}
+    summary: dict[str, Any] = {"date": now, "rows": [], "slopes": {}}
     for r in ref["runs"]:
         h = hermes_rows.get((r["kind"], r["n"]))
         rc, rw, ro, roc = (statistics.median(r[k]) for k in ("cold", "warm", "own", "own_cold"))
@@ -294,9 +325,16 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
         out_tokens_ref = tokens.count_messages(r["output"])
         out_tokens_h = tokens.count_messages(h["output"]) if h else None
         row = {
-            "kind": r["kind"], "n": r["n"], "chars_in": r["chars_in"],
-            "ref_cold_s": rc, "ref_warm_s": rw, "ref_own_s": ro, "ref_own_cold_s": roc, "hermes_s": hm,
-            "ratio_cold": (hm / rc) if hm else None, "ratio_own_warm": (hm / ro) if hm else None,
+            "kind": r["kind"],
+            "n": r["n"],
+            "chars_in": r["chars_in"],
+            "ref_cold_s": rc,
+            "ref_warm_s": rw,
+            "ref_own_s": ro,
+            "ref_own_cold_s": roc,
+            "hermes_s": hm,
+            "ratio_cold": (hm / rc) if hm else None,
+            "ratio_own_warm": (hm / ro) if hm else None,
             "ratio_own_cold": (hm / roc) if hm else None,
             "out_messages": [r["messages_out"], h["messages_out"] if h else None],
             "out_tokens": [out_tokens_ref, out_tokens_h],
@@ -304,7 +342,8 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
             "same_input": (h["sha256"] == r["sha256"]) if h else None,
             "hermes_unpatched_s": h.get("unpatched_s") if h else None,
             "cpu": {
-                "ref_cold_s": statistics.median(r["cold_cpu"]), "ref_warm_s": statistics.median(r["warm_cpu"]),
+                "ref_cold_s": statistics.median(r["cold_cpu"]),
+                "ref_warm_s": statistics.median(r["warm_cpu"]),
                 "ref_own_cold_s": statistics.median(r["own_cold_cpu"]),
                 "ref_own_warm_s": statistics.median(r["own_warm_cpu"]),
                 "hermes_s": statistics.median(h["cpu"]) if h else None,
@@ -321,9 +360,13 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
             f"{cell(row['same_input'], str)} |"
         )
     print()
-    print("CPU time of the calling process (time.process_time; less sensitive to other load on the machine):")
-    print("| kind | messages | ref own cold | ref own warm | ref total cold | ref total warm | hermes "
-          "| hermes / ref own cold | hermes / ref own warm | hermes / ref total cold | hermes / ref total warm |")
+    print(
+        "CPU time of the calling process (time.process_time; less sensitive to other load on the machine):"
+    )
+    print(
+        "| kind | messages | ref own cold | ref own warm | ref total cold | ref total warm | hermes "
+        "| hermes / ref own cold | hermes / ref own warm | hermes / ref total cold | hermes / ref total warm |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in summary["rows"]:
         c = x["cpu"]
@@ -332,9 +375,11 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
         def ratio(v):
             return "-" if hc is None else f"{hc / v:.1f}x"
 
-        print(f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_own_cold_s'])} | {fmt(c['ref_own_warm_s'])} | "
-              f"{fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | {cell(hc)} | {ratio(c['ref_own_cold_s'])} | "
-              f"{ratio(c['ref_own_warm_s'])} | {ratio(c['ref_cold_s'])} | {ratio(c['ref_warm_s'])} |")
+        print(
+            f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_own_cold_s'])} | {fmt(c['ref_own_warm_s'])} | "
+            f"{fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | {cell(hc)} | {ratio(c['ref_own_cold_s'])} | "
+            f"{ratio(c['ref_own_warm_s'])} | {ratio(c['ref_cold_s'])} | {ratio(c['ref_warm_s'])} |"
+        )
     print()
     print("Growth order (log-log slope over the sizes; 1 = linear):")
     for kind in spec["kinds"]:
@@ -355,19 +400,26 @@ def report(spec: Dict[str, Any], ref: Dict[str, Any], herm: Dict[str, Any] | Non
         print(f"  {kind}: " + ", ".join(f"{k} {v:.2f}" for k, v in line.items()))
     if herm:
         print()
-        print("Excluded Hermes cost (failed provider lookup), measured once per kind at the smallest size:")
+        print(
+            "Excluded Hermes cost (failed provider lookup), measured once per kind at the smallest size:"
+        )
         for x in summary["rows"]:
             if x["hermes_unpatched_s"] is not None:
-                print(f"  {x['kind']} n={x['n']:,}: unpatched {fmt(x['hermes_unpatched_s'])} - patched median "
-                      f"{fmt(x['hermes_s'])} = {fmt(x['hermes_unpatched_s'] - x['hermes_s'])}")
+                print(
+                    f"  {x['kind']} n={x['n']:,}: unpatched {fmt(x['hermes_unpatched_s'])} - patched median "
+                    f"{fmt(x['hermes_s'])} = {fmt(x['hermes_unpatched_s'] - x['hermes_s'])}"
+                )
     return summary
 
 
-def main(argv: List[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """CLI entry point; see the module doc. Returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hermes-python", default="/tmp/hvenv/bin/python",
-                        help="python of a venv with hermes-agent 0.19.0; 'none' skips the Hermes side")
+    parser.add_argument(
+        "--hermes-python",
+        default="/tmp/hvenv/bin/python",
+        help="python of a venv with hermes-agent 0.19.0; 'none' skips the Hermes side",
+    )
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--kinds", default=",".join(DEFAULT_KINDS))
     parser.add_argument("--repeats", type=int, default=3)
@@ -387,8 +439,10 @@ def main(argv: List[str] | None = None) -> int:
     herm = None
     if args.hermes_python.lower() != "none":
         if not Path(args.hermes_python).exists():
-            raise SystemExit(f"--hermes-python {args.hermes_python} not found: create a venv with "
-                             "'python3 -m venv VENV && VENV/bin/pip install hermes-agent==0.19.0', or pass 'none'")
+            raise SystemExit(
+                f"--hermes-python {args.hermes_python} not found: create a venv with "
+                "'python3 -m venv VENV && VENV/bin/pip install hermes-agent==0.19.0', or pass 'none'"
+            )
         herm = run_hermes(args.hermes_python, spec)
     ref = run_reference(spec)
     summary = report(spec, ref, herm)

@@ -24,10 +24,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = ["reference_engines.mutants._base:MinimalEngine", "reference_engines.compressor:ReferenceCompressor"]
+ENGINES = [
+    "reference_engines.mutants._base:MinimalEngine",
+    "reference_engines.compressor:ReferenceCompressor",
+]
 #: The smallest protect settings (protect_last_n >= 1 by the seeds' ranges), for every engine that exposes them.
 PINNED = {"protect_first_n": 1, "protect_last_n": 1}
 #: Clauses about the protected head cannot be observed when it is the system prompt alone (the
@@ -36,20 +38,36 @@ PINNED = {"protect_first_n": 1, "protect_last_n": 1}
 PIN_OVERRIDES = {clause: {"protect_first_n": 2} for clause in ("B2", "B3", "B5")}
 
 
-def verdict_seconds(spec: str, extra: List[str]) -> float:
+def verdict_seconds(spec: str, extra: list[str]) -> float:
     """Wall seconds of one pytest run of the checks against ``spec`` (default profile)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("CONFORMANCE_ENGINE", None)
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "conformance.plugin", "-p", "conformance.scenarios.plugin",
-               "-p", "no:cacheprovider",
-               f"--engine={spec}", "--conformance-profile=default", "--conformance-no-scenarios",
-               "--rootdir", tmp, *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "conformance.plugin",
+            "-p",
+            "conformance.scenarios.plugin",
+            "-p",
+            "no:cacheprovider",
+            f"--engine={spec}",
+            "--conformance-profile=default",
+            "--conformance-no-scenarios",
+            "--rootdir",
+            tmp,
+            *extra,
+        ]
         started = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"pytest failed for {spec} {extra}: rc={proc.returncode}\n{proc.stdout[-2000:]}")
+        raise SystemExit(
+            f"pytest failed for {spec} {extra}: rc={proc.returncode}\n{proc.stdout[-2000:]}"
+        )
     return elapsed
 
 
@@ -81,8 +99,10 @@ def main() -> int:
     parser.add_argument("--skip-mutants", action="store_true")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    print(f"# bench_conformance  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"# bench_conformance  python {sys.version.split()[0]}  cpus {os.cpu_count()}  "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     if not args.skip_verdict:
         print("\n## 1. time to verdict, default profile (seconds, median of %d)" % args.repeat)
         print(f"{'engine':<55} {'plain':>8} {'-n 2':>8} {'ratio':>7}")
@@ -92,35 +112,50 @@ def main() -> int:
                 print(f"{spec:<55} (not in this tree)")
                 continue
             plain = statistics.median(verdict_seconds(spec, []) for _ in range(args.repeat))
-            xdist = statistics.median(verdict_seconds(spec, ["-n", "2"]) for _ in range(args.repeat))
+            xdist = statistics.median(
+                verdict_seconds(spec, ["-n", "2"]) for _ in range(args.repeat)
+            )
             print(f"{spec:<55} {plain:>8.1f} {xdist:>8.1f} {plain / xdist:>7.2f}")
     if not args.skip_mutants:
         from conformance.killmatrix import judge
         from conformance.runner import run_conformance
         from reference_engines.mutants import KILLS, engine_spec
 
-        print("\n## 2-3. mutants: time to first failure (quick profile, shrinking on) and shrunk size "
-              f"(protect settings pinned: {PINNED}; for {', '.join(PIN_OVERRIDES)} protect_first_n=2)")
+        print(
+            "\n## 2-3. mutants: time to first failure (quick profile, shrinking on) and shrunk size "
+            f"(protect settings pinned: {PINNED}; for {', '.join(PIN_OVERRIDES)} protect_first_n=2)"
+        )
         print(f"{'mutant':<55} {'clause':<6} {'t_first(s)':>10} {'total(s)':>9} {'msgs':>5}")
         firsts, sizes = [], []
         for spec, kill in KILLS.items():
             started = time.perf_counter()
-            results = run_conformance(pinned_factory(engine_spec(spec), kill.clause), profile="quick", shrink=True,
-                                      plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
-                                      xfails=kill.xfails, host_profile=kill.host_profile)
+            results = run_conformance(
+                pinned_factory(engine_spec(spec), kill.clause),
+                profile="quick",
+                shrink=True,
+                plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
+                xfails=kill.xfails,
+                host_profile=kill.host_profile,
+            )
             row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)
             t = row.seconds_to_first_failure
             if t is not None:
                 firsts.append(t)
             if row.counterexample_messages:
                 sizes.append(row.counterexample_messages)
-            print(f"{spec.replace('reference_engines.mutants.', ''):<55} {kill.clause:<6} "
-                  f"{(f'{t:.2f}' if t is not None else 'ALIVE'):>10} {row.seconds_total:>9.1f} "
-                  f"{row.counterexample_messages if row.counterexample_messages else '-':>5}")
-        print(f"\nmedian time to first failure: {statistics.median(firsts):.2f} s over {len(firsts)} mutants; "
-              f"max {max(firsts):.2f} s")
-        print(f"median shrunk counterexample: {statistics.median(sizes)} messages over {len(sizes)} mutants "
-              f"with a transcript (target <= 6); all: {sorted(sizes)}")
+            print(
+                f"{spec.replace('reference_engines.mutants.', ''):<55} {kill.clause:<6} "
+                f"{(f'{t:.2f}' if t is not None else 'ALIVE'):>10} {row.seconds_total:>9.1f} "
+                f"{row.counterexample_messages if row.counterexample_messages else '-':>5}"
+            )
+        print(
+            f"\nmedian time to first failure: {statistics.median(firsts):.2f} s over {len(firsts)} mutants; "
+            f"max {max(firsts):.2f} s"
+        )
+        print(
+            f"median shrunk counterexample: {statistics.median(sizes)} messages over {len(sizes)} mutants "
+            f"with a transcript (target <= 6); all: {sorted(sizes)}"
+        )
     return 0
 
 

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -43,7 +42,7 @@ WORDS = (
 ).split()
 
 
-def build_session(n_messages: int, seed: int) -> List[Dict]:
+def build_session(n_messages: int, seed: int) -> list[dict]:
     """A deterministic transcript of exactly ``n_messages`` messages (system first)."""
     rng = random.Random(seed)
 
@@ -53,17 +52,48 @@ def build_session(n_messages: int, seed: int) -> List[Dict]:
     def uid() -> str:
         return "%032x" % rng.getrandbits(128)
 
-    msgs: List[Dict] = [{"role": "system", "content": "You are a helpful agent.", "message_uid": uid()}]
+    msgs: list[dict] = [
+        {"role": "system", "content": "You are a helpful agent.", "message_uid": uid()}
+    ]
     turn = 0
     while len(msgs) < n_messages:
-        msgs.append({"role": "user", "content": f"Turn {turn}: {text(12)} {text(8)}", "message_uid": uid()})
+        msgs.append(
+            {"role": "user", "content": f"Turn {turn}: {text(12)} {text(8)}", "message_uid": uid()}
+        )
         if turn % 4 == 1:
             cid = f"call_{turn}"
-            msgs.append({"role": "assistant", "content": None, "message_uid": uid(), "tool_calls": [
-                {"id": cid, "type": "function",
-                 "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{turn}.py"})}}]})
-            msgs.append({"role": "tool", "tool_call_id": cid, "content": f"{text(30)} {text(20)}", "message_uid": uid()})
-        msgs.append({"role": "assistant", "content": f"Answer {turn}: {text(20)} {text(10)}", "message_uid": uid()})
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "message_uid": uid(),
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": "read_file",
+                                "arguments": json.dumps({"path": f"src/m{turn}.py"}),
+                            },
+                        }
+                    ],
+                }
+            )
+            msgs.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": cid,
+                    "content": f"{text(30)} {text(20)}",
+                    "message_uid": uid(),
+                }
+            )
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": f"Answer {turn}: {text(20)} {text(10)}",
+                "message_uid": uid(),
+            }
+        )
         turn += 1
     del msgs[n_messages:]
     while msgs[-1]["role"] == "assistant" and msgs[-1].get("tool_calls"):
@@ -71,7 +101,7 @@ def build_session(n_messages: int, seed: int) -> List[Dict]:
     return msgs
 
 
-def run_once(n: int, seed: int) -> Dict[str, float]:
+def run_once(n: int, seed: int) -> dict[str, float]:
     """Time one compaction of an ``n``-message session; returns seconds per phase."""
     session = build_session(n, seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,10 +117,16 @@ def run_once(n: int, seed: int) -> Dict[str, float]:
         status = engine.get_status()
         assert status["published_passes"] == 1 and status["staged_passes"] == 0
         engine.close()
-    return {"compress": t1 - t0, "publish": t2 - t1, "total": t2 - t0, "cpu": c2 - c0, "kept": len(out)}
+    return {
+        "compress": t1 - t0,
+        "publish": t2 - t1,
+        "total": t2 - t0,
+        "cpu": c2 - c0,
+        "kept": len(out),
+    }
 
 
-def slope(xs: List[float], ys: List[float]) -> float:
+def slope(xs: list[float], ys: list[float]) -> float:
     """Least-squares slope of log(ys) against log(xs)."""
     lx = [math.log(x) for x in xs]
     ly = [math.log(y) for y in ys]
@@ -109,22 +145,33 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     run_once(500, 0)  # warm imports and the tokenizer
-    print(f"LCM compaction benchmark - python {platform.python_version()}, {os.cpu_count()} cpu(s), "
-          f"{time.strftime('%Y-%m-%d')}, median of {args.repeats}")
-    print(f"{'messages':>9} {'compress s':>11} {'publish s':>10} {'total s':>9} {'cpu s':>8} {'us/msg':>8} {'kept':>6}")
+    print(
+        f"LCM compaction benchmark - python {platform.python_version()}, {os.cpu_count()} cpu(s), "
+        f"{time.strftime('%Y-%m-%d')}, median of {args.repeats}"
+    )
+    print(
+        f"{'messages':>9} {'compress s':>11} {'publish s':>10} {'total s':>9} {'cpu s':>8} {'us/msg':>8} {'kept':>6}"
+    )
     medians, cpu_medians = [], []
     for n in sizes:
         runs = [run_once(n, seed=1000 * n + r) for r in range(args.repeats)]
-        med = {k: statistics.median(r[k] for r in runs) for k in ("compress", "publish", "total", "cpu", "kept")}
+        med = {
+            k: statistics.median(r[k] for r in runs)
+            for k in ("compress", "publish", "total", "cpu", "kept")
+        }
         medians.append(med["total"])
         cpu_medians.append(med["cpu"])
-        print(f"{n:>9} {med['compress']:>11.3f} {med['publish']:>10.3f} {med['total']:>9.3f} {med['cpu']:>8.3f} "
-              f"{med['total'] / n * 1e6:>8.1f} {int(med['kept']):>6}")
+        print(
+            f"{n:>9} {med['compress']:>11.3f} {med['publish']:>10.3f} {med['total']:>9.3f} {med['cpu']:>8.3f} "
+            f"{med['total'] / n * 1e6:>8.1f} {int(med['kept']):>6}"
+        )
     s = slope(sizes, medians)
     s_cpu = slope(sizes, cpu_medians)
     print(f"log-log slope vs messages: wall {s:.3f}, cpu {s_cpu:.3f} (goal <= {args.max_slope})")
-    print(f"time({sizes[-1]}) / time({sizes[0]}): wall {medians[-1] / medians[0]:.2f}, "
-          f"cpu {cpu_medians[-1] / cpu_medians[0]:.2f} (linear would be {sizes[-1] / sizes[0]:.2f})")
+    print(
+        f"time({sizes[-1]}) / time({sizes[0]}): wall {medians[-1] / medians[0]:.2f}, "
+        f"cpu {cpu_medians[-1] / cpu_medians[0]:.2f} (linear would be {sizes[-1] / sizes[0]:.2f})"
+    )
     return 0 if min(s, s_cpu) <= args.max_slope else 1
 
 

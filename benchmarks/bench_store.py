@@ -20,16 +20,22 @@ import platform
 import statistics
 import tempfile
 import time
-from typing import Dict, List
 
 from simulator.store.sqlite import SQLiteStore
 
 TURN_ROWS = 6
 
 
-def turn_messages(k: int) -> List[Dict]:
+def turn_messages(k: int) -> list[dict]:
     """One turn of 6 messages with provider ids reused across turns (``call_0``, ``call_1``)."""
-    calls = [{"id": f"call_{j}", "type": "function", "function": {"name": "grep", "arguments": f'{{"q": {k}}}'}} for j in range(2)]
+    calls = [
+        {
+            "id": f"call_{j}",
+            "type": "function",
+            "function": {"name": "grep", "arguments": f'{{"q": {k}}}'},
+        }
+        for j in range(2)
+    ]
     return [
         {"role": "user", "content": f"question {k} " + "lorem ipsum " * 20},
         {"role": "assistant", "content": None, "tool_calls": calls},
@@ -43,7 +49,7 @@ def turn_messages(k: int) -> List[Dict]:
 def build(store: SQLiteStore, rows: int) -> str:
     """Create a session holding ``rows`` messages (appended 1,200 at a time)."""
     sid = store.create_session()
-    batch: List[Dict] = []
+    batch: list[dict] = []
     k = 0
     while k * TURN_ROWS < rows:
         batch.extend(turn_messages(k))
@@ -56,9 +62,19 @@ def build(store: SQLiteStore, rows: int) -> str:
     return sid
 
 
-def time_turns(store: SQLiteStore, sid: str, turns: int) -> Dict[str, List[float]]:
+def time_turns(store: SQLiteStore, sid: str, turns: int) -> dict[str, list[float]]:
     """Time each per-turn store operation for ``turns`` turns; seconds per call."""
-    out: Dict[str, List[float]] = {k: [] for k in ("user flush", "assistant+result", "late result", "final assistant", "rewrite", "turn total")}
+    out: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "user flush",
+            "assistant+result",
+            "late result",
+            "final assistant",
+            "rewrite",
+            "turn total",
+        )
+    }
     length = store.session_info(sid).length
     for k in range(turns):
         u, a, r0, r1, fin, _ = turn_messages(10_000_000 + k)
@@ -71,7 +87,9 @@ def time_turns(store: SQLiteStore, sid: str, turns: int) -> Dict[str, List[float
         t3 = time.perf_counter()
         store.append(sid, [fin])
         t4 = time.perf_counter()
-        store.rewrite(sid, length + 4, {"role": "assistant", "content": "rewritten " + fin["content"]})
+        store.rewrite(
+            sid, length + 4, {"role": "assistant", "content": "rewritten " + fin["content"]}
+        )
         t5 = time.perf_counter()
         assert r1["_tool_call_uid"] == a["_tool_call_uids"]["call_1"]
         length += 5
@@ -94,8 +112,10 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=1_000)
     ap.add_argument("--big", type=int, default=100_000)
     args = ap.parse_args()
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"SQLite {__import__('sqlite3').sqlite_version}; {args.turns} turns per size")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"SQLite {__import__('sqlite3').sqlite_version}; {args.turns} turns per size"
+    )
     results = {}
     with tempfile.TemporaryDirectory() as d:
         for n in (args.small, args.big):
@@ -111,10 +131,16 @@ def main() -> None:
             med["load (O(n))"] = once(lambda: store.load(sid)) * 1e3
             med["branch (O(n))"] = once(lambda: store.branch(sid)) * 1e3
             med["rewind to half (O(n))"] = once(lambda: store.rewind(sid, length // 2)) * 1e3
-            med["replace 20 rows (compaction, x20)"] = statistics.median(
-                once(lambda: store.replace(sid, [turn_messages(i)[0] for i in range(20)])) for _ in range(20)
-            ) * 1e3
-            med["turn total p95"] = sorted(per["turn total"])[int(0.95 * len(per["turn total"]))] * 1e3
+            med["replace 20 rows (compaction, x20)"] = (
+                statistics.median(
+                    once(lambda: store.replace(sid, [turn_messages(i)[0] for i in range(20)]))
+                    for _ in range(20)
+                )
+                * 1e3
+            )
+            med["turn total p95"] = (
+                sorted(per["turn total"])[int(0.95 * len(per["turn total"]))] * 1e3
+            )
             results[n] = med
             print(f"built {length} rows in {built:.1f}s ({os.path.getsize(path) / 1e6:.1f} MB)")
             store.close()

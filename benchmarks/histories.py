@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Dict, List
+from typing import Any
 
 KINDS = ("tool_heavy", "long_tool_outputs", "cjk", "mixed")
 
@@ -77,16 +77,23 @@ def _tool_output(rng: random.Random, kind: str, cjk_share: float) -> str:
         if rng.random() < cjk_share:
             line = _words(rng, rng.randint(4, 12), True)
         else:
-            line = f"{_path(rng)}:{rng.randrange(1, 900)}: " + _words(rng, rng.randint(5, 14), False)
+            line = f"{_path(rng)}:{rng.randrange(1, 900)}: " + _words(
+                rng, rng.randint(5, 14), False
+            )
         lines.append(line)
         total += len(line) + 1
     return "\n".join(lines)[:size]
 
 
-def _turn(rng: random.Random, t: int, kind: str, id_prefix: str) -> List[Dict[str, Any]]:
+def _turn(rng: random.Random, t: int, kind: str, id_prefix: str) -> list[dict[str, Any]]:
     cjk_share = {"cjk": 0.8, "mixed": 0.15}.get(kind, 0.0)
-    rows: List[Dict[str, Any]] = [
-        {"role": "user", "content": f"Task {t}: " + _text(rng, rng.randint(1, 4), cjk_share) + f" See {_path(rng)}."}
+    rows: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": f"Task {t}: "
+            + _text(rng, rng.randint(1, 4), cjk_share)
+            + f" See {_path(rng)}.",
+        }
     ]
     rounds = rng.randint(2, 4) if kind == "tool_heavy" else rng.randint(1, 2)
     for r in range(rounds):
@@ -116,7 +123,9 @@ def _turn(rng: random.Random, t: int, kind: str, id_prefix: str) -> List[Dict[st
     return rows
 
 
-def history(n: int, seed: int = 0, kind: str = "mixed", id_prefix: str = "call") -> List[Dict[str, Any]]:
+def history(
+    n: int, seed: int = 0, kind: str = "mixed", id_prefix: str = "call"
+) -> list[dict[str, Any]]:
     """Exactly ``n`` messages (n >= 1) of the given ``kind``; see the module doc.
 
     Tool call ids read ``{id_prefix}_{turn}_{round}_{call}``; pass another prefix to
@@ -130,7 +139,7 @@ def history(n: int, seed: int = 0, kind: str = "mixed", id_prefix: str = "call")
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")
     rng = random.Random(f"{kind}:{seed}")
-    out: List[Dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    out: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     t = 0
     while len(out) < n:
         turn = _turn(rng, t, kind, id_prefix)

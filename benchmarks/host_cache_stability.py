@@ -35,9 +35,11 @@ def main() -> None:
             ratios.append(rep.ratio)
             shares.append(rep.system_share)
             turn_tokens.append(rep.mean_turn_tokens)
-        print(f"{engine_cls.__name__:20s} cache_read/prompt median {statistics.median(ratios):.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f}); system share {statistics.median(shares):.3f}; "
-              f"tokens/turn {statistics.median(turn_tokens):.0f}; run {statistics.median(secs):.2f}s")
+        print(
+            f"{engine_cls.__name__:20s} cache_read/prompt median {statistics.median(ratios):.3f} "
+            f"(min {min(ratios):.3f}, max {max(ratios):.3f}); system share {statistics.median(shares):.3f}; "
+            f"tokens/turn {statistics.median(turn_tokens):.0f}; run {statistics.median(secs):.2f}s"
+        )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,13 @@ from simulator.host.scenarios import user_message
 def _history():
     msgs = [{"role": "system", "content": "sys"}]
     for i in range(30):
-        msgs.append({"role": "user", "content": user_message("database" if i % 2 else "deploy", i, words=60),
-                     "message_uid": f"{i:032x}"})
+        msgs.append(
+            {
+                "role": "user",
+                "content": user_message("database" if i % 2 else "deploy", i, words=60),
+                "message_uid": f"{i:032x}",
+            }
+        )
         msgs.append({"role": "assistant", "content": f"answer {i}"})
     return msgs
 
@@ -34,8 +39,14 @@ def _median_us(engine, history, repeat):
     samples = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        pipeline.build_request(engine, system_prompt=None, history=history, incoming=history[-2],
-                               budget_tokens=200_000, cache_control=True)
+        pipeline.build_request(
+            engine,
+            system_prompt=None,
+            history=history,
+            incoming=history[-2],
+            budget_tokens=200_000,
+            cache_control=True,
+        )
         samples.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(samples)
 

@@ -13,24 +13,62 @@ import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-USAGE = {"prompt_tokens": 3000, "completion_tokens": 8, "total_tokens": 3008,
-         "prompt_tokens_details": {"cached_tokens": 0}}
-BODY = json.dumps({"id": "chatcmpl-bare", "object": "chat.completion", "created": 1700000000, "model": "m",
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": "fixed reply from bare echo"},
-                                "finish_reason": "stop", "logprobs": None}], "usage": USAGE}).encode()
+USAGE = {
+    "prompt_tokens": 3000,
+    "completion_tokens": 8,
+    "total_tokens": 3008,
+    "prompt_tokens_details": {"cached_tokens": 0},
+}
+BODY = json.dumps(
+    {
+        "id": "chatcmpl-bare",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "fixed reply from bare echo"},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": USAGE,
+    }
+).encode()
 
 
 def _chunk(delta, finish=None, usage=False):
-    return {"id": "chatcmpl-bare", "object": "chat.completion.chunk", "created": 1700000000, "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **({"usage": None} if usage else {})}
+    return {
+        "id": "chatcmpl-bare",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **({"usage": None} if usage else {}),
+    }
 
 
-EVENTS = [_chunk({"role": "assistant", "content": ""}, usage=True)] + \
-    [_chunk({"content": w}, usage=True) for w in ("fixed ", "reply ", "from ", "bare ", "echo")] + \
-    [_chunk({}, "stop", usage=True)]
-STREAM = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in EVENTS) + \
-    b"data: " + json.dumps({"id": "chatcmpl-bare", "object": "chat.completion.chunk", "created": 1700000000, "model": "m",
-                            "choices": [], "usage": USAGE}).encode() + b"\n\ndata: [DONE]\n\n"
+EVENTS = (
+    [_chunk({"role": "assistant", "content": ""}, usage=True)]
+    + [_chunk({"content": w}, usage=True) for w in ("fixed ", "reply ", "from ", "bare ", "echo")]
+    + [_chunk({}, "stop", usage=True)]
+)
+STREAM = (
+    b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in EVENTS)
+    + b"data: "
+    + json.dumps(
+        {
+            "id": "chatcmpl-bare",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": "m",
+            "choices": [],
+            "usage": USAGE,
+        }
+    ).encode()
+    + b"\n\ndata: [DONE]\n\n"
+)
 
 
 class Handler(BaseHTTPRequestHandler):

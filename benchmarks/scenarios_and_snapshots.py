@@ -26,8 +26,12 @@ from conformance.snapshots import corpus
 from conformance.snapshots.canonical import snapshot_text
 from conformance.snapshots.capture import capture_case
 
-ENGINES = ["reference_engines.compressor:ReferenceCompressor", "reference_engines.router:ReferenceRouter",
-           "reference_engines.mutants._base:MinimalEngine", "reference_engines.lcm:LCMEngine"]
+ENGINES = [
+    "reference_engines.compressor:ReferenceCompressor",
+    "reference_engines.router:ReferenceRouter",
+    "reference_engines.mutants._base:MinimalEngine",
+    "reference_engines.lcm:LCMEngine",
+]
 
 
 def median_seconds(fn, repeat: int) -> float:
@@ -68,8 +72,10 @@ def main() -> None:
             from conformance.report import write_report
 
             out = Path(tempfile.mkdtemp()) / "report.html"
-            t_rep = median_seconds(lambda: write_report(out, [r for run in runs for r in judge(run)], runs),
-                                   args.repeat)
+            t_rep = median_seconds(
+                lambda: write_report(out, [r for run in runs for r in judge(run)], runs),
+                args.repeat,
+            )
         except ImportError:
             t_rep = float("nan")
         calls = sum(len(r.recorder.provider_calls) for r in runs)

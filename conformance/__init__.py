@@ -5,10 +5,12 @@ the same registry without pytest. Checks are registered by contract clause
 (``docs/contract.md``) in :mod:`conformance.registry`.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 try:  # pytest is optional: conformance.expect is also used where pytest is absent
     import pytest
+
     pytest.register_assert_rewrite("conformance.expect")
 except ImportError:
     pass

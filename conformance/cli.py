@@ -18,55 +18,90 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import List, Optional
 
 from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
 
 
-def _check(argv: List[str]) -> int:
+def _check(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="context-engine-kit check",
         description="Run the conformance checks against an engine and print a verdict by clause. "
-                    "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).")
+        "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).",
+    )
     by_folder = _given("--engine-plugin", argv)
     if by_folder:  # no positional: a pytest option's value (e.g. -k EXPR) must not be taken for it
         parser.set_defaults(engine=None)
     else:
-        parser.add_argument("engine", nargs="?", help="MODULE:ATTR of a ContextEngine subclass or factory")
-    parser.add_argument("--engine-plugin", default=None, metavar="DIR",
-                        help="a plugin folder as it ships ($HERMES_HOME/plugins/<name>/), in place of "
-                             "MODULE:ATTR: loaded as the host does and checked for R4-R6 too")
+        parser.add_argument(
+            "engine", nargs="?", help="MODULE:ATTR of a ContextEngine subclass or factory"
+        )
+    parser.add_argument(
+        "--engine-plugin",
+        default=None,
+        metavar="DIR",
+        help="a plugin folder as it ships ($HERMES_HOME/plugins/<name>/), in place of "
+        "MODULE:ATTR: loaded as the host does and checked for R4-R6 too",
+    )
     parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the verdict as JSON")
-    parser.add_argument("--state-dir", default=None, metavar="DIR",
-                        help="where failure files go (default: a new temp dir)")
+    parser.add_argument(
+        "--state-dir",
+        default=None,
+        metavar="DIR",
+        help="where failure files go (default: a new temp dir)",
+    )
     args, rest = parser.parse_known_args(argv)
     if not args.engine and not args.engine_plugin:
-        print("context-engine-kit check: error: give the engine as MODULE:ATTR, or a plugin folder with "
-              "--engine-plugin DIR.", file=sys.stderr)
+        print(
+            "context-engine-kit check: error: give the engine as MODULE:ATTR, or a plugin folder with "
+            "--engine-plugin DIR.",
+            file=sys.stderr,
+        )
         return 4
     if args.engine:
         try:
-            load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast, kit-style message
+            load_engine_factory(
+                args.engine, parse_kwargs(args.engine_kwargs)
+            )  # fail fast, kit-style message
         except EngineSpecError as exc:
             print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
             return 4
     elif not os.path.isdir(args.engine_plugin):
-        print(f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not a folder; give the "
-              "plugin folder that holds __init__.py and plugin.yaml.", file=sys.stderr)
+        print(
+            f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not a folder; give the "
+            "plugin folder that holds __init__.py and plugin.yaml.",
+            file=sys.stderr,
+        )
         return 4
     import pytest
 
-    state = os.path.abspath(args.state_dir) if args.state_dir else tempfile.mkdtemp(prefix="context-engine-kit-")
+    state = (
+        os.path.abspath(args.state_dir)
+        if args.state_dir
+        else tempfile.mkdtemp(prefix="context-engine-kit-")
+    )
     os.makedirs(state, exist_ok=True)
-    if not _given("--conformance-snapshots-dir", rest):  # the project's snapshots, as a plain pytest run there
-        rest = ["--conformance-snapshots-dir", os.path.join(os.getcwd(), ".conformance", "snapshots")] + rest
+    if not _given(
+        "--conformance-snapshots-dir", rest
+    ):  # the project's snapshots, as a plain pytest run there
+        rest = [
+            "--conformance-snapshots-dir",
+            os.path.join(os.getcwd(), ".conformance", "snapshots"),
+        ] + rest
     selection = (["--engine", args.engine] if args.engine else []) + (
-        ["--engine-plugin", os.path.abspath(args.engine_plugin)] if args.engine_plugin else [])
-    pytest_args = selection + ["-p", "no:cacheprovider", "--rootdir", state,
-                   # the CLI imported the kit before pytest started; nothing of it needs rewriting
-                   "-W", "ignore::pytest.PytestAssertRewriteWarning",
-                   "--conformance-failures-dir", os.path.join(state, "failures")]
+        ["--engine-plugin", os.path.abspath(args.engine_plugin)] if args.engine_plugin else []
+    )
+    pytest_args = selection + [
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        state,
+        # the CLI imported the kit before pytest started; nothing of it needs rewriting
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--conformance-failures-dir",
+        os.path.join(state, "failures"),
+    ]
     # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
     pytest_args += ["-p", "conformance.plugin"]
     if args.engine_kwargs:
@@ -79,7 +114,7 @@ def _check(argv: List[str]) -> int:
         _settle_state(state, temporary=not args.state_dir)
 
 
-def _given(option: str, argv: List[str]) -> bool:
+def _given(option: str, argv: list[str]) -> bool:
     """True when ``option`` is among ``argv`` (as ``--opt VALUE`` or ``--opt=VALUE``)."""
     return any(a == option or a.startswith(option + "=") for a in argv)
 
@@ -90,28 +125,37 @@ def _settle_state(state: str, temporary: bool) -> None:
     if temporary and not files:
         shutil.rmtree(state, ignore_errors=True)
     elif files:
-        print(f"context-engine-kit: state kept in {state} (failure files under failures/; rerun one with "
-              "--conformance-replay FILE)")
+        print(
+            f"context-engine-kit: state kept in {state} (failure files under failures/; rerun one with "
+            "--conformance-replay FILE)"
+        )
 
 
-def _mutants(argv: List[str]) -> int:
+def _mutants(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="context-engine-kit mutants",
         description="Run every mutant engine through the checks and print the kill matrix: clause, mutant, "
-                    "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
-                    "every mutant is killed by its own clause and by nothing else.")
+        "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
+        "every mutant is killed by its own clause and by nothing else.",
+    )
     parser.add_argument("only", nargs="*", help="mutant specs (module:Class) to run; default all")
     parser.add_argument("--profile", default="quick", choices=("quick", "default", "thorough"))
-    parser.add_argument("--shrink", action="store_true",
-                        help="shrink counterexamples (slower; gives the shrunk sizes)")
+    parser.add_argument(
+        "--shrink",
+        action="store_true",
+        help="shrink counterexamples (slower; gives the shrunk sizes)",
+    )
     args = parser.parse_args(argv)
     from conformance.killmatrix import format_matrix, run_matrix
     from reference_engines.mutants import KILLS
 
     unknown = [s for s in args.only if s not in KILLS]
     if unknown:
-        print(f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
-              + ", ".join(sorted(KILLS)), file=sys.stderr)
+        print(
+            f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
+            + ", ".join(sorted(KILLS)),
+            file=sys.stderr,
+        )
         return 2
     rows = run_matrix(args.only or None, profile=args.profile, shrink=args.shrink)
     for line in format_matrix(rows):
@@ -120,13 +164,13 @@ def _mutants(argv: List[str]) -> int:
     return 1 if bad else 0
 
 
-def _coverage(argv: List[str]) -> int:
+def _coverage(argv: list[str]) -> int:
     from conformance.coverage import main as coverage_main
 
     return coverage_main(argv)
 
 
-def _serve(argv: List[str]) -> int:
+def _serve(argv: list[str]) -> int:
     try:
         from simulator.provider import http
     except ImportError as exc:  # pragma: no cover - the provider ships http
@@ -135,18 +179,24 @@ def _serve(argv: List[str]) -> int:
     try:
         return int(http.main(argv) or 0)
     except (OSError, OverflowError, ValueError) as exc:
-        print(f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free port between 0 and "
-              "65535 (0 picks one for you) on a loopback address.", file=sys.stderr)
+        print(
+            f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free port between 0 and "
+            "65535 (0 picks one for you) on a loopback address.",
+            file=sys.stderr,
+        )
         return 2
 
 
-def _install_plugin(argv: List[str]) -> int:
+def _install_plugin(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="context-engine-kit install-plugin",
         description="Copy a bundled reference engine, laid out as a Hermes plugin folder, "
-                    "to HERMES_HOME/plugins/<name>/.")
+        "to HERMES_HOME/plugins/<name>/.",
+    )
     parser.add_argument("name", choices=["lcm"], help="the bundled plugin to install")
-    parser.add_argument("--hermes-home", required=True, metavar="DIR", help="the Hermes home folder")
+    parser.add_argument(
+        "--hermes-home", required=True, metavar="DIR", help="the Hermes home folder"
+    )
     args = parser.parse_args(argv)
     from reference_engines.lcm.install import install_plugin
 
@@ -159,31 +209,39 @@ def _install_plugin(argv: List[str]) -> int:
     return 0
 
 
-def _scenario(argv: List[str]) -> int:
+def _scenario(argv: list[str]) -> int:
     from conformance.scenarios.cli import main as scenario_main
 
     return int(scenario_main(argv) or 0)
 
 
-COMMANDS = {"check": _check, "scenario": _scenario, "mutants": _mutants, "coverage": _coverage,
-            "serve": _serve, "install-plugin": _install_plugin}
+COMMANDS = {
+    "check": _check,
+    "scenario": _scenario,
+    "mutants": _mutants,
+    "coverage": _coverage,
+    "serve": _serve,
+    "install-plugin": _install_plugin,
+}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``context-engine-kit`` console script; returns the exit code."""
     from simulator.host import shim
 
     shim.install()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print("usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
-              "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
-              "  scenario [FILE...] --engine MODULE:ATTR   run scenario files (none: the bundled library)\n"
-              "  mutants             run every mutant engine and print the kill matrix\n"
-              "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
-              "  serve               run the provider simulator over HTTP on 127.0.0.1\n"
-              "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n",
-              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        print(
+            "usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
+            "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
+            "  scenario [FILE...] --engine MODULE:ATTR   run scenario files (none: the bundled library)\n"
+            "  mutants             run every mutant engine and print the kill matrix\n"
+            "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
+            "  serve               run the provider simulator over HTTP on 127.0.0.1\n"
+            "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n",
+            file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
+        )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     return COMMANDS[argv[0]](argv[1:])
 

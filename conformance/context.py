@@ -16,12 +16,31 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hyp_seed, settings, strategies as st
+from hypothesis import (
+    HealthCheck,
+    Phase,
+    Verbosity,
+    given,
+    settings,
+)
+from hypothesis import (
+    seed as hyp_seed,
+)
+from hypothesis import (
+    strategies as st,
+)
 
-from conformance.timeouts import CURRENT_CALL, EngineTimeout, HangBudget, build_engine, constructor_label
+from conformance.timeouts import (
+    CURRENT_CALL,
+    EngineTimeout,
+    HangBudget,
+    build_engine,
+    constructor_label,
+)
 from simulator.host.shim import AbcInfo, abc_info
 
 #: Default model window used by checks, in tokens.
@@ -29,9 +48,9 @@ CHECK_WINDOW_TOKENS = 16_000
 CHECK_MODEL = "sim-model"
 
 #: max_examples per Hypothesis check, per profile.
-PROFILES: Dict[str, int] = {"quick": 6, "default": 40, "thorough": 200}
+PROFILES: dict[str, int] = {"quick": 6, "default": 40, "thorough": 200}
 #: stateful_step_count per profile (lifecycle state machine).
-STATEFUL_STEPS: Dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
+STATEFUL_STEPS: dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
 #: Default per-check wall-clock limit in seconds (hostile engines that hang).
 DEFAULT_CHECK_TIMEOUT_S = 120.0
 
@@ -59,7 +78,7 @@ class _Draw:
 
     def __init__(self, data: Any):
         self._data = data
-        self.values: Dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
 
     def __call__(self, strategy: Any, label: str) -> Any:
         value = self._data.draw(strategy, label=label)
@@ -72,13 +91,15 @@ class _ReplayDraw:
 
     def __init__(self, recorded: Mapping[str, Any]):
         self._recorded = dict(recorded)
-        self.values: Dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
 
     def __call__(self, strategy: Any, label: str) -> Any:
         key = _unique(self.values, label)
         if key not in self._recorded:
-            raise CheckSkipped(f"replay file has no draw {key!r} for this check (recorded: "
-                               f"{', '.join(sorted(self._recorded)) or 'none'}); was it written by another kit version?")
+            raise CheckSkipped(
+                f"replay file has no draw {key!r} for this check (recorded: "
+                f"{', '.join(sorted(self._recorded)) or 'none'}); was it written by another kit version?"
+            )
         value = self._recorded[key]
         self.values[key] = value
         return value
@@ -124,22 +145,24 @@ class CheckContext:
     window: int = CHECK_WINDOW_TOKENS
     abc: AbcInfo = field(default_factory=abc_info)
     timeout: float = DEFAULT_CHECK_TIMEOUT_S
-    seed: Optional[int] = None
-    replay: Optional[Dict[str, Any]] = None
-    plugin_dir: Optional[str] = None
+    seed: int | None = None
+    replay: dict[str, Any] | None = None
+    plugin_dir: str | None = None
     scenarios: bool = True
     shrink: bool = True
     host_profile: str = "documented"
     extra_capabilities: frozenset = frozenset()
     hangs: HangBudget = field(default_factory=HangBudget)
-    _capabilities: Optional[frozenset] = None
-    _probe_error: Optional[str] = None
+    _capabilities: frozenset | None = None
+    _probe_error: str | None = None
 
     def __post_init__(self) -> None:
         if in_ci():
             self.derandomize = True
 
-    def new_engine(self, *, window: Optional[int] = None, configure: bool = True, model: str = CHECK_MODEL) -> Any:
+    def new_engine(
+        self, *, window: int | None = None, configure: bool = True, model: str = CHECK_MODEL
+    ) -> Any:
         """A fresh engine; with ``configure``, ``update_model(model, window)`` is called.
 
         Checks run on the runner's worker thread, under the per-check limit; while the
@@ -157,14 +180,24 @@ class CheckContext:
             if configure and callable(getattr(engine, "update_model", None)):
                 CURRENT_CALL[me] = (None, None, "update_model")
                 try:
-                    engine.update_model(model=model, context_length=window or self.window,
-                                        base_url="", api_key="", provider="", api_mode="chat_completions")
+                    engine.update_model(
+                        model=model,
+                        context_length=window or self.window,
+                        base_url="",
+                        api_key="",
+                        provider="",
+                        api_mode="chat_completions",
+                    )
                 except Exception as exc:
-                    raise EngineUnavailable(f"update_model() raised {type(exc).__name__}: {exc}") from exc
+                    raise EngineUnavailable(
+                        f"update_model() raised {type(exc).__name__}: {exc}"
+                    ) from exc
         except EngineUnavailable:
             raise
         except Exception as exc:
-            raise EngineUnavailable(f"constructing the engine raised {type(exc).__name__}: {exc}") from exc
+            raise EngineUnavailable(
+                f"constructing the engine raised {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             CURRENT_CALL.pop(me, None)
         return engine
@@ -214,7 +247,12 @@ class CheckContext:
         base.update(overrides)
         return settings(**base)
 
-    def examples(self, body: Callable[[Callable[[Any, str], Any]], None], *, max_examples: Optional[int] = None) -> None:
+    def examples(
+        self,
+        body: Callable[[Callable[[Any, str], Any]], None],
+        *,
+        max_examples: int | None = None,
+    ) -> None:
         """Run ``body(draw)`` over Hypothesis examples, or once over the replayed draws.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
@@ -253,6 +291,8 @@ class CheckContext:
             if name in getattr(engine, "__dict__", {}):
                 continue  # set on the instance (e.g. from constructor arguments)
             owners = [k for k in type(engine).__mro__ if name in vars(k)]
-            if not owners or all(k.__module__.startswith(("simulator.host.abc", "agent.")) for k in owners):
+            if not owners or all(
+                k.__module__.startswith(("simulator.host.abc", "agent.")) for k in owners
+            ):
                 return False
         return True

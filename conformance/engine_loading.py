@@ -12,8 +12,9 @@ import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
+from typing import Any
 
 REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
 
@@ -27,7 +28,7 @@ class EngineSpecError(Exception):
     """The ``--engine`` value could not be turned into an engine; the message says why."""
 
 
-def parse_kwargs(text: Optional[str]) -> Dict[str, Any]:
+def parse_kwargs(text: str | None) -> dict[str, Any]:
     """Parse ``--engine-kwargs``: a JSON object, or empty.
 
     Raises:
@@ -40,7 +41,7 @@ def parse_kwargs(text: Optional[str]) -> Dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise EngineSpecError(
             f"--engine-kwargs={text!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
-            "Give a JSON object, e.g. --engine-kwargs='{\"model\": \"test\"}'."
+            'Give a JSON object, e.g. --engine-kwargs=\'{"model": "test"}\'.'
         ) from None
     if not isinstance(value, dict):
         raise EngineSpecError(
@@ -66,7 +67,7 @@ class EngineFactory:
 
     spec: str
     target: Callable[..., Any]
-    kwargs: Dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self) -> Any:
         return self.target(**self.kwargs)
@@ -90,7 +91,9 @@ def public_names(namespace: Any, limit: int = 16) -> str:
         obj = getattr(namespace, name, None)
         local = getattr(obj, "__module__", None) == home
         if inspect.isclass(obj):
-            return (0 if local else 1, name) if looks_like_engine(obj) else (2 if local else 4, name)
+            return (
+                (0 if local else 1, name) if looks_like_engine(obj) else (2 if local else 4, name)
+            )
         return (3 if local else 5, name)
 
     names = sorted((n for n in dir(namespace) if not n.startswith("_")), key=rank)
@@ -98,7 +101,7 @@ def public_names(namespace: Any, limit: int = 16) -> str:
     return ", ".join(names[:limit]) + more if names else "(none)"
 
 
-def load_engine_factory(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> EngineFactory:
+def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> EngineFactory:
     """Resolve ``MODULE:ATTR`` into an :class:`EngineFactory`.
 
     Raises:

@@ -12,7 +12,8 @@ clause, the level and, when there is one, the offending example (for replay file
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from simulator.contract import clause_link
 
@@ -42,7 +43,7 @@ class ContractViolation(AssertionError):
         example: the offending input (e.g. ``{"history": [...]}``), JSON-serialisable.
     """
 
-    def __init__(self, clause: str, level: str, detail: str, example: Optional[Dict[str, Any]] = None):
+    def __init__(self, clause: str, level: str, detail: str, example: dict[str, Any] | None = None):
         self.clause = clause
         self.level = level
         self.detail = detail
@@ -53,7 +54,7 @@ class ContractViolation(AssertionError):
         """The message: ``[CLAUSE LEVEL] detail See <link>.``"""
         return f"[{self.clause} {self.level}] {self.detail} See {link(self.clause)}."
 
-    def attach_draws(self, draws: Dict[str, Any]) -> None:
+    def attach_draws(self, draws: dict[str, Any]) -> None:
         """Record the (shrunk) Hypothesis draws that produced this failure (for replay)."""
         example = dict(self.example or {})
         example["draws"] = dict(draws)
@@ -83,8 +84,17 @@ class HostileEngine(BaseException):
 HOST_PRACTICE = "host practice"
 
 
-def fail(clause: str, level: str, what: str, *, expected: str, got: str, context: str = "",
-         example: Optional[Dict[str, Any]] = None, host_practice: bool = False) -> None:
+def fail(
+    clause: str,
+    level: str,
+    what: str,
+    *,
+    expected: str,
+    got: str,
+    context: str = "",
+    example: dict[str, Any] | None = None,
+    host_practice: bool = False,
+) -> None:
     """Raise a :class:`ContractViolation` in the kit's grammar: what, expected vs got, context.
 
     ``host_practice`` marks clauses that come from Hermes' code rather than its docs: the
@@ -140,9 +150,14 @@ def short(value: Any, limit: int = 160) -> str:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except Exception:
         text = object.__repr__(value)
-    if isinstance(value, (tuple, set, frozenset)):  # json.dumps shows these as a list: say what they are
-        text = f"a {type(value).__name__} ({text[1:-1]})" if isinstance(value, tuple) else \
-            f"a {type(value).__name__} {text[1:-1]}"
+    if isinstance(
+        value, (tuple, set, frozenset)
+    ):  # json.dumps shows these as a list: say what they are
+        text = (
+            f"a {type(value).__name__} ({text[1:-1]})"
+            if isinstance(value, tuple)
+            else f"a {type(value).__name__} {text[1:-1]}"
+        )
     if len(text) > limit:
         text = text[: limit - 20] + f"...<{len(text)} chars>"
     return text
@@ -157,7 +172,9 @@ def describe(message: Any) -> str:
     size = len(content) if isinstance(content, (str, list)) else 0
     extra = ""
     if message.get("tool_calls"):
-        extra = " calls " + ",".join(str(c.get("id")) for c in message["tool_calls"] if isinstance(c, Mapping))
+        extra = " calls " + ",".join(
+            str(c.get("id")) for c in message["tool_calls"] if isinstance(c, Mapping)
+        )
     if role == "tool":
         extra = f" {message.get('tool_call_id')!r}"
     return f"<{role}{extra} {size}>"
@@ -165,7 +182,8 @@ def describe(message: Any) -> str:
 
 # --- V: validity of an OpenAI-format message sequence ---------------------------------
 
-def v1_problems(messages: Any) -> List[str]:
+
+def v1_problems(messages: Any) -> list[str]:
     """V1: a list of dicts, each with a role in system/user/assistant/tool."""
     if not isinstance(messages, list):
         return [f"a list, got {type(messages).__name__}"]
@@ -178,16 +196,18 @@ def v1_problems(messages: Any) -> List[str]:
     return out
 
 
-def v2_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
+def v2_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """V2: every tool call answered once after it; every tool result answers a prior call.
 
     Pairing is per occurrence (seeds, U8): an id that occurs k times in one assistant
     message's ``tool_calls`` needs k results, and a later assistant message may reuse an
     id that was already answered.
     """
-    out: List[str] = []
-    outstanding: Dict[str, List[int]] = {}  # id -> indexes of assistant messages still owed a result
-    answered: Dict[str, int] = {}
+    out: list[str] = []
+    outstanding: dict[
+        str, list[int]
+    ] = {}  # id -> indexes of assistant messages still owed a result
+    answered: dict[str, int] = {}
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             continue
@@ -202,16 +222,22 @@ def v2_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
                 outstanding[cid].pop(0)
                 answered[cid] = i
             elif cid in answered:
-                out.append(f"tool message at index {i} answers {cid!r} a second time (first at index {answered[cid]})")
+                out.append(
+                    f"tool message at index {i} answers {cid!r} a second time (first at index {answered[cid]})"
+                )
             else:
-                out.append(f"tool message at index {i} answers {cid!r}, which no earlier assistant message calls")
+                out.append(
+                    f"tool message at index {i} answers {cid!r}, which no earlier assistant message calls"
+                )
     for cid, owed in outstanding.items():
         for idx in owed:
-            out.append(f"assistant message at index {idx} calls {cid!r}, which has no tool result after it")
+            out.append(
+                f"assistant message at index {idx} calls {cid!r}, which has no tool result after it"
+            )
     return out
 
 
-def v3_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
+def v3_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """V3: content is a str, a list of parts, or None/absent only on an assistant with tool_calls."""
     out = []
     for i, m in enumerate(messages):
@@ -221,14 +247,22 @@ def v3_problems(messages: Sequence[Mapping[str, Any]]) -> List[str]:
         if isinstance(content, str):
             continue
         if isinstance(content, list):
-            bad = [j for j, p in enumerate(content) if not (isinstance(p, Mapping) and isinstance(p.get("type"), str))]
+            bad = [
+                j
+                for j, p in enumerate(content)
+                if not (isinstance(p, Mapping) and isinstance(p.get("type"), str))
+            ]
             if bad:
-                out.append(f"message {i} has content part {bad[0]} that is not a dict with a 'type'")
+                out.append(
+                    f"message {i} has content part {bad[0]} that is not a dict with a 'type'"
+                )
             continue
         if content is None:
             if m.get("role") == "assistant" and m.get("tool_calls"):
                 continue
-            out.append(f"message {i} ({m.get('role')}) has content None/absent, allowed only on an assistant with tool_calls")
+            out.append(
+                f"message {i} ({m.get('role')}) has content None/absent, allowed only on an assistant with tool_calls"
+            )
             continue
         out.append(f"message {i} has content of type {type(content).__name__}")
     return out
@@ -242,7 +276,9 @@ def _text(content: Any) -> str:
     return ""
 
 
-def v4_problems(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> List[str]:
+def v4_problems(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[str]:
     """V4: if ``before`` starts with a system prompt, ``after`` starts with it too (a note may be appended)."""
     if not before or not isinstance(before[0], Mapping) or before[0].get("role") != "system":
         return []

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 try:  # private API, present in Hypothesis >= 6.131
     from hypothesis.internal.conjecture import providers as _providers
@@ -32,8 +33,12 @@ _SAVED: list = []
 
 
 def _supported() -> bool:
-    return _providers is not None and callable(getattr(_providers, "_get_local_constants", None)) \
-        and hasattr(_providers, "Constants") and hasattr(_providers, "CONSTANTS_CACHE")
+    return (
+        _providers is not None
+        and callable(getattr(_providers, "_get_local_constants", None))
+        and hasattr(_providers, "Constants")
+        and hasattr(_providers, "CONSTANTS_CACHE")
+    )
 
 
 def _clear_cache() -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import statistics
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional
 
 from conformance.engine_loading import load_engine_factory
 from conformance.runner import Result, run_conformance
@@ -30,24 +30,33 @@ class Row:
     clean: bool
     killer: str = ""
     message: str = ""
-    unrelated: List[str] = field(default_factory=list)
-    seconds_to_first_failure: Optional[float] = None
+    unrelated: list[str] = field(default_factory=list)
+    seconds_to_first_failure: float | None = None
     seconds_total: float = 0.0
-    counterexample_messages: Optional[int] = None
+    counterexample_messages: int | None = None
     skipped_reason: str = ""
 
 
 def owns(message: str, clause: str) -> bool:
     """True when a failure message belongs to ``clause`` (its prefix, or S0 listing it)."""
-    return message.startswith(f"[{clause} ") or (message.startswith("[S0 ") and f"[{clause}]" in message)
+    return message.startswith(f"[{clause} ") or (
+        message.startswith("[S0 ") and f"[{clause}]" in message
+    )
 
 
-def judge(spec: str, clause: str, pattern: str, results: List[Result], elapsed: float) -> Row:
+def judge(spec: str, clause: str, pattern: str, results: list[Result], elapsed: float) -> Row:
     """Build a :class:`Row` from one mutant's results."""
     bad = [r for r in results if r.outcome in BAD]
     own = [r for r in bad if owns(r.message, clause) and re.search(pattern, r.message)]
     unrelated = [f"{r.check}: {r.message[:160]}" for r in bad if not owns(r.message, clause)]
-    row = Row(spec, clause, killed=bool(own), clean=not unrelated, unrelated=unrelated, seconds_total=elapsed)
+    row = Row(
+        spec,
+        clause,
+        killed=bool(own),
+        clean=not unrelated,
+        unrelated=unrelated,
+        seconds_total=elapsed,
+    )
     if own:
         row.killer, row.message = own[0].check, own[0].message
         t = 0.0
@@ -61,15 +70,24 @@ def judge(spec: str, clause: str, pattern: str, results: List[Result], elapsed: 
     return row
 
 
-def run_mutant(spec: str, *, profile: str = "quick", timeout: float = 60.0, shrink: bool = True) -> Row:
+def run_mutant(
+    spec: str, *, profile: str = "quick", timeout: float = 60.0, shrink: bool = True
+) -> Row:
     """Run every check against one mutant (a key of ``KILLS``) and judge it."""
     from reference_engines.mutants import KILLS, engine_spec
 
     kill = KILLS[spec]
     plugin_dir = str(kill.plugin_dir) if kill.plugin_dir else None
     started = time.perf_counter()
-    results = run_conformance(load_engine_factory(engine_spec(spec)), profile=profile, timeout=timeout,
-                              plugin_dir=plugin_dir, shrink=shrink, xfails=kill.xfails, host_profile=kill.host_profile)
+    results = run_conformance(
+        load_engine_factory(engine_spec(spec)),
+        profile=profile,
+        timeout=timeout,
+        plugin_dir=plugin_dir,
+        shrink=shrink,
+        xfails=kill.xfails,
+        host_profile=kill.host_profile,
+    )
     row = judge(spec, kill.clause, kill.pattern, results, time.perf_counter() - started)
     if plugin_dir and not row.killed:
         r_results = [r for r in results if r.clause == kill.clause]
@@ -78,32 +96,49 @@ def run_mutant(spec: str, *, profile: str = "quick", timeout: float = 60.0, shri
     return row
 
 
-def run_reference(spec: str, *, profile: str = "quick", timeout: float = 60.0) -> List[Result]:
+def run_reference(spec: str, *, profile: str = "quick", timeout: float = 60.0) -> list[Result]:
     """Run every check against a reference engine; returns its results (all must pass or skip)."""
     from reference_engines.mutants import KNOWN_FINDINGS, REFERENCES
 
     plugin_dir = REFERENCES.get(spec)
-    return run_conformance(load_engine_factory(spec), profile=profile, timeout=timeout,
-                           plugin_dir=str(plugin_dir) if plugin_dir else None, xfails=KNOWN_FINDINGS.get(spec))
+    return run_conformance(
+        load_engine_factory(spec),
+        profile=profile,
+        timeout=timeout,
+        plugin_dir=str(plugin_dir) if plugin_dir else None,
+        xfails=KNOWN_FINDINGS.get(spec),
+    )
 
 
-def run_matrix(specs: Optional[Iterable[str]] = None, *, profile: str = "quick", shrink: bool = True) -> List[Row]:
+def run_matrix(
+    specs: Iterable[str] | None = None, *, profile: str = "quick", shrink: bool = True
+) -> list[Row]:
     """Rows for every mutant (or ``specs``), in KILLS order."""
     from reference_engines.mutants import KILLS
 
-    return [run_mutant(s, profile=profile, shrink=shrink) for s in (list(specs) if specs else list(KILLS))]
+    return [
+        run_mutant(s, profile=profile, shrink=shrink)
+        for s in (list(specs) if specs else list(KILLS))
+    ]
 
 
-def format_matrix(rows: List[Row]) -> List[str]:
+def format_matrix(rows: list[Row]) -> list[str]:
     """The matrix as text lines: clause, mutant, killed by, time to first failure, shrunk size."""
-    lines = [f"{'clause':<7} {'mutant':<52} {'result':<9} {'first failure':<46} {'t(s)':>6} {'msgs':>5}"]
+    lines = [
+        f"{'clause':<7} {'mutant':<52} {'result':<9} {'first failure':<46} {'t(s)':>6} {'msgs':>5}"
+    ]
     for r in rows:
-        result = "KILLED" if r.killed and r.clean else ("DIRTY" if r.killed else ("SKIPPED" if r.skipped_reason else
-                                                                                   "ALIVE"))
+        result = (
+            "KILLED"
+            if r.killed and r.clean
+            else ("DIRTY" if r.killed else ("SKIPPED" if r.skipped_reason else "ALIVE"))
+        )
         t = f"{r.seconds_to_first_failure:.2f}" if r.seconds_to_first_failure is not None else "-"
         n = str(r.counterexample_messages) if r.counterexample_messages is not None else "-"
-        lines.append(f"{r.clause:<7} {r.spec.replace('reference_engines.mutants.', ''):<52} {result:<9} "
-                     f"{r.killer[:46]:<46} {t:>6} {n:>5}")
+        lines.append(
+            f"{r.clause:<7} {r.spec.replace('reference_engines.mutants.', ''):<52} {result:<9} "
+            f"{r.killer[:46]:<46} {t:>6} {n:>5}"
+        )
         for u in r.unrelated[:3]:
             lines.append(f"{'':<7}   unrelated failure: {u}")
         if r.skipped_reason:
@@ -111,7 +146,9 @@ def format_matrix(rows: List[Row]) -> List[str]:
     killed = sum(1 for r in rows if r.killed and r.clean)
     counted = [r for r in rows if not r.skipped_reason]
     sizes = [r.counterexample_messages for r in rows if r.counterexample_messages]
-    lines.append(f"killed {killed}/{len(counted)} mutants cleanly ({len(rows) - len(counted)} skipped: host "
-                 f"feature missing); median shrunk counterexample "
-                 f"{statistics.median(sizes) if sizes else '-'} messages over {len(sizes)} mutants with a transcript")
+    lines.append(
+        f"killed {killed}/{len(counted)} mutants cleanly ({len(rows) - len(counted)} skipped: host "
+        f"feature missing); median shrunk counterexample "
+        f"{statistics.median(sizes) if sizes else '-'} messages over {len(sizes)} mutants with a transcript"
+    )
     return lines

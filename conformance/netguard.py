@@ -11,7 +11,8 @@ import contextlib
 import ipaddress
 import socket
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 _state = threading.local()
@@ -51,8 +52,10 @@ def _check(address: Any) -> None:
 def _install() -> None:
     sock = socket.socket
     _originals.update(
-        connect=sock.connect, connect_ex=sock.connect_ex,
-        getaddrinfo=socket.getaddrinfo, create_connection=socket.create_connection,
+        connect=sock.connect,
+        connect_ex=sock.connect_ex,
+        getaddrinfo=socket.getaddrinfo,
+        create_connection=socket.create_connection,
     )
 
     def connect(self, address):

@@ -26,6 +26,8 @@ def raise_for_result(result, *, strict: bool = False) -> None:
         pytest.xfail(result.message)
     if result.outcome == "xpassed":
         if strict:
-            raise ConformanceFailure(f"[{result.clause} {result.level}] XPASS(strict): {result.message}")
+            raise ConformanceFailure(
+                f"[{result.clause} {result.level}] XPASS(strict): {result.message}"
+            )
         return
     raise ConformanceError(result.message)

@@ -14,13 +14,18 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
 
 from conformance import verdict as verdict_mod
 from conformance.context import PROFILES, CheckContext
-from conformance.engine_loading import EngineFactory, EngineSpecError, load_engine_factory, parse_kwargs
+from conformance.engine_loading import (
+    EngineFactory,
+    EngineSpecError,
+    load_engine_factory,
+    parse_kwargs,
+)
 from conformance.outcome import ConformanceError, ConformanceFailure
 from conformance.runner import expected_failures
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, EngineTimeout, HangBudget, build_engine
@@ -28,67 +33,142 @@ from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, EngineTimeout, HangBudget
 #: The sub-plugins (snapshot tier, scenario files, HTML report). Installed, each also has its own
 #: pytest11 entry point under the same name, so loading them here is a no-op; from a source tree
 #: (``-p conformance.plugin``) this is what loads them.
-pytest_plugins = ("conformance.snapshots.plugin", "conformance.scenarios.plugin", "conformance.report.plugin")
+pytest_plugins = (
+    "conformance.snapshots.plugin",
+    "conformance.scenarios.plugin",
+    "conformance.report.plugin",
+)
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
 SUITE_DIR = Path(__file__).parent / "suite"
-_KEY = pytest.StashKey[Dict[str, Any]]()
+_KEY = pytest.StashKey[dict[str, Any]]()
 _FIXTURE_ROUTE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the --engine and --conformance-* options and the ini keys."""
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    group.addoption("--engine", default=None, metavar="MODULE:ATTR",
-                    help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).")
-    group.addoption("--engine-kwargs", default=None, metavar="JSON",
-                    help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).")
-    group.addoption("--conformance-capabilities", default="", metavar="LIST",
-                    help="comma-separated capabilities to add to the engine's conformance_capabilities "
-                         "(e.g. compressor,focus for an engine you cannot edit).")
-    group.addoption("--host-profile", default="documented", choices=("documented", "hermes-0.19"),
-                    help="the host the kit plays: documented (default) or hermes-0.19 (the released "
-                         "0.19.0 host); checks of clauses that host lacks are skipped.")
-    group.addoption("--conformance-profile", default="default", choices=sorted(PROFILES),
-                    help="Hypothesis budget: quick, default or thorough.")
-    group.addoption("--conformance-strict", action="store_true", default=False,
-                    help="SHOULD failures and XPASS fail the run too.")
-    group.addoption("--conformance-random", action="store_true", default=False,
-                    help="do not derandomize Hypothesis (explore new examples each run).")
-    group.addoption("--conformance-json", default=None, metavar="FILE",
-                    help="write the verdict as JSON to FILE.")
-    group.addoption("--conformance-failures-dir", default=None, metavar="DIR",
-                    help="where shrunk failing examples are written (default .conformance/failures).")
-    group.addoption("--conformance-xfails", default=None, metavar="FILE",
-                    help="expected failures: one check id, id prefix or clause per line, '# reason' optional "
-                         "(non-strict; --conformance-strict makes an XPASS fail).")
-    group.addoption("--conformance-replay", default=None, metavar="FILE",
-                    help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.")
-    group.addoption("--conformance-timeout", default=None, type=float, metavar="SECONDS",
-                    help="per-check time limit; a hanging engine method fails its check (default 120).")
-    group.addoption("--conformance-max-timeouts", default=None, type=int, metavar="N",
-                    help="after N checks have timed out (a hanging engine), the remaining checks are errors "
-                         f"without running, so a hang costs about N x --conformance-timeout (default "
-                         f"{DEFAULT_MAX_TIMEOUTS}; 0 runs every check).")
-    group.addoption("--conformance-no-shrink", action="store_true", default=False,
-                    help="do not shrink failing examples (faster failures, longer examples in failure files).")
-    group.addoption("--conformance-seed", default=None, type=int, metavar="N",
-                    help="Hypothesis seed with --conformance-random (recorded in failure files).")
-    group.addoption("--engine-plugin", default=None, metavar="DIR",
-                    help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without --engine "
-                         "its engine is also the engine under test.")
+    group.addoption(
+        "--engine",
+        default=None,
+        metavar="MODULE:ATTR",
+        help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
+    )
+    group.addoption(
+        "--engine-kwargs",
+        default=None,
+        metavar="JSON",
+        help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).",
+    )
+    group.addoption(
+        "--conformance-capabilities",
+        default="",
+        metavar="LIST",
+        help="comma-separated capabilities to add to the engine's conformance_capabilities "
+        "(e.g. compressor,focus for an engine you cannot edit).",
+    )
+    group.addoption(
+        "--host-profile",
+        default="documented",
+        choices=("documented", "hermes-0.19"),
+        help="the host the kit plays: documented (default) or hermes-0.19 (the released "
+        "0.19.0 host); checks of clauses that host lacks are skipped.",
+    )
+    group.addoption(
+        "--conformance-profile",
+        default="default",
+        choices=sorted(PROFILES),
+        help="Hypothesis budget: quick, default or thorough.",
+    )
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        help="SHOULD failures and XPASS fail the run too.",
+    )
+    group.addoption(
+        "--conformance-random",
+        action="store_true",
+        default=False,
+        help="do not derandomize Hypothesis (explore new examples each run).",
+    )
+    group.addoption(
+        "--conformance-json",
+        default=None,
+        metavar="FILE",
+        help="write the verdict as JSON to FILE.",
+    )
+    group.addoption(
+        "--conformance-failures-dir",
+        default=None,
+        metavar="DIR",
+        help="where shrunk failing examples are written (default .conformance/failures).",
+    )
+    group.addoption(
+        "--conformance-xfails",
+        default=None,
+        metavar="FILE",
+        help="expected failures: one check id, id prefix or clause per line, '# reason' optional "
+        "(non-strict; --conformance-strict makes an XPASS fail).",
+    )
+    group.addoption(
+        "--conformance-replay",
+        default=None,
+        metavar="FILE",
+        help="rerun one failure file from .conformance/failures/ on its recorded (shrunk) draws.",
+    )
+    group.addoption(
+        "--conformance-timeout",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help="per-check time limit; a hanging engine method fails its check (default 120).",
+    )
+    group.addoption(
+        "--conformance-max-timeouts",
+        default=None,
+        type=int,
+        metavar="N",
+        help="after N checks have timed out (a hanging engine), the remaining checks are errors "
+        f"without running, so a hang costs about N x --conformance-timeout (default "
+        f"{DEFAULT_MAX_TIMEOUTS}; 0 runs every check).",
+    )
+    group.addoption(
+        "--conformance-no-shrink",
+        action="store_true",
+        default=False,
+        help="do not shrink failing examples (faster failures, longer examples in failure files).",
+    )
+    group.addoption(
+        "--conformance-seed",
+        default=None,
+        type=int,
+        metavar="N",
+        help="Hypothesis seed with --conformance-random (recorded in failure files).",
+    )
+    group.addoption(
+        "--engine-plugin",
+        default=None,
+        metavar="DIR",
+        help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without --engine "
+        "its engine is also the engine under test.",
+    )
     parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
     parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
 
 
-def engine_spec(config: pytest.Config) -> Optional[str]:
+def engine_spec(config: pytest.Config) -> str | None:
     """The engine spec from the option, the env var, or the ini key (in that order)."""
-    return (config.getoption("--engine") or os.environ.get(ENV_ENGINE)
-            or (config.getini("conformance_engine") or "").strip() or None)
+    return (
+        config.getoption("--engine")
+        or os.environ.get(ENV_ENGINE)
+        or (config.getini("conformance_engine") or "").strip()
+        or None
+    )
 
 
-def engine_kwargs_text(config: pytest.Config) -> Optional[str]:
+def engine_kwargs_text(config: pytest.Config) -> str | None:
     """The ``--engine-kwargs`` JSON text from the option, the env var, or the ini key (in that order)."""
     try:
         opt = config.getoption("--engine-kwargs")
@@ -104,7 +184,7 @@ def engine_kwargs_text(config: pytest.Config) -> Optional[str]:
 _kwargs_text = engine_kwargs_text
 
 
-def engine_factory(config: pytest.Config) -> Optional[EngineFactory]:
+def engine_factory(config: pytest.Config) -> EngineFactory | None:
     """The engine under test for the sub-plugins (scenarios, snapshots, report): one source for all.
 
     Returns the factory this plugin resolved in ``pytest_configure`` (from ``--engine`` /
@@ -126,7 +206,11 @@ def engine_factory(config: pytest.Config) -> Optional[EngineFactory]:
     except ValueError:
         spec = os.environ.get(ENV_ENGINE)
         try:
-            return load_engine_factory(spec, parse_kwargs(os.environ.get(ENV_ENGINE_KWARGS))) if spec else None
+            return (
+                load_engine_factory(spec, parse_kwargs(os.environ.get(ENV_ENGINE_KWARGS)))
+                if spec
+                else None
+            )
         except EngineSpecError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -146,12 +230,16 @@ def _plugin_factory(plugin_dir: str) -> EngineFactory:
     try:
         from simulator.host.discovery import load_engine_plugin
     except ImportError:
-        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: this kit's host cannot load plugin folders yet "
-                                "(simulator.host.discovery.load_engine_plugin); give --engine=MODULE:ATTR too") from None
+        raise pytest.UsageError(
+            f"--engine-plugin={plugin_dir}: this kit's host cannot load plugin folders yet "
+            "(simulator.host.discovery.load_engine_plugin); give --engine=MODULE:ATTR too"
+        ) from None
     factory, report = load_engine_plugin(plugin_dir)
     if factory is None:
-        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: no engine could be loaded: "
-                                + "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()))
+        raise pytest.UsageError(
+            f"--engine-plugin={plugin_dir}: no engine could be loaded: "
+            + "; ".join(f"[{f.clause}] {f.message}" for f in report.failures())
+        )
     return PluginFolderFactory(plugin_dir, factory)
 
 
@@ -177,11 +265,13 @@ def _probe_engine(factory: Any, timeout: float) -> None:
         raise pytest.UsageError(
             f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the constructor, or pass "
             "the arguments it needs with --engine-kwargs='{...}' (a JSON object), or give a factory "
-            "function as MODULE:ATTR.") from None
+            "function as MODULE:ATTR."
+        ) from None
     if not looks_like_engine(engine):
         raise pytest.UsageError(
             f"{what}: the factory returned {type(engine).__name__}, not a context engine (it needs name, "
-            "update_from_response, should_compress and compress). Return a new ContextEngine instance.")
+            "update_from_response, should_compress and compress). Return a new ContextEngine instance."
+        )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -224,31 +314,45 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec and not plugin_dir:
         if config.getoption("--conformance-replay"):
             _read_replay(config)  # a bad file is the first thing to hear about
-            raise pytest.UsageError(f"--conformance-replay {config.getoption('--conformance-replay')}: no engine "
-                                    "given; rerun with the engine the file was written for: --engine=MODULE:ATTR "
-                                    "(or --engine-plugin DIR).")
-        if fixture_route(config):  # engines imported by that fixture resolve the agent.* imports too
+            raise pytest.UsageError(
+                f"--conformance-replay {config.getoption('--conformance-replay')}: no engine "
+                "given; rerun with the engine the file was written for: --engine=MODULE:ATTR "
+                "(or --engine-plugin DIR)."
+            )
+        if fixture_route(
+            config
+        ):  # engines imported by that fixture resolve the agent.* imports too
             shim.install()
             config.stash[_FIXTURE_ROUTE] = True
         return
     shim.install()
     if plugin_dir and not os.path.isdir(plugin_dir):
-        raise pytest.UsageError(f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder "
-                                "(the one holding __init__.py and plugin.yaml)")
+        raise pytest.UsageError(
+            f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder "
+            "(the one holding __init__.py and plugin.yaml)"
+        )
     try:
-        factory = load_engine_factory(spec, parse_kwargs(_kwargs_text(config))) if spec else _plugin_factory(plugin_dir)
+        factory = (
+            load_engine_factory(spec, parse_kwargs(_kwargs_text(config)))
+            if spec
+            else _plugin_factory(plugin_dir)
+        )
     except EngineSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     timeout = config.getoption("--conformance-timeout", default=None)
     if timeout is not None and float(timeout) <= 0:
-        raise pytest.UsageError(f"--conformance-timeout={timeout}: give a positive number of seconds "
-                                "(the per-check time limit; default 120).")
+        raise pytest.UsageError(
+            f"--conformance-timeout={timeout}: give a positive number of seconds "
+            "(the per-check time limit; default 120)."
+        )
     max_timeouts = config.getoption("--conformance-max-timeouts", default=None)
     if max_timeouts is not None and max_timeouts < 0:
-        raise pytest.UsageError(f"--conformance-max-timeouts={max_timeouts}: give 0 (run every check) or a "
-                                f"positive number of timed-out checks (default {DEFAULT_MAX_TIMEOUTS}).")
+        raise pytest.UsageError(
+            f"--conformance-max-timeouts={max_timeouts}: give 0 (run every check) or a "
+            f"positive number of timed-out checks (default {DEFAULT_MAX_TIMEOUTS})."
+        )
     replay = _read_replay(config)
-    file_xfails: Dict[str, str] = {}
+    file_xfails: dict[str, str] = {}
     if config.getoption("--conformance-xfails"):
         from conformance.runner import read_xfails_file
 
@@ -256,15 +360,21 @@ def pytest_configure(config: pytest.Config) -> None:
             file_xfails = read_xfails_file(Path(config.getoption("--conformance-xfails")))
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
-    state: Dict[str, Any] = {"factory": factory, "verdict": verdict_mod.Verdict(), "replay": replay,
-                             "file_xfails": file_xfails,
-                             "hangs": HangBudget(DEFAULT_MAX_TIMEOUTS if max_timeouts is None else max_timeouts)}
+    state: dict[str, Any] = {
+        "factory": factory,
+        "verdict": verdict_mod.Verdict(),
+        "replay": replay,
+        "file_xfails": file_xfails,
+        "hangs": HangBudget(DEFAULT_MAX_TIMEOUTS if max_timeouts is None else max_timeouts),
+    }
     config.stash[_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
     if "HERMES_HOME" not in os.environ:
         # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir (removed at the end).
-        os.environ["HERMES_HOME"] = state["hermes_home"] = tempfile.mkdtemp(prefix="conformance-hermes-home-")
+        os.environ["HERMES_HOME"] = state["hermes_home"] = tempfile.mkdtemp(
+            prefix="conformance-hermes-home-"
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -275,7 +385,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _read_replay(config: pytest.Config) -> Optional[Dict[str, Any]]:
+def _read_replay(config: pytest.Config) -> dict[str, Any] | None:
     """The ``--conformance-replay`` file's content (None without the option).
 
     Raises:
@@ -294,18 +404,20 @@ def _read_replay(config: pytest.Config) -> Optional[Dict[str, Any]]:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     except KeyError:
-        raise pytest.UsageError(f"--conformance-replay {path}: the file is for check {replay['check']!r}, which "
-                                "this kit does not have (the check ids are the test ids: pytest --engine=... "
-                                "--collect-only -q). Replay a file written by this version of the kit, or rerun "
-                                "the checks to write a new one.") from None
+        raise pytest.UsageError(
+            f"--conformance-replay {path}: the file is for check {replay['check']!r}, which "
+            "this kit does not have (the check ids are the test ids: pytest --engine=... "
+            "--collect-only -q). Replay a file written by this version of the kit, or rerun "
+            "the checks to write a new one."
+        ) from None
     return replay
 
 
-def _state(config: pytest.Config) -> Optional[Dict[str, Any]]:
+def _state(config: pytest.Config) -> dict[str, Any] | None:
     return config.stash.get(_KEY, None)
 
 
-def hang_budget(config: pytest.Config) -> Optional[HangBudget]:
+def hang_budget(config: pytest.Config) -> HangBudget | None:
     """The run's :class:`~conformance.timeouts.HangBudget`, shared by the checks and the scenario
     items (``--conformance-max-timeouts``); None when this plugin found no engine."""
     state = _state(config)
@@ -317,7 +429,9 @@ def pytest_report_header(config: pytest.Config):
     state = _state(config)
     if state is None:
         if config.stash.get(_FIXTURE_ROUTE, False):
-            return [_header_line(config, "from the conformance_engine_factory fixture (conftest.py)")]
+            return [
+                _header_line(config, "from the conformance_engine_factory fixture (conftest.py)")
+            ]
         return None
     factory: EngineFactory = state["factory"]
     lines = [_header_line(config, factory.repro_args())]
@@ -325,8 +439,10 @@ def pytest_report_header(config: pytest.Config):
     if env:  # typos in env var names show up here
         lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
     if state.get("replay"):
-        lines.append(f"conformance: replaying {config.getoption('--conformance-replay')} "
-                     f"(check {state['replay']['check']})")
+        lines.append(
+            f"conformance: replaying {config.getoption('--conformance-replay')} "
+            f"(check {state['replay']['check']})"
+        )
     return lines
 
 
@@ -337,11 +453,13 @@ def _header_line(config: pytest.Config, engine: str) -> str:
     from simulator.host.shim import abc_info
 
     random_mode = config.getoption("--conformance-random") and not in_ci()
-    return (f"conformance: engine {engine} | context-engine-kit {__version__} | "
-            f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
-            f"host profile {config.getoption('--host-profile')} | "
-            f"profile {config.getoption('--conformance-profile')} "
-            f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})")
+    return (
+        f"conformance: engine {engine} | context-engine-kit {__version__} | "
+        f"contract {CONTRACT_VERSION} | host ABC {abc_info().label()} | "
+        f"host profile {config.getoption('--host-profile')} | "
+        f"profile {config.getoption('--conformance-profile')} "
+        f"({'random, seed ' + str(config.getoption('--conformance-seed')) if random_mode else 'derandomized'})"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -349,7 +467,9 @@ def conformance_engine_factory(pytestconfig: pytest.Config):
     """Zero-argument callable returning a fresh engine; override it in your conftest.py."""
     state = _state(pytestconfig)
     if state is None:
-        pytest.skip("no engine given: pass --engine=MODULE:ATTR or override conformance_engine_factory")
+        pytest.skip(
+            "no engine given: pass --engine=MODULE:ATTR or override conformance_engine_factory"
+        )
     return state["factory"]
 
 
@@ -357,16 +477,22 @@ def conformance_engine_factory(pytestconfig: pytest.Config):
 def conformance_context(pytestconfig: pytest.Config, conformance_engine_factory) -> CheckContext:
     """The :class:`CheckContext` shared by all checks of this session."""
     state = _state(pytestconfig) or {}
-    ctx = CheckContext(conformance_engine_factory, profile=pytestconfig.getoption("--conformance-profile"),
-                       derandomize=not pytestconfig.getoption("--conformance-random"),
-                       seed=pytestconfig.getoption("--conformance-seed"),
-                       plugin_dir=pytestconfig.getoption("--engine-plugin"),
-                       # the option belongs to the scenarios sub-plugin (conformance.scenarios.plugin)
-                       scenarios=not pytestconfig.getoption("--conformance-no-scenarios", default=False),
-                       shrink=not pytestconfig.getoption("--conformance-no-shrink"),
-                       host_profile=pytestconfig.getoption("--host-profile"),
-                       extra_capabilities=frozenset(
-                           c.strip() for c in pytestconfig.getoption("--conformance-capabilities").split(",") if c.strip()))
+    ctx = CheckContext(
+        conformance_engine_factory,
+        profile=pytestconfig.getoption("--conformance-profile"),
+        derandomize=not pytestconfig.getoption("--conformance-random"),
+        seed=pytestconfig.getoption("--conformance-seed"),
+        plugin_dir=pytestconfig.getoption("--engine-plugin"),
+        # the option belongs to the scenarios sub-plugin (conformance.scenarios.plugin)
+        scenarios=not pytestconfig.getoption("--conformance-no-scenarios", default=False),
+        shrink=not pytestconfig.getoption("--conformance-no-shrink"),
+        host_profile=pytestconfig.getoption("--host-profile"),
+        extra_capabilities=frozenset(
+            c.strip()
+            for c in pytestconfig.getoption("--conformance-capabilities").split(",")
+            if c.strip()
+        ),
+    )
     if ctx.seed is None and not ctx.derandomize:
         import random as _random
 
@@ -382,9 +508,15 @@ class _RunOptions:
     def __init__(self, config: pytest.Config, factory: Any):
         self.strict = bool(config.getoption("--conformance-strict"))
         failures = config.getoption("--conformance-failures-dir")
-        self.failures_dir = Path(failures) if failures else Path(str(config.rootpath)) / ".conformance" / "failures"
+        self.failures_dir = (
+            Path(failures) if failures else Path(str(config.rootpath)) / ".conformance" / "failures"
+        )
         # an engine from the conftest fixture: rerun the same test files (the conftest supplies it)
-        self.spec = factory.repro_args() if isinstance(factory, EngineFactory) else " ".join(config.args or ())
+        self.spec = (
+            factory.repro_args()
+            if isinstance(factory, EngineFactory)
+            else " ".join(config.args or ())
+        )
         if config.getoption("--host-profile") != "documented":
             self.spec += f" --host-profile={config.getoption('--host-profile')}"
         extra = (_state(config) or {}).get("file_xfails") or {}
@@ -393,9 +525,14 @@ class _RunOptions:
         except Exception:  # the checks report a constructor that raises or hangs
             self.xfails = dict(extra)
 
-    def __call__(self, chk) -> Dict[str, Any]:
+    def __call__(self, chk) -> dict[str, Any]:
         repro = " ".join(p for p in ("pytest", self.spec, f"-k '{chk.id}'") if p)
-        return {"repro": repro, "failures_dir": self.failures_dir, "engine_spec": self.spec, "xfails": self.xfails}
+        return {
+            "repro": repro,
+            "failures_dir": self.failures_dir,
+            "engine_spec": self.spec,
+            "xfails": self.xfails,
+        }
 
 
 @pytest.fixture(scope="session")
@@ -411,7 +548,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state = _state(config) or {}
     if state.get("replay"):
         wanted = state["replay"]["check"]
-        keep = [i for i in items if getattr(i, "callspec", None) is None or i.callspec.params.get("check_id") == wanted]
+        keep = [
+            i
+            for i in items
+            if getattr(i, "callspec", None) is None or i.callspec.params.get("check_id") == wanted
+        ]
         dropped = [i for i in items if i not in keep]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
@@ -420,24 +561,42 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         from conformance.runner import unmatched_xfails
 
         for key in unmatched_xfails(state["file_xfails"], registry.all_checks()):
-            warnings.warn(pytest.PytestConfigWarning(
-                f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"), stacklevel=2)
+            warnings.warn(
+                pytest.PytestConfigWarning(
+                    f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"
+                ),
+                stacklevel=2,
+            )
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or "check_id" not in callspec.params or item.originalname != "test_contract":
+        if (
+            callspec is None
+            or "check_id" not in callspec.params
+            or item.originalname != "test_contract"
+        ):
             continue
         chk = registry.get(callspec.params["check_id"])
-        item.user_properties += [("conformance_check", chk.id), ("clause", chk.clause), ("level", chk.level),
-                                 ("since", chk.since), ("kind", chk.kind), ("contract_version", CONTRACT_VERSION)]
+        item.user_properties += [
+            ("conformance_check", chk.id),
+            ("clause", chk.clause),
+            ("level", chk.level),
+            ("since", chk.since),
+            ("kind", chk.kind),
+            ("contract_version", CONTRACT_VERSION),
+        ]
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """Show conformance failures as their one-paragraph message (no kit traceback)."""
     report = yield
-    if call.excinfo is not None and call.excinfo.errisinstance((ConformanceFailure, ConformanceError)):
+    if call.excinfo is not None and call.excinfo.errisinstance(
+        (ConformanceFailure, ConformanceError)
+    ):
         report.longrepr = str(call.excinfo.value)
-        report.conformance_outcome = "error" if call.excinfo.errisinstance(ConformanceError) else "failed"
+        report.conformance_outcome = (
+            "error" if call.excinfo.errisinstance(ConformanceError) else "failed"
+        )
     return report
 
 
@@ -453,7 +612,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         verdict.other_failures += 1
 
 
-_ACTIVE_VERDICT: Dict[str, Any] = {}
+_ACTIVE_VERDICT: dict[str, Any] = {}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -477,8 +636,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         return
     if not verdict.results:
         if _state(config) is not None and not config.option.collectonly:
-            terminalreporter.write_line("verdict: NO CHECK RAN - every conformance check was deselected "
-                                        "(-k, -m or --deselect); widen the selection")
+            terminalreporter.write_line(
+                "verdict: NO CHECK RAN - every conformance check was deselected "
+                "(-k, -m or --deselect); widen the selection"
+            )
         return
     for line in verdict.summary_lines(strict=config.getoption("--conformance-strict")):
         terminalreporter.write_line(line)
@@ -498,10 +659,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         return
     if state is not None and not verdict.ran_any():
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-    elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and not verdict.has_blocking_failure(strict=strict) \
-            and verdict.only_conformance_failures:
+    elif (
+        session.exitstatus == pytest.ExitCode.TESTS_FAILED
+        and not verdict.has_blocking_failure(strict=strict)
+        and verdict.only_conformance_failures
+    ):
         session.exitstatus = pytest.ExitCode.OK
     path = session.config.getoption("--conformance-json")
     if path and state is not None:
-        verdict.write_json(Path(path), engine=state["factory"], strict=strict,
-                           host_profile=session.config.getoption("--host-profile"))
+        verdict.write_json(
+            Path(path),
+            engine=state["factory"],
+            strict=strict,
+            host_profile=session.config.getoption("--host-profile"),
+        )

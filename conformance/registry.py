@@ -14,8 +14,8 @@ ASCII, deterministic and sorted; the same registry drives the pytest plugin and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from conformance.expect import MUST, SHOULD
 
@@ -72,15 +72,15 @@ class Check:
     title: str
     func: Callable = field(compare=False, repr=False)
     requires: frozenset = frozenset()
-    abc_feature: Optional[str] = None
-    params: Tuple[Tuple[str, str], ...] = ()
+    abc_feature: str | None = None
+    params: tuple[tuple[str, str], ...] = ()
     excludes: frozenset = frozenset()
     kind: str = "contract"
-    practice: Optional[str] = None
+    practice: str | None = None
     owner: str = "issue 6"
 
 
-_REGISTRY: Dict[str, Check] = {}
+_REGISTRY: dict[str, Check] = {}
 
 
 def check(
@@ -91,13 +91,13 @@ def check(
     title: str,
     since: str = "1.0",
     requires: Iterable[str] = (),
-    abc_feature: Optional[str] = None,
+    abc_feature: str | None = None,
     variants: Iterable[str] = (),
-    variant_levels: Optional[Dict[str, str]] = None,
-    reg: Optional[str] = None,
+    variant_levels: dict[str, str] | None = None,
+    reg: str | None = None,
     excludes: Iterable[str] = (),
     kind: str = "contract",
-    practice: Optional[str] = None,
+    practice: str | None = None,
     owner: str = "issue 6",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated function as one check per variant (or one check).
@@ -126,10 +126,19 @@ def check(
             if variant == "select_context" and feature is None:
                 feature = "select_context"
             _REGISTRY[cid] = Check(
-                id=cid, clause=clause, level=(variant_levels or {}).get(variant, level), since=since, title=title, func=func,
-                requires=frozenset(requires), abc_feature=feature,
+                id=cid,
+                clause=clause,
+                level=(variant_levels or {}).get(variant, level),
+                since=since,
+                title=title,
+                func=func,
+                requires=frozenset(requires),
+                abc_feature=feature,
                 params=(("variant", variant),) if variant else (),
-                excludes=frozenset(excludes), kind=kind, practice=practice, owner=owner,
+                excludes=frozenset(excludes),
+                kind=kind,
+                practice=practice,
+                owner=owner,
             )
         return func
 
@@ -144,7 +153,7 @@ def load_checks() -> None:
         importlib.import_module(name)
 
 
-def all_checks() -> List[Check]:
+def all_checks() -> list[Check]:
     """Every registered check, sorted by id (clause order, then slug)."""
     load_checks()
     return [_REGISTRY[k] for k in sorted(_REGISTRY, key=_sort_key)]
@@ -170,7 +179,7 @@ def get(check_id: str) -> Check:
         raise KeyError(f"no check {check_id!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
-def clause_level(clause: str) -> Optional[str]:
+def clause_level(clause: str) -> str | None:
     """The registry's level for ``clause``: ``"MUST"`` when any of its checks is MUST,
     ``"SHOULD"`` when all are SHOULD, None when no check serves it (a host-side clause).
 

@@ -10,13 +10,14 @@ import json
 import re
 import time
 import traceback
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Any
 
 from conformance import registry
 from conformance.context import CheckContext, CheckSkipped, EngineUnavailable
-from conformance.expect import ContractViolation, HostileEngine, MUST, SHOULD
+from conformance.expect import MUST, SHOULD, ContractViolation, HostileEngine
 from conformance.hypothesis_pool import no_local_constants
 from conformance.netguard import block_network
 from conformance.timeouts import CURRENT_CALL, HangBudget, build_engine, run_with_timeout
@@ -35,15 +36,19 @@ class Result:
     outcome: str
     message: str = ""
     seconds: float = 0.0
-    replay_file: Optional[str] = None
-    example_messages: Optional[int] = None
+    replay_file: str | None = None
+    example_messages: int | None = None
 
-    def as_dict(self) -> Dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """The JSON verdict row: check, clause, level, outcome, message."""
-        return {k: v for k, v in asdict(self).items() if k in ("check", "clause", "level", "outcome", "message")}
+        return {
+            k: v
+            for k, v in asdict(self).items()
+            if k in ("check", "clause", "level", "outcome", "message")
+        }
 
 
-def expected_failures(engine: Any, extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+def expected_failures(engine: Any, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Expected failures: ``conformance_expected_failures`` on the engine plus ``extra``.
 
     Keys are check ids, id prefixes or clause ids; values are reasons. A clause id also
@@ -54,14 +59,14 @@ def expected_failures(engine: Any, extra: Optional[Mapping[str, str]] = None) ->
     return out
 
 
-def _xfail_reason(chk: registry.Check, xfails: Mapping[str, str]) -> Optional[str]:
+def _xfail_reason(chk: registry.Check, xfails: Mapping[str, str]) -> str | None:
     for key, reason in xfails.items():
         if chk.id == key or chk.id.startswith(key) or chk.clause == key:
             return str(reason)
     return None
 
 
-def xfail_for_clause(clause: Optional[str], xfails: Mapping[str, str]) -> Optional[str]:
+def xfail_for_clause(clause: str | None, xfails: Mapping[str, str]) -> str | None:
     """The reason of an expected failure keyed by ``clause`` itself (e.g. ``{"V2": why}``), or None.
 
     A failure carries its own clause (``ContractViolation.clause``, the ``[V2 MUST]`` prefix),
@@ -79,27 +84,42 @@ def xfail_for_clause(clause: Optional[str], xfails: Mapping[str, str]) -> Option
 CHECK_FEATURES = (
     ("H1-hooks-do-not-raise[select_context]", "select_context"),
     ("H1-hooks-do-not-raise[on_turn_complete]", "on_turn_complete"),
-    ("H3-", "select_context"), ("H6-", "select_context"), ("O9-", "select_context"),
-    ("H5-", "on_turn_complete"), ("O10-", "on_turn_complete"),
-    ("O11-", "clone_for_agent"), ("REG-f-", "clone_for_agent"),  # C1/C2 deep-copy there instead
+    ("H3-", "select_context"),
+    ("H6-", "select_context"),
+    ("O9-", "select_context"),
+    ("H5-", "on_turn_complete"),
+    ("O10-", "on_turn_complete"),
+    ("O11-", "clone_for_agent"),
+    ("REG-f-", "clone_for_agent"),  # C1/C2 deep-copy there instead
     ("K1-model-thresholds", "model_thresholds"),
-    ("U2-", "message_uid"), ("U4-", "message_uid"), ("U6-", "message_uid"), ("U7-", "message_uid"),
+    ("U2-", "message_uid"),
+    ("U4-", "message_uid"),
+    ("U6-", "message_uid"),
+    ("U7-", "message_uid"),
     ("U10-", "message_uid"),
 )
 
 #: Host features by profile (simulator.host.profiles); the documented host has them all.
-PROFILE_LACKS = {"documented": frozenset(),
-                 "hermes-0.19": frozenset({"select_context", "on_turn_complete", "clone_for_agent",
-                                           "model_thresholds", "message_uid"})}
+PROFILE_LACKS = {
+    "documented": frozenset(),
+    "hermes-0.19": frozenset(
+        {"select_context", "on_turn_complete", "clone_for_agent", "model_thresholds", "message_uid"}
+    ),
+}
 
 
 #: Clauses whose scenario expectations need a host feature (a whole clause, coarser than checks).
-SCENARIO_CLAUSE_FEATURES = {"H3": "select_context", "H6": "select_context", "H5": "on_turn_complete",
-                            "C1": "clone_for_agent", "K1": "model_thresholds",
-                            **{u: "message_uid" for u in ("U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U10")}}
+SCENARIO_CLAUSE_FEATURES = {
+    "H3": "select_context",
+    "H6": "select_context",
+    "H5": "on_turn_complete",
+    "C1": "clone_for_agent",
+    "K1": "model_thresholds",
+    **{u: "message_uid" for u in ("U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U10")},
+}
 
 
-def profile_skip_reason(clause: str, host_profile: str, abc: Any = None) -> Optional[str]:
+def profile_skip_reason(clause: str, host_profile: str, abc: Any = None) -> str | None:
     """Why a scenario expectation of ``clause`` does not apply on ``host_profile`` or under the
     host ABC ``abc`` (an :class:`~simulator.host.shim.AbcInfo`), or None when it applies."""
     feature = SCENARIO_CLAUSE_FEATURES.get(clause)
@@ -110,7 +130,7 @@ def profile_skip_reason(clause: str, host_profile: str, abc: Any = None) -> Opti
     return None
 
 
-def feature_of(chk: registry.Check) -> Optional[str]:
+def feature_of(chk: registry.Check) -> str | None:
     """The host/ABC feature ``chk`` needs, or None."""
     if chk.abc_feature:
         return chk.abc_feature
@@ -119,29 +139,40 @@ def feature_of(chk: registry.Check) -> Optional[str]:
     return next((feature for prefix, feature in CHECK_FEATURES if chk.id.startswith(prefix)), None)
 
 
-def applicability(chk: registry.Check, ctx: CheckContext) -> Optional[str]:
+def applicability(chk: registry.Check, ctx: CheckContext) -> str | None:
     """Why ``chk`` does not apply (a skip reason), or None when it applies."""
     feature = feature_of(chk)
     if feature and ctx.abc.lacks(feature):
-        return (f"the host ABC in use ({ctx.abc.label()}) has no {feature}; "
-                f"clause {chk.clause} does not exist there")
+        return (
+            f"the host ABC in use ({ctx.abc.label()}) has no {feature}; "
+            f"clause {chk.clause} does not exist there"
+        )
     if feature and feature in PROFILE_LACKS.get(ctx.host_profile, frozenset()):
-        return (f"the host profile {ctx.host_profile!r} has no {feature}; "
-                f"clause {chk.clause} does not exist on that host")
+        return (
+            f"the host profile {ctx.host_profile!r} has no {feature}; "
+            f"clause {chk.clause} does not exist on that host"
+        )
     missing = sorted(chk.requires - ctx.capabilities)
     if missing:
         return f"engine lacks capability {', '.join(repr(m) for m in missing)} (conformance_capabilities)"
     present = sorted(chk.excludes & ctx.capabilities)
     if present:
-        return (f"engine declares capability {', '.join(repr(m) for m in present)}; the "
-                f"{'/'.join(sorted(chk.excludes))} variant of this case applies instead")
+        return (
+            f"engine declares capability {', '.join(repr(m) for m in present)}; the "
+            f"{'/'.join(sorted(chk.excludes))} variant of this case applies instead"
+        )
     if chk.kind == "scenario" and not ctx.scenarios:
         return "bundled scenarios left out (--conformance-no-scenarios)"
     return None
 
 
-def write_replay(chk: registry.Check, violation: Any, failures_dir: Path, engine_spec: str,
-                 ctx: Optional[CheckContext] = None) -> Optional[str]:
+def write_replay(
+    chk: registry.Check,
+    violation: Any,
+    failures_dir: Path,
+    engine_spec: str,
+    ctx: CheckContext | None = None,
+) -> str | None:
     """Write the shrunk example of a failure to ``failures_dir/<check>.json``; return the path.
 
     The file holds the check id, clause, level, engine, message, the shrunk draws (the
@@ -154,11 +185,20 @@ def write_replay(chk: registry.Check, violation: Any, failures_dir: Path, engine
         return None
     failures_dir.mkdir(parents=True, exist_ok=True)
     path = replay_path(chk, failures_dir)
-    payload = {"check": chk.id, "clause": chk.clause, "level": chk.level, "engine": engine_spec,
-               "message": violation.render(), "example": example,
-               "seed": getattr(ctx, "seed", None), "derandomize": getattr(ctx, "derandomize", True),
-               "profile": getattr(ctx, "profile", None)}
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False, default=repr), encoding="utf-8")
+    payload = {
+        "check": chk.id,
+        "clause": chk.clause,
+        "level": chk.level,
+        "engine": engine_spec,
+        "message": violation.render(),
+        "example": example,
+        "seed": getattr(ctx, "seed", None),
+        "derandomize": getattr(ctx, "derandomize", True),
+        "profile": getattr(ctx, "profile", None),
+    }
+    path.write_text(
+        json.dumps(payload, indent=1, ensure_ascii=False, default=repr), encoding="utf-8"
+    )
     return str(path)
 
 
@@ -167,7 +207,7 @@ def replay_path(chk: registry.Check, failures_dir: Path) -> Path:
     return Path(failures_dir) / (_SAFE_RE.sub("_", chk.id) + ".json")
 
 
-def clear_replay(chk: registry.Check, failures_dir: Optional[Path]) -> bool:
+def clear_replay(chk: registry.Check, failures_dir: Path | None) -> bool:
     """Remove a stale failure file of ``chk`` (one a failing run wrote) now that the check passes.
 
     Only a file :func:`write_replay` wrote for this very check goes (JSON naming ``chk.id`` and holding
@@ -186,7 +226,7 @@ def clear_replay(chk: registry.Check, failures_dir: Optional[Path]) -> bool:
     return True
 
 
-def load_replay(path: Path) -> Dict[str, Any]:
+def load_replay(path: Path) -> dict[str, Any]:
     """Read a replay file written by :func:`write_replay`.
 
     Raises:
@@ -195,14 +235,18 @@ def load_replay(path: Path) -> Dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--conformance-replay {path}: cannot read it ({exc}); give a file written to "
-                         ".conformance/failures/ by a failing run") from None
+        raise ValueError(
+            f"--conformance-replay {path}: cannot read it ({exc}); give a file written to "
+            ".conformance/failures/ by a failing run"
+        ) from None
     if not isinstance(data, dict) or "check" not in data or "example" not in data:
-        raise ValueError(f"--conformance-replay {path}: not a conformance replay file (needs 'check' and 'example')")
+        raise ValueError(
+            f"--conformance-replay {path}: not a conformance replay file (needs 'check' and 'example')"
+        )
     return data
 
 
-def read_xfails_file(path: Path) -> Dict[str, str]:
+def read_xfails_file(path: Path) -> dict[str, str]:
     """Expected failures from a file: one check id, id prefix or clause per line, then an
     optional reason after whitespace or ``#``; blank lines and ``#`` comments ignored.
 
@@ -213,25 +257,38 @@ def read_xfails_file(path: Path) -> Dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"--conformance-xfails {path}: cannot read it ({exc})") from None
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         key, _, reason = line.partition("#")
         parts = key.split(None, 1)
-        out[parts[0]] = (reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}").strip()
+        out[parts[0]] = (
+            reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}"
+        ).strip()
     return out
 
 
-def unmatched_xfails(xfails: Mapping[str, str], checks: Iterable[registry.Check]) -> List[str]:
+def unmatched_xfails(xfails: Mapping[str, str], checks: Iterable[registry.Check]) -> list[str]:
     """Expected-failure keys that match no registered check (the user is warned about them)."""
     checks = list(checks)
-    return sorted(k for k in xfails if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in checks))
+    return sorted(
+        k
+        for k in xfails
+        if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in checks)
+    )
 
 
-def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failures_dir: Optional[Path] = None,
-              engine_spec: str = "", xfails: Optional[Mapping[str, str]] = None) -> Result:
+def run_check(
+    chk: registry.Check,
+    ctx: CheckContext,
+    *,
+    repro: str = "",
+    failures_dir: Path | None = None,
+    engine_spec: str = "",
+    xfails: Mapping[str, str] | None = None,
+) -> Result:
     """Run one check with the network blocked; never raises except KeyboardInterrupt.
 
     The check runs on a worker thread limited to ``ctx.timeout`` seconds: a hanging
@@ -241,22 +298,41 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     """
     started = time.perf_counter()
 
-    def result(outcome: str, message: str = "", replay: Optional[str] = None, size: Optional[int] = None) -> Result:
-        return Result(chk.id, chk.clause, chk.level, outcome, message, time.perf_counter() - started, replay, size)
+    def result(
+        outcome: str, message: str = "", replay: str | None = None, size: int | None = None
+    ) -> Result:
+        return Result(
+            chk.id,
+            chk.clause,
+            chk.level,
+            outcome,
+            message,
+            time.perf_counter() - started,
+            replay,
+            size,
+        )
 
     reason = None
     try:
         reason = applicability(chk, ctx)
     except EngineUnavailable as exc:
-        return result("error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip())
+        return result(
+            "error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip()
+        )
     except Exception as exc:
-        return result("error", f"[{chk.clause} {chk.level}] engine not available: constructing it raised "
-                               f"{type(exc).__name__}: {exc}. {repro}".strip())
+        return result(
+            "error",
+            f"[{chk.clause} {chk.level}] engine not available: constructing it raised "
+            f"{type(exc).__name__}: {exc}. {repro}".strip(),
+        )
     if reason:
         return result("skipped", reason)
     if ctx.hangs.exhausted():
-        return result("error", f"[{chk.clause} {chk.level}] {ctx.hangs.reason()}."
-                               + (f" Repro: {repro}" if repro else ""))
+        return result(
+            "error",
+            f"[{chk.clause} {chk.level}] {ctx.hangs.reason()}."
+            + (f" Repro: {repro}" if repro else ""),
+        )
     xfail = _xfail_reason(chk, xfails or {})
 
     def body() -> None:
@@ -272,14 +348,20 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
         elif repro:
             tail = f" Repro: {repro}"
         size = example_messages(getattr(exc, "example", None))
-        why = xfail if xfail is not None else xfail_for_clause(getattr(exc, "clause", None), xfails or {})
+        why = (
+            xfail
+            if xfail is not None
+            else xfail_for_clause(getattr(exc, "clause", None), xfails or {})
+        )
         if why is not None:
             return result("xfailed", f"{text} [expected failure: {why}]", replay, size)
         return result("failed", text + tail, replay, size)
 
     before = dict(CURRENT_CALL)  # calls abandoned by earlier checks (still hung there)
     try:
-        with no_local_constants():  # the draws depend on the seed alone, not on what else was loaded
+        with (
+            no_local_constants()
+        ):  # the draws depend on the seed alone, not on what else was loaded
             hung = run_with_timeout(body, ctx.timeout)
     except KeyboardInterrupt:
         raise
@@ -288,23 +370,32 @@ def run_check(chk: registry.Check, ctx: CheckContext, *, repro: str = "", failur
     except (ContractViolation, HostileEngine) as exc:
         return failed(exc)
     except EngineUnavailable as exc:
-        return result("error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip())
+        return result(
+            "error", f"[{chk.clause} {chk.level}] engine not available: {exc}. {repro}".strip()
+        )
     except BaseException as exc:  # kit bugs, Hypothesis errors
         tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return result("error", f"[{chk.clause} {chk.level}] check could not complete: {tb[:500]}. {repro}".strip())
+        return result(
+            "error",
+            f"[{chk.clause} {chk.level}] check could not complete: {tb[:500]}. {repro}".strip(),
+        )
     if hung is not None:
         clause, level, method = in_flight(hung.ident, before) or (None, None, "")
         ctx.hangs.record(method or None)
-        exc = HostileEngine(clause or chk.clause, level or chk.level, method,
-                            f"{'' if method else 'the check '}did not return within {ctx.timeout:g} s (check {chk.id} "
-                            "timed out; the call was abandoned on a daemon thread and the run continued)")
+        exc = HostileEngine(
+            clause or chk.clause,
+            level or chk.level,
+            method,
+            f"{'' if method else 'the check '}did not return within {ctx.timeout:g} s (check {chk.id} "
+            "timed out; the call was abandoned on a daemon thread and the run continued)",
+        )
         return failed(exc)
     if xfail is not None:
         return result("xpassed", f"expected failure did not happen ({xfail})")
     return result("passed")
 
 
-def in_flight(worker_ident: Optional[int], before: Mapping[int, Any]) -> Optional[Any]:
+def in_flight(worker_ident: int | None, before: Mapping[int, Any]) -> Any | None:
     """The ``(clause, level, method)`` of the engine call a timed-out check is stuck in, or None.
 
     The check's worker thread first; else a call started during the check on a thread the
@@ -316,11 +407,13 @@ def in_flight(worker_ident: Optional[int], before: Mapping[int, Any]) -> Optiona
     current = dict(CURRENT_CALL)
     if worker_ident in current:
         return current[worker_ident]
-    started = sorted((v for k, v in current.items() if before.get(k) != v), key=lambda v: (v[2], str(v[0])))
+    started = sorted(
+        (v for k, v in current.items() if before.get(k) != v), key=lambda v: (v[2], str(v[0]))
+    )
     return started[0] if started else None
 
 
-def example_messages(example: Any) -> Optional[int]:
+def example_messages(example: Any) -> int | None:
     """Messages in a failure's shrunk example: the longest drawn transcript (None if none)."""
     if not isinstance(example, dict):
         return None
@@ -340,7 +433,9 @@ def _replay_repro(repro: str, replay_file: str) -> str:
     return f"{base} --conformance-replay {replay_file}"
 
 
-def select(checks: Iterable[registry.Check], only: Optional[Iterable[str]] = None) -> List[registry.Check]:
+def select(
+    checks: Iterable[registry.Check], only: Iterable[str] | None = None
+) -> list[registry.Check]:
     """Filter checks by id prefixes or clause ids (``None`` keeps all)."""
     keys = list(only or [])
     if not keys:
@@ -348,12 +443,24 @@ def select(checks: Iterable[registry.Check], only: Optional[Iterable[str]] = Non
     return [c for c in checks if any(c.id.startswith(k) or c.clause == k for k in keys)]
 
 
-def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "default", only: Optional[Iterable[str]] = None,
-                    failures_dir: Optional[Path] = None, derandomize: bool = True,
-                    xfails: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
-                    replay: Optional[Path] = None, plugin_dir: Optional[str] = None, scenarios: bool = True,
-                    seed: Optional[int] = None, window: Optional[int] = None, shrink: bool = True,
-                    host_profile: str = "documented", max_timeouts: Optional[int] = None) -> List[Result]:
+def run_conformance(
+    engine_factory: Callable[[], Any],
+    *,
+    profile: str = "default",
+    only: Iterable[str] | None = None,
+    failures_dir: Path | None = None,
+    derandomize: bool = True,
+    xfails: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    replay: Path | None = None,
+    plugin_dir: str | None = None,
+    scenarios: bool = True,
+    seed: int | None = None,
+    window: int | None = None,
+    shrink: bool = True,
+    host_profile: str = "documented",
+    max_timeouts: int | None = None,
+) -> list[Result]:
     """Run every registered check (or those matching ``only``) against ``engine_factory``.
 
     Args:
@@ -373,8 +480,16 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
     Returns:
         one :class:`Result` per check, in registry order.
     """
-    ctx = CheckContext(engine_factory, profile=profile, derandomize=derandomize, plugin_dir=plugin_dir,
-                       scenarios=scenarios, seed=seed, shrink=shrink, host_profile=host_profile)
+    ctx = CheckContext(
+        engine_factory,
+        profile=profile,
+        derandomize=derandomize,
+        plugin_dir=plugin_dir,
+        scenarios=scenarios,
+        seed=seed,
+        shrink=shrink,
+        host_profile=host_profile,
+    )
     if timeout is not None:
         ctx.timeout = float(timeout)
     if window is not None:
@@ -387,13 +502,17 @@ def run_conformance(engine_factory: Callable[[], Any], *, profile: str = "defaul
         ctx.replay = dict(data["example"].get("draws") or {})
         only = [data["check"]]
         checks = [c for c in checks if c.id == data["check"]]
-    spec = getattr(engine_factory, "spec", getattr(engine_factory, "__qualname__", repr(engine_factory)))
+    spec = getattr(
+        engine_factory, "spec", getattr(engine_factory, "__qualname__", repr(engine_factory))
+    )
     try:
         engine_xfails = expected_failures(build_engine(engine_factory, ctx.timeout), xfails)
     except Exception:  # the checks report a constructor that raises or hangs
         engine_xfails = dict(xfails or {})
-    return [run_check(c, ctx, failures_dir=failures_dir, engine_spec=str(spec), xfails=engine_xfails)
-            for c in select(checks, only)]
+    return [
+        run_check(c, ctx, failures_dir=failures_dir, engine_spec=str(spec), xfails=engine_xfails)
+        for c in select(checks, only)
+    ]
 
 
 def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
@@ -415,5 +534,14 @@ def verdict_word(code: int) -> str:
     return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
 
 
-__all__ = ["OUTCOMES", "Result", "run_check", "run_conformance", "exit_code", "verdict_word", "xfail_for_clause",
-           "MUST", "SHOULD"]
+__all__ = [
+    "OUTCOMES",
+    "Result",
+    "run_check",
+    "run_conformance",
+    "exit_code",
+    "verdict_word",
+    "xfail_for_clause",
+    "MUST",
+    "SHOULD",
+]

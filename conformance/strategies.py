@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from functools import lru_cache
-from typing import Any, Dict, List, Optional
+from functools import cache
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -30,7 +30,7 @@ LONG_OUTPUT_CHARS = (400, 2_000, 8_000, 40_000)
 TOOL_NAMES = ("read_file", "search_code", "run_tests", "list_dir", "web_fetch")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _faker(locale: str):
     from faker import Faker
 
@@ -54,8 +54,14 @@ def blob_from_seed(seed: int, chars: int) -> str:
     size = 0
     i = 0
     while size < chars:
-        row = json.dumps({"path": f"src/mod_{rng.randrange(1000)}/file_{i}.py", "line": rng.randrange(1, 5000),
-                          "match": "def handler_%d(request): return %d" % (rng.randrange(10**6), rng.randrange(100))})
+        row = json.dumps(
+            {
+                "path": f"src/mod_{rng.randrange(1000)}/file_{i}.py",
+                "line": rng.randrange(1, 5000),
+                "match": "def handler_%d(request): return %d"
+                % (rng.randrange(10**6), rng.randrange(100)),
+            }
+        )
         rows.append(row)
         size += len(row) + 1
         i += 1
@@ -81,16 +87,25 @@ def user_content(draw, *, multipart: bool = True, label: str = "user") -> Any:
     """A user message's content: a string, or a list of text and image parts."""
     text = draw(texts(label=label))
     if multipart and draw(st.booleans(), label=f"{label}.multipart"):
-        parts: List[Dict[str, Any]] = [{"type": "text", "text": text}]
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if draw(st.booleans(), label=f"{label}.image"):
-            parts.append({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+            parts.append(
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+            )
         return parts
     return text
 
 
 @st.composite
-def tool_turn(draw, *, first_call: int, parallel: bool = True, long_outputs: bool = True,
-              reuse_ids: bool = True, label: str = "tools") -> List[Dict[str, Any]]:
+def tool_turn(
+    draw,
+    *,
+    first_call: int,
+    parallel: bool = True,
+    long_outputs: bool = True,
+    reuse_ids: bool = True,
+    label: str = "tools",
+) -> list[dict[str, Any]]:
     """An assistant ``tool_calls`` message followed by its ``tool`` results (any order)."""
     n = draw(st.integers(1, 3 if parallel else 1), label=f"{label}.calls")
     reuse = reuse_ids and draw(st.integers(0, 9), label=f"{label}.reuse_id") == 0
@@ -102,10 +117,15 @@ def tool_turn(draw, *, first_call: int, parallel: bool = True, long_outputs: boo
     calls = []
     for cid in ids:
         name = draw(st.sampled_from(TOOL_NAMES), label=f"{label}.name")
-        calls.append({"id": cid, "type": "function",
-                      "function": {"name": name, "arguments": json.dumps({"query": cid, "limit": 5})}})
+        calls.append(
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps({"query": cid, "limit": 5})},
+            }
+        )
     content = draw(st.sampled_from([None, "", "Let me look."]), label=f"{label}.assistant_content")
-    msgs: List[Dict[str, Any]] = [{"role": "assistant", "content": content, "tool_calls": calls}]
+    msgs: list[dict[str, Any]] = [{"role": "assistant", "content": content, "tool_calls": calls}]
     order = draw(st.permutations(list(range(n))), label=f"{label}.result_order")
     for k in order:
         if long_outputs:
@@ -123,30 +143,47 @@ _DRAW_CALL_BASE = 1_000_000
 
 
 @st.composite
-def _turn(draw, *, tool_calls: bool, parallel: bool, multipart: bool, long_outputs: bool) -> List[Dict[str, Any]]:
+def _turn(
+    draw, *, tool_calls: bool, parallel: bool, multipart: bool, long_outputs: bool
+) -> list[dict[str, Any]]:
     """One user turn: the user message, maybe a tool block, the assistant reply."""
     out = [{"role": "user", "content": draw(user_content(multipart=multipart, label="turn.user"))}]
     if tool_calls and draw(st.booleans(), label="turn.uses_tools"):
-        out += draw(tool_turn(first_call=_DRAW_CALL_BASE, parallel=parallel, long_outputs=long_outputs,
-                              label="turn.tools"))
+        out += draw(
+            tool_turn(
+                first_call=_DRAW_CALL_BASE,
+                parallel=parallel,
+                long_outputs=long_outputs,
+                label="turn.tools",
+            )
+        )
     out.append({"role": "assistant", "content": draw(texts(label="turn.reply"))})
     return out
 
 
-def _renumber(block: List[Dict[str, Any]], first_call: int) -> List[Dict[str, Any]]:
+def _renumber(block: list[dict[str, Any]], first_call: int) -> list[dict[str, Any]]:
     """``block`` (an assistant tool_calls message and its results) with the drawn call ids
     ``call_<_DRAW_CALL_BASE + k>`` renamed ``call_<first_call + k>``; a reused ``call_0`` stays."""
+
     def rename(cid: str) -> str:
         n = int(cid[5:]) if cid.startswith("call_") and cid[5:].isdigit() else -1
         return f"call_{first_call + n - _DRAW_CALL_BASE}" if n >= _DRAW_CALL_BASE else cid
 
     head = dict(block[0])
-    head["tool_calls"] = [dict(c, id=rename(c["id"]), function=dict(c["function"], arguments=json.dumps(
-        {"query": rename(c["id"]), "limit": 5}))) for c in block[0]["tool_calls"]]
+    head["tool_calls"] = [
+        dict(
+            c,
+            id=rename(c["id"]),
+            function=dict(
+                c["function"], arguments=json.dumps({"query": rename(c["id"]), "limit": 5})
+            ),
+        )
+        for c in block[0]["tool_calls"]
+    ]
     return [head] + [dict(m, tool_call_id=rename(m["tool_call_id"])) for m in block[1:]]
 
 
-def _stamp_uids(messages: List[Dict[str, Any]], mode: str, seed: int) -> None:
+def _stamp_uids(messages: list[dict[str, Any]], mode: str, seed: int) -> None:
     for i, m in enumerate(messages):
         if mode == "all" or (mode == "some" and (seed + i) % 3) or mode == "duplicates":
             m["message_uid"] = uid_from_seed(seed, i)
@@ -160,15 +197,15 @@ def transcripts(
     *,
     min_turns: int = 1,
     max_turns: int = 10,
-    system: Optional[bool] = None,
+    system: bool | None = None,
     tool_calls: bool = True,
     parallel: bool = True,
     multipart: bool = True,
     long_outputs: bool = True,
     min_tokens: int = 0,
     uids: str = "all",
-    end_with_user: Optional[bool] = None,
-) -> List[Dict[str, Any]]:
+    end_with_user: bool | None = None,
+) -> list[dict[str, Any]]:
     """A valid OpenAI-format history (V1-V4 hold by construction).
 
     Args:
@@ -180,13 +217,26 @@ def transcripts(
         end_with_user: end on a user message (True), an assistant reply (False) or draw.
     """
     has_system = draw(st.booleans(), label="system") if system is None else system
-    messages: List[Dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []
     if has_system:
-        messages.append({"role": "system", "content": draw(texts(label="system_prompt", max_sentences=4))})
+        messages.append(
+            {"role": "system", "content": draw(texts(label="system_prompt", max_sentences=4))}
+        )
     # turns are list elements, so the shrinker can delete any turn (not only the last ones);
     # call ids are numbered after the draw, in order, so they stay unique whatever is deleted
-    turns = draw(st.lists(_turn(tool_calls=tool_calls, parallel=parallel, multipart=multipart,
-                                long_outputs=long_outputs), min_size=min_turns, max_size=max_turns), label="turns")
+    turns = draw(
+        st.lists(
+            _turn(
+                tool_calls=tool_calls,
+                parallel=parallel,
+                multipart=multipart,
+                long_outputs=long_outputs,
+            ),
+            min_size=min_turns,
+            max_size=max_turns,
+        ),
+        label="turns",
+    )
     next_call = 0
     for turn in turns:
         messages.append(turn[0])
@@ -198,33 +248,52 @@ def transcripts(
     if min_tokens:
         seed = draw(st.integers(0, 2**31 - 1), label="filler_seed")
         add_filler(messages, min_tokens, seed, tools=draw(st.booleans(), label="filler_tools"))
-    wants_user_end = draw(st.booleans(), label="end_with_user") if end_with_user is None else end_with_user
+    wants_user_end = (
+        draw(st.booleans(), label="end_with_user") if end_with_user is None else end_with_user
+    )
     if wants_user_end:
         messages.append({"role": "user", "content": draw(texts(label="last_user"))})
-    mode = draw(st.sampled_from(["none", "all", "some", "duplicates"]), label="uids") if uids == "any" else uids
+    mode = (
+        draw(st.sampled_from(["none", "all", "some", "duplicates"]), label="uids")
+        if uids == "any"
+        else uids
+    )
     _stamp_uids(messages, mode, draw(st.integers(0, 2**31 - 1), label="uid_seed"))
     return messages
 
 
-def filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]]:
+def filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
     """One user turn that reads a big file: user, assistant tool_calls, tool result, reply (V2-valid)."""
     cid = f"call_fill_{k}"
     return [
         {"role": "user", "content": text_from_seed(seed + k, "en_US", 2)},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"big.json\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "big.json"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + k, chars)},
         {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 1)},
     ]
 
 
-def plain_filler_block(seed: int, chars: int, k: int = 0) -> List[Dict[str, Any]]:
+def plain_filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
     """A short user question and a long assistant answer (no tools)."""
-    return [{"role": "user", "content": text_from_seed(seed + k + 1, "en_US", 1)},
-            {"role": "assistant", "content": f"Here is part {k}:\n" + blob_from_seed(seed + k, chars)}]
+    return [
+        {"role": "user", "content": text_from_seed(seed + k + 1, "en_US", 1)},
+        {"role": "assistant", "content": f"Here is part {k}:\n" + blob_from_seed(seed + k, chars)},
+    ]
 
 
-def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int, *, tools: bool = True) -> None:
+def add_filler(
+    messages: list[dict[str, Any]], min_tokens: int, seed: int, *, tools: bool = True
+) -> None:
     """Append as few filler blocks as possible (one, usually) until ``messages`` hold more
     than ``min_tokens`` cl100k tokens: tool turns (4 messages) or, with ``tools=False``,
     question-and-long-answer exchanges (2 messages); after a trailing user message the first
@@ -243,16 +312,29 @@ def add_filler(messages: List[Dict[str, Any]], min_tokens: int, seed: int, *, to
         k += 1
 
 
-def head_exchange(seed: int, size: int) -> List[Dict[str, Any]]:
+def head_exchange(seed: int, size: int) -> list[dict[str, Any]]:
     """``size`` short messages opening a conversation, alternating from a user message."""
-    return [{"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)} if i == 0 else
-            {"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 2 + i, "en_US", 1)}
-            for i in range(max(1, size))]
+    return [
+        {"role": "user", "content": "Hi! " + text_from_seed(seed + 1, "en_US", 1)}
+        if i == 0
+        else {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": text_from_seed(seed + 2 + i, "en_US", 1),
+        }
+        for i in range(max(1, size))
+    ]
 
 
 @st.composite
-def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system: bool = True,
-                          focus_fact: Optional[str] = None, head: int = 2) -> List[Dict[str, Any]]:
+def compactable_histories(
+    draw,
+    *,
+    min_tokens: int,
+    small_tail: int = 25,
+    system: bool = True,
+    focus_fact: str | None = None,
+    head: int = 2,
+) -> list[dict[str, Any]]:
     """A history over ``min_tokens`` whose tokens sit in the compressible middle (A4, B, REG).
 
     Layout: [system] + ``head`` short opening messages (from a user message) + filler (the bulk:
@@ -265,33 +347,66 @@ def compactable_histories(draw, *, min_tokens: int, small_tail: int = 25, system
     """
     seed = draw(st.integers(0, 2**31 - 1), label="history_seed")
     tools = draw(st.booleans(), label="filler_tools")
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     if system:
-        out.append({"role": "system", "content": "You are a careful coding assistant. " + text_from_seed(seed, "en_US", 1)})
+        out.append(
+            {
+                "role": "system",
+                "content": "You are a careful coding assistant. "
+                + text_from_seed(seed, "en_US", 1),
+            }
+        )
     out += head_exchange(seed, head)
     if focus_fact:
         add_filler(out, max(min_tokens // 2, 200), seed + 10, tools=tools)
         # eight messages of chatter on each side: deep enough in the middle, by messages and by
         # sentences, that a summary which ignores the focus topic (Hermes 0.19.0's fallback
         # summary, the simulator's summariser) drops the fact
-        chatter = [{"role": "user" if i % 2 == 0 else "assistant", "content": text_from_seed(seed + 50 + i, "en_US", 4)}
-                   for i in range(16)]
-        out += chatter[:8] + [{"role": "user", "content": f"Note this for later: {focus_fact}"},
-                              {"role": "assistant", "content": "Noted."}] + chatter[8:]
+        chatter = [
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": text_from_seed(seed + 50 + i, "en_US", 4),
+            }
+            for i in range(16)
+        ]
+        out += (
+            chatter[:8]
+            + [
+                {"role": "user", "content": f"Note this for later: {focus_fact}"},
+                {"role": "assistant", "content": "Noted."},
+            ]
+            + chatter[8:]
+        )
     add_filler(out, min_tokens, seed + 1000, tools=tools)
     # with tool filler, a bridge of two plain messages (about min_tokens/8 tokens each) between
     # the bulk and the short tail: a tail walked back by a token budget stops inside it, not at
     # a tool group (which a boundary alignment would pull into the tail)
     bridge_chars = max(400, min_tokens // 2)
-    out += [] if not tools else [{"role": "user", "content": text_from_seed(seed + 7, "en_US", 3) + " " + blob_from_seed(seed + 7, bridge_chars)},
-            {"role": "assistant", "content": text_from_seed(seed + 8, "en_US", max(2, bridge_chars // 90))}]
+    out += (
+        []
+        if not tools
+        else [
+            {
+                "role": "user",
+                "content": text_from_seed(seed + 7, "en_US", 3)
+                + " "
+                + blob_from_seed(seed + 7, bridge_chars),
+            },
+            {
+                "role": "assistant",
+                "content": text_from_seed(seed + 8, "en_US", max(2, bridge_chars // 90)),
+            },
+        ]
+    )
     for i in range(small_tail):
         role = "user" if i % 2 == 0 else "assistant"
-        out.append({"role": role, "content": f"step {i}: " + ("ok" if role == "assistant" else "continue")})
+        out.append(
+            {"role": role, "content": f"step {i}: " + ("ok" if role == "assistant" else "continue")}
+        )
     return out
 
 
-def usage_dicts() -> st.SearchStrategy[Dict[str, int]]:
+def usage_dicts() -> st.SearchStrategy[dict[str, int]]:
     """A2 usage dicts: the three required keys, and any subset of the five buckets."""
     tokens = st.integers(0, 2_000_000)
 
@@ -299,8 +414,18 @@ def usage_dicts() -> st.SearchStrategy[Dict[str, int]]:
     def build(draw):
         prompt = draw(tokens, label="prompt_tokens")
         completion = draw(st.integers(0, 100_000), label="completion_tokens")
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "reasoning_tokens",
+        ):
             if draw(st.booleans(), label=f"has_{key}"):
                 usage[key] = draw(st.integers(0, prompt + completion), label=key)
         return usage

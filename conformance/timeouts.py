@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
 #: (clause and level None: the check's own). Set by the drivers (conformance.checks._drive)
 #: and by engine construction, read when a check times out to name the method that hung.
-CURRENT_CALL: Dict[int, Tuple[Optional[str], Optional[str], str]] = {}
+CURRENT_CALL: dict[int, tuple[str | None, str | None, str]] = {}
 
 
 class _Worker(threading.Thread):
@@ -25,7 +26,7 @@ class _Worker(threading.Thread):
     def __init__(self, target: Callable[[], Any]):
         super().__init__(name="conformance-check", daemon=True)
         self._target_fn = target
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
         self.value: Any = None
 
     def run(self) -> None:
@@ -35,7 +36,7 @@ class _Worker(threading.Thread):
             self.error = exc
 
 
-def run_with_timeout(fn: Callable[[], Any], timeout: float) -> Optional[_Worker]:
+def run_with_timeout(fn: Callable[[], Any], timeout: float) -> _Worker | None:
     """Run ``fn`` on a worker thread for at most ``timeout`` seconds.
 
     Returns None when it finished (its return value is dropped), or the still-running
@@ -87,10 +88,15 @@ def build_engine(factory: Callable[[], Any], timeout: float) -> Any:
             (``MyEngine() did not return within 5 s``) and says what to do.
         Exception: whatever the constructor raised.
     """
-    return call_with_timeout(factory, timeout, lambda: (
-        f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
-        "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
-        "and side-effect free, or raise --conformance-timeout"))
+    return call_with_timeout(
+        factory,
+        timeout,
+        lambda: (
+            f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
+            "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
+            "and side-effect free, or raise --conformance-timeout"
+        ),
+    )
 
 
 def call_with_timeout(fn: Callable[[], Any], timeout: float, describe: Callable[[], str]) -> Any:
@@ -108,7 +114,14 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, describe: Callable[
     return worker.value
 
 
-__all__ = ["CURRENT_CALL", "run_with_timeout", "call_with_timeout", "build_engine", "constructor_label", "EngineTimeout"]
+__all__ = [
+    "CURRENT_CALL",
+    "run_with_timeout",
+    "call_with_timeout",
+    "build_engine",
+    "constructor_label",
+    "EngineTimeout",
+]
 
 
 #: Default for ``--conformance-max-timeouts``: checks that may time out before the rest are not run.
@@ -130,7 +143,7 @@ class HangBudget:
         self.hung: list = []
         self._lock = threading.Lock()
 
-    def record(self, method: Optional[str]) -> None:
+    def record(self, method: str | None) -> None:
         """Count one timed-out check; ``method`` is the engine method that hung (None if unknown)."""
         with self._lock:
             self.hung.append(method or "?")
@@ -141,12 +154,16 @@ class HangBudget:
 
     def reason(self) -> str:
         """Why a check was not run: ``not run: the engine hung in 3 checks (compress() x3); ...``."""
-        counts: Dict[str, int] = {}
+        counts: dict[str, int] = {}
         for method in self.hung:
             counts[method] = counts.get(method, 0) + 1
-        which = ", ".join(f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items())
-        return (f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang first, or raise "
-                f"--conformance-max-timeouts (now {self.limit}; 0 runs every check)")
+        which = ", ".join(
+            f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items()
+        )
+        return (
+            f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang first, or raise "
+            f"--conformance-max-timeouts (now {self.limit}; 0 runs every check)"
+        )
 
 
 __all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS"]

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List
+from typing import Any
 
 from conformance.expect import MUST, SHOULD
 from conformance.runner import OUTCOMES, Result, exit_code, verdict_word
@@ -35,7 +36,7 @@ def _clause_key(clause: str):
 class Verdict:
     """Collected results of one run."""
 
-    results: List[Result] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
     other_failures: int = 0
     #: Failed snapshot cases: counted under D1 (SHOULD), yet they fail the run like any
     #: syrupy assertion, since a stored snapshot is the author's own regression baseline.
@@ -47,14 +48,16 @@ class Verdict:
         """Record one result."""
         self.results.append(result)
 
-    def record_report(self, report: Any, props: Dict[str, str]) -> None:
+    def record_report(self, report: Any, props: dict[str, str]) -> None:
         """Fold a pytest report of a conformance item into a :class:`Result` (one per item)."""
         when = report.when
         outcome = None
         if report.skipped:
             outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
         elif report.failed:
-            outcome = getattr(report, "conformance_outcome", None) or ("error" if when != "call" else "failed")
+            outcome = getattr(report, "conformance_outcome", None) or (
+                "error" if when != "call" else "failed"
+            )
         elif when == "call":
             outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
         if outcome is None:
@@ -71,7 +74,9 @@ class Verdict:
             message = str(report.longrepr[2]).removeprefix("Skipped: ")
         elif outcome == "xfailed":
             message = str(getattr(report, "wasxfail", ""))
-        self.results.append(Result(props["conformance_check"], props["clause"], props["level"], outcome, message))
+        self.results.append(
+            Result(props["conformance_check"], props["clause"], props["level"], outcome, message)
+        )
 
     def extend(self, results: Iterable[Result]) -> None:
         """Record several results."""
@@ -94,13 +99,13 @@ class Verdict:
         blocking = self.other_failures or self.snapshot_mismatches or self.snapshot_errors
         return "FAIL" if word == "PASS" and blocking else word
 
-    def counts(self) -> Dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """``{"total": n, <outcome>: n for each of OUTCOMES}`` over all results."""
         out = {"total": len(self.results)}
         out.update({o: sum(r.outcome == o for r in self.results) for o in OUTCOMES})
         return out
 
-    def failures_by_level(self) -> Dict[str, int]:
+    def failures_by_level(self) -> dict[str, int]:
         """``{"MUST": n, "SHOULD": n}``: failed and errored results per level."""
         bad = [r for r in self.results if r.outcome in ("failed", "error")]
         return {MUST: sum(r.level == MUST for r in bad), SHOULD: sum(r.level != MUST for r in bad)}
@@ -108,23 +113,30 @@ class Verdict:
     @property
     def only_conformance_failures(self) -> bool:
         """True when no non-conformance test failed and no snapshot case mismatched."""
-        return self.other_failures == 0 and self.snapshot_mismatches == 0 and self.snapshot_errors == 0
+        return (
+            self.other_failures == 0 and self.snapshot_mismatches == 0 and self.snapshot_errors == 0
+        )
 
-    def per_clause(self) -> "OrderedDict[str, Dict[str, int]]":
+    def per_clause(self) -> OrderedDict[str, dict[str, int]]:
         """``{clause: {outcome: count}}`` in contract order."""
-        table: Dict[str, Dict[str, int]] = {}
+        table: dict[str, dict[str, int]] = {}
         for r in self.results:
             row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES})
             row[r.outcome] += 1
         return OrderedDict(sorted(table.items(), key=lambda kv: _clause_key(kv[0])))
 
-    def summary_lines(self, *, strict: bool = False) -> List[str]:
+    def summary_lines(self, *, strict: bool = False) -> list[str]:
         """The terminal summary: a row per clause, then the verdict line."""
-        lines = ["", "=" * 20 + " conformance verdict by clause " + "=" * 20,
-                 f"{'clause':<8}{'passed':>8}{'failed':>8}{'skipped':>9}{'xfailed':>9}{'xpassed':>9}{'error':>7}"]
+        lines = [
+            "",
+            "=" * 20 + " conformance verdict by clause " + "=" * 20,
+            f"{'clause':<8}{'passed':>8}{'failed':>8}{'skipped':>9}{'xfailed':>9}{'xpassed':>9}{'error':>7}",
+        ]
         for clause, row in self.per_clause().items():
-            lines.append(f"{clause:<8}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
-                         f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}")
+            lines.append(
+                f"{clause:<8}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
+                f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}"
+            )
         totals = self.counts()
         levels = self.failures_by_level()
         word = self.word(strict=strict)
@@ -133,17 +145,23 @@ class Verdict:
         if self.other_failures:
             word += f" ({self.other_failures} non-conformance test(s) failed)"
         if self.snapshot_mismatches:
-            word += (f" ({self.snapshot_mismatches} snapshot mismatch(es): a changed output fails the run; "
-                     "accept an intended change with --snapshot-update)")
+            word += (
+                f" ({self.snapshot_mismatches} snapshot mismatch(es): a changed output fails the run; "
+                "accept an intended change with --snapshot-update)"
+            )
         if self.snapshot_errors:
             word += f" ({self.snapshot_errors} snapshot case(s) could not run)"
-        lines.append(f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
-                     f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. errors), "
-                     f"{totals['skipped']} skipped, {totals['xfailed']} xfailed, {totals['xpassed']} xpassed, "
-                     f"{totals['error']} error")
+        lines.append(
+            f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
+            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. errors), "
+            f"{totals['skipped']} skipped, {totals['xfailed']} xfailed, {totals['xpassed']} xpassed, "
+            f"{totals['error']} error"
+        )
         return lines
 
-    def to_json(self, *, engine: Any, host_profile: str = "documented", strict: bool = False) -> Dict[str, Any]:
+    def to_json(
+        self, *, engine: Any, host_profile: str = "documented", strict: bool = False
+    ) -> dict[str, Any]:
         """The JSON verdict (shape in the module docstring); ``strict`` as ``--conformance-strict``."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
@@ -168,7 +186,10 @@ class Verdict:
     def write_json(self, path: Path, **kwargs: Any) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8, indented)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(**kwargs), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(self.to_json(**kwargs), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
 
 
 def _failure_text(report: Any) -> str:

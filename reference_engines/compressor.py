@@ -44,16 +44,14 @@ up to the summary and summariser-input budgets, plus O(n) role/marker scans.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from simulator.host import shim as _shim
 
 _shim.install()
 
 from agent.context_engine import ContextEngine  # noqa: E402  (resolved by the shim or hermes-agent)
-
-from simulator.host.abc import sanitize_memory_context  # noqa: E402
-from simulator.provider import tokens  # noqa: E402
 
 from reference_engines._compressor import boundaries as bnd  # noqa: E402
 from reference_engines._compressor import constants as C  # noqa: E402
@@ -64,22 +62,33 @@ from reference_engines._compressor.summariser import (  # noqa: E402
     build_messages,
     split_tokens,
 )
+from simulator.host.abc import sanitize_memory_context  # noqa: E402
+from simulator.provider import tokens  # noqa: E402
 
 logger = logging.getLogger("reference_engines.compressor")
 
-Message = Dict[str, Any]
+Message = dict[str, Any]
 Summarise = Callable[[SummaryRequest], str]
 
 
 def _positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (value == 0 and not allow_zero):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
         need = "a non-negative" if allow_zero else "a positive"
         raise ValueError(f"{name} must be {need} int (tokens or messages), got {value!r}")
     return value
 
 
 def _fraction(name: str, value: Any, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low <= float(value) <= high):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (low <= float(value) <= high)
+    ):
         raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
     return float(value)
 
@@ -132,11 +141,11 @@ class ReferenceCompressor(ContextEngine):
         protect_first_n: int = C.DEFAULT_PROTECT_FIRST_N,
         protect_last_n: int = C.DEFAULT_PROTECT_LAST_N,
         summary_target_ratio: float = C.DEFAULT_SUMMARY_TARGET_RATIO,
-        summarise: Optional[Summarise] = None,
-        summary_context_length: Optional[int] = None,
+        summarise: Summarise | None = None,
+        summary_context_length: int | None = None,
         summary_model: str = "",
         quiet_mode: bool = False,
-        config_context_length: Optional[int] = None,
+        config_context_length: int | None = None,
         head_decay: bool = False,
     ) -> None:
         if config_context_length is not None:
@@ -146,12 +155,16 @@ class ReferenceCompressor(ContextEngine):
         self.threshold_percent = _fraction("threshold_percent", threshold_percent, 0.01, 1.0)
         self.protect_first_n = _positive_int("protect_first_n", protect_first_n, allow_zero=True)
         self.protect_last_n = _positive_int("protect_last_n", protect_last_n)
-        self.summary_target_ratio = _fraction("summary_target_ratio", summary_target_ratio, *C.TARGET_RATIO_RANGE)
+        self.summary_target_ratio = _fraction(
+            "summary_target_ratio", summary_target_ratio, *C.TARGET_RATIO_RANGE
+        )
         if summary_context_length is not None:
             summary_context_length = _positive_int("summary_context_length", summary_context_length)
         self.summary_context_length = summary_context_length
         if summarise is not None and not callable(summarise):
-            raise TypeError(f"summarise must be callable as summarise(SummaryRequest) -> str, got {summarise!r}")
+            raise TypeError(
+                f"summarise must be callable as summarise(SummaryRequest) -> str, got {summarise!r}"
+            )
         self.summarise: Summarise = summarise if summarise is not None else SimulatorSummariser()
         self.summary_model = str(summary_model or "")
         self.quiet_mode = bool(quiet_mode)
@@ -159,7 +172,9 @@ class ReferenceCompressor(ContextEngine):
             raise TypeError(f"head_decay must be True or False, got {head_decay!r}")
         self.head_decay = head_decay
         self.conformance_capabilities = (
-            type(self).conformance_capabilities | {"head-decay"} if head_decay else type(self).conformance_capabilities
+            type(self).conformance_capabilities | {"head-decay"}
+            if head_decay
+            else type(self).conformance_capabilities
         )
         self.threshold_tokens = int(self.context_length * self.threshold_percent)
         self.compression_count = 0
@@ -168,9 +183,9 @@ class ReferenceCompressor(ContextEngine):
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
         self.ineffective_compressions = 0
-        self.last_summary_error: Optional[str] = None
-        self.last_compression: Dict[str, Any] = {}
-        self._previous_summary: Optional[str] = None
+        self.last_summary_error: str | None = None
+        self.last_compression: dict[str, Any] = {}
+        self._previous_summary: str | None = None
         self._awaiting_usage = False
 
     # -- A1 ---------------------------------------------------------------------------
@@ -191,7 +206,7 @@ class ReferenceCompressor(ContextEngine):
         return min(int(self.context_length * C.SUMMARY_CONTEXT_FRACTION), C.SUMMARY_TOKENS_CEILING)
 
     # -- A2 / A3 / A7 ---------------------------------------------------------------------
-    def update_from_response(self, usage: Dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         """A2: record the usage of the last provider call (ints, tokens).
 
         ``prompt_tokens``/``completion_tokens``/``total_tokens`` are read (missing -> 0;
@@ -203,7 +218,9 @@ class ReferenceCompressor(ContextEngine):
             TypeError: ``usage`` is not a mapping.
         """
         if not isinstance(usage, Mapping):
-            raise TypeError(f"update_from_response(usage) expects a dict of token counts, got {type(usage).__name__}")
+            raise TypeError(
+                f"update_from_response(usage) expects a dict of token counts, got {type(usage).__name__}"
+            )
         prompt = int(usage.get("prompt_tokens") or 0)
         completion = int(usage.get("completion_tokens") or 0)
         total = usage.get("total_tokens")
@@ -218,11 +235,13 @@ class ReferenceCompressor(ContextEngine):
                 logger.warning(
                     "compaction did not bring the prompt under the threshold (%d >= %d tokens); "
                     "ineffective passes: %d",
-                    prompt, self.threshold_tokens, self.ineffective_compressions,
+                    prompt,
+                    self.threshold_tokens,
+                    self.ineffective_compressions,
                 )
         self._awaiting_usage = False
 
-    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """A3/A7: True when ``prompt_tokens`` (default: the last usage) reaches the threshold.
 
         False on the -1 "compaction just ran" sentinel (or any negative count), while a
@@ -238,7 +257,7 @@ class ReferenceCompressor(ContextEngine):
             return False
         return self.ineffective_compressions < C.MAX_INEFFECTIVE_PASSES
 
-    def should_compress_preflight(self, messages: List[Dict[str, Any]]) -> bool:
+    def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
         """O7: rough pre-call check, ``(characters + 3) // 4`` per row against the threshold.
 
         Linear in the text size and never encodes; False after 2 ineffective passes.
@@ -251,7 +270,9 @@ class ReferenceCompressor(ContextEngine):
                 rough += (len(msgs.content_text(m.get("content"))) + 3) // 4 + 4
                 for call in m.get("tool_calls") or ():
                     if isinstance(call, dict):
-                        rough += (len(str((call.get("function") or {}).get("arguments") or "")) + 3) // 4
+                        rough += (
+                            len(str((call.get("function") or {}).get("arguments") or "")) + 3
+                        ) // 4
         return rough >= self.threshold_tokens
 
     # -- O: lifecycle, status, model switch ---------------------------------------------------
@@ -259,7 +280,7 @@ class ReferenceCompressor(ContextEngine):
         """O1: nothing to load; a new session starts with no pending verdict."""
         self._awaiting_usage = False
 
-    def on_session_end(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """O2: forget per-session compaction state (previous summary, A3 count, the count of
         compactions that decides the B5 note and, with ``head_decay``, the B3 head)."""
         self._previous_summary = None
@@ -297,7 +318,7 @@ class ReferenceCompressor(ContextEngine):
         self.ineffective_compressions = 0
         self._awaiting_usage = False
 
-    def get_status(self) -> Dict[str, Any]:
+    def get_status(self) -> dict[str, Any]:
         """O8: the base status dict plus ``compressor`` details (budgets, A3 count, last error)."""
         status = super().get_status()
         status["compressor"] = {
@@ -308,7 +329,7 @@ class ReferenceCompressor(ContextEngine):
         }
         return status
 
-    def has_content_to_compress(self, messages: List[Dict[str, Any]]) -> bool:
+    def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
         """Hermes 0.19.0 optional hook (gateway ``/compress`` preflight): True when there
         is at least one row between the protected head and tail (B3). Reads the tail by
         budget only; no summary is made."""
@@ -319,12 +340,12 @@ class ReferenceCompressor(ContextEngine):
     # -- A4: compress ---------------------------------------------------------------------------
     def compress(
         self,
-        messages: List[Dict[str, Any]],
-        current_tokens: Optional[int] = None,
-        focus_topic: Optional[str] = None,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
         force: bool = False,
         memory_context: str = "",
-    ) -> List[Dict[str, Any]]:
+    ) -> list[dict[str, Any]]:
         """A4/B2-B6: return a new, valid and shorter message list.
 
         Args:
@@ -343,11 +364,21 @@ class ReferenceCompressor(ContextEngine):
         Raises:
             TypeError: ``messages`` is not a list of dicts, or ``focus_topic`` not a str.
         """
-        if not isinstance(messages, list) or not all(type(m) is dict or isinstance(m, dict) for m in messages):
-            bad = next((i for i, m in enumerate(messages) if not isinstance(m, dict)), None) if isinstance(messages, list) else None
+        if not isinstance(messages, list) or not all(
+            type(m) is dict or isinstance(m, dict) for m in messages
+        ):
+            bad = (
+                next((i for i, m in enumerate(messages) if not isinstance(m, dict)), None)
+                if isinstance(messages, list)
+                else None
+            )
             raise TypeError(
                 "compress(messages) expects a list of OpenAI message dicts"
-                + (f"; item {bad} is {type(messages[bad]).__name__}" if bad is not None else f"; got {type(messages).__name__}")
+                + (
+                    f"; item {bad} is {type(messages[bad]).__name__}"
+                    if bad is not None
+                    else f"; got {type(messages).__name__}"
+                )
             )
         if focus_topic is not None and not isinstance(focus_topic, str):
             raise TypeError(f"focus_topic must be a str or None, got {type(focus_topic).__name__}")
@@ -360,13 +391,21 @@ class ReferenceCompressor(ContextEngine):
             self._previous_summary = None  # B6: the messages are the source of truth
         if not plan["middle"]:
             self.ineffective_compressions += 1
-            self.last_compression = {"compressed": False, "reason": "nothing between head and tail", **plan["stats"]}
+            self.last_compression = {
+                "compressed": False,
+                "reason": "nothing between head and tail",
+                **plan["stats"],
+            }
             if not self.quiet_mode:
                 logger.info("compress: nothing to compact (%d messages)", len(messages))
             return list(messages)
         summary = self._summarise(messages, plan, focus, memory_context)
         middle_tokens = plan["stats"].get("middle_tokens")
-        if summary is not None and middle_tokens is not None and tokens.count_text(summary) >= middle_tokens:
+        if (
+            summary is not None
+            and middle_tokens is not None
+            and tokens.count_text(summary) >= middle_tokens
+        ):
             # A3: a summary no smaller than what it replaces did not reduce the history.
             self.ineffective_compressions += 1
         out = self._assemble(messages, plan, summary)
@@ -382,15 +421,22 @@ class ReferenceCompressor(ContextEngine):
             **plan["stats"],
         }
         if not self.quiet_mode:
-            logger.info("compress: %d -> %d messages (compaction #%d)", len(messages), len(out), self.compactions)
+            logger.info(
+                "compress: %d -> %d messages (compaction #%d)",
+                len(messages),
+                len(out),
+                self.compactions,
+            )
         return out
 
     # -- Phase 1 + 2 ------------------------------------------------------------------------------
-    def _plan(self, messages: List[Message]) -> Dict[str, Any]:
+    def _plan(self, messages: list[Message]) -> dict[str, Any]:
         n = len(messages)
         s = bnd.latest_summary(messages, msgs.summary_body)
         previous = msgs.summary_body(messages[s]) if s >= 0 else None
-        if self.head_decay:  # host practice (Hermes MAIN): the head decays after the first compaction
+        if (
+            self.head_decay
+        ):  # host practice (Hermes MAIN): the head decays after the first compaction
             first_n = self.protect_first_n if (self.compactions == 0 and s < 0) else 0
             head = bnd.head_end_decaying(messages, first_n)
         else:  # B3 (seeds): the first protect_first_n rows, system included, on every compaction
@@ -398,7 +444,7 @@ class ReferenceCompressor(ContextEngine):
             k = bnd.first_summary_in(messages, head, msgs.summary_body)
             if k >= 0:
                 head = max(k, 1 if messages[0].get("role") == "system" else 0)
-        raw_cache: Dict[int, int] = {}
+        raw_cache: dict[int, int] = {}
 
         def raw(i: int) -> int:
             t = raw_cache.get(i)
@@ -431,7 +477,7 @@ class ReferenceCompressor(ContextEngine):
             },
         }
 
-    def _view(self, messages: List[Message], plan: Dict[str, Any], i: int) -> Mapping[str, Any]:
+    def _view(self, messages: list[Message], plan: dict[str, Any], i: int) -> Mapping[str, Any]:
         """B2/B6: row ``i`` as kept or summarised: pruned outside the protected tail,
         a merged-in old summary removed."""
         row = messages[i]
@@ -441,11 +487,15 @@ class ReferenceCompressor(ContextEngine):
 
     # -- Phase 3 ------------------------------------------------------------------------------------
     def _summarise(
-        self, messages: List[Message], plan: Dict[str, Any], focus: Optional[str], memory_context: str
-    ) -> Optional[str]:
-        middle: List[int] = plan["middle"]
+        self,
+        messages: list[Message],
+        plan: dict[str, Any],
+        focus: str | None,
+        memory_context: str,
+    ) -> str | None:
+        middle: list[int] = plan["middle"]
         cap = self.max_summary_tokens
-        view_tokens: Dict[int, int] = {}
+        view_tokens: dict[int, int] = {}
 
         def tok(i: int) -> int:
             t = view_tokens.get(i)
@@ -464,9 +514,18 @@ class ReferenceCompressor(ContextEngine):
         # as in Hermes (host practice).
         budget = max(C.MIN_SUMMARY_TOKENS, min(int(content * C.SUMMARY_RATIO), cap))
         previous = plan["previous"]
-        memory = sanitize_memory_context(memory_context) if memory_context and memory_context.strip() else ""
+        memory = (
+            sanitize_memory_context(memory_context)
+            if memory_context and memory_context.strip()
+            else ""
+        )
         window = self.summary_context_length or self.context_length
-        fixed = C.TEMPLATE_RESERVE_TOKENS + tokens.count_text(previous or "") + tokens.count_text(memory) + tokens.count_text(focus or "")
+        fixed = (
+            C.TEMPLATE_RESERVE_TOKENS
+            + tokens.count_text(previous or "")
+            + tokens.count_text(memory)
+            + tokens.count_text(focus or "")
+        )
         room = window - budget - fixed
         chosen, parts = self._select_turns(messages, plan, focus, room, tok)
         turn_parts = [parts[i] for i in sorted(chosen)]
@@ -504,7 +563,8 @@ class ReferenceCompressor(ContextEngine):
             self.last_summary_error = f"{type(exc).__name__}: {exc}"
             logger.warning(
                 "context summary failed (%s); dropping %d middle messages with no summary",
-                self.last_summary_error, len(middle),
+                self.last_summary_error,
+                len(middle),
             )
             return None
         text, was_cut = split_tokens(text.strip(), budget)
@@ -522,8 +582,8 @@ class ReferenceCompressor(ContextEngine):
         Returns (chosen row indices, {index: serialised row text}); each row becomes one
         text part of the request.
         """
-        middle: List[int] = plan["middle"]
-        parts: Dict[int, str] = {}
+        middle: list[int] = plan["middle"]
+        parts: dict[int, str] = {}
         chosen: set = set()
         used = 0
 
@@ -556,22 +616,26 @@ class ReferenceCompressor(ContextEngine):
         return chosen, parts
 
     # -- Phase 4 -------------------------------------------------------------------------------------
-    def _assemble(self, messages: List[Message], plan: Dict[str, Any], summary: Optional[str]) -> List[Message]:
-        head: List[Message] = []
+    def _assemble(
+        self, messages: list[Message], plan: dict[str, Any], summary: str | None
+    ) -> list[Message]:
+        head: list[Message] = []
         for i in range(plan["head"]):
             row = msgs.fresh_copy(self._view(messages, plan, i))
             if i == 0 and row.get("role") == "system" and self.compactions == 0:
                 if C.COMPACTION_NOTE not in msgs.content_text(row.get("content")):
                     row["content"] = msgs.append_text(row.get("content"), C.COMPACTION_NOTE)
             head.append(row)
-        tail_idx = ([plan["live"]] if plan["live"] >= 0 else []) + list(range(plan["cut"], len(messages)))
-        tail: List[Message] = []
+        tail_idx = ([plan["live"]] if plan["live"] >= 0 else []) + list(
+            range(plan["cut"], len(messages))
+        )
+        tail: list[Message] = []
         for i in tail_idx:
             row = messages[i]
             if i == plan["summary_index"]:
                 row = msgs.without_summary(row)
             tail.append(msgs.fresh_copy(row))
-        middle_rows: List[Message] = []
+        middle_rows: list[Message] = []
         if summary is not None:
             block = msgs.summary_block(summary)
             role = self._summary_role(head, tail)
@@ -583,7 +647,7 @@ class ReferenceCompressor(ContextEngine):
         return msgs.repair_tool_pairs(head + middle_rows + tail)
 
     @staticmethod
-    def _summary_role(head: List[Message], tail: List[Message]) -> Optional[str]:
+    def _summary_role(head: list[Message], tail: list[Message]) -> str | None:
         """B5: the summary row's role so it touches no row of the same role, or None to merge.
 
         After the system prompt (or at the very start) the summary is a user row, as
@@ -594,7 +658,9 @@ class ReferenceCompressor(ContextEngine):
         """
         prev = head[-1].get("role") if head else None
         nxt = tail[0].get("role") if tail else None
-        force_user = prev in (None, "system") or not any(r.get("role") == "user" for r in head + tail)
+        force_user = prev in (None, "system") or not any(
+            r.get("role") == "user" for r in head + tail
+        )
         role = "assistant" if (prev == "user" and not force_user) else "user"
         if role != nxt:
             return role

@@ -33,7 +33,7 @@ import json
 import re
 import threading
 import uuid
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from agent.context_engine import ContextEngine
 
@@ -43,12 +43,14 @@ from simulator.provider.tokens import count_messages
 SUMMARY_PREFIX = "[Router summary of earlier conversation]"
 
 _WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9_]{3,}")
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 about after again also been before being could does doing done each from have having here into just
 like make more most much must need only other over same should some such than that their them then
 there these they this those through under until very want were what when where which while will with
 would your yours please thanks thank could might shall next turn point keep
-""".split())
+""".split()
+)
 
 
 def _text(content: Any) -> str:
@@ -64,7 +66,7 @@ def topic_words(text: str) -> frozenset:
     return frozenset(w.lower() for w in _WORD.findall(text or "")) - _STOP
 
 
-def turn_key(message: Dict[str, Any]) -> str:
+def turn_key(message: dict[str, Any]) -> str:
     """Key of a turn: its user message's ``message_uid``, else a digest of its text."""
     uid = message.get("message_uid")
     if isinstance(uid, str) and uid:
@@ -82,9 +84,9 @@ class RouterBackend:
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._topics: Dict[str, List[set]] = {}
-        self._assigned: Dict[str, Dict[str, int]] = {}
-        self.indexed_turns: Dict[str, int] = {}
+        self._topics: dict[str, list[set]] = {}
+        self._assigned: dict[str, dict[str, int]] = {}
+        self.indexed_turns: dict[str, int] = {}
 
     def topic_of(self, session_id: str, key: str, words: frozenset, match_ratio: float) -> int:
         """The topic id of turn ``key`` (assigned once, on first sight, in call order)."""
@@ -116,10 +118,12 @@ class RouterBackend:
             return len(self._topics.get(session_id, []))
 
 
-def split_groups(messages: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[List[Dict[str, Any]]]]:
+def split_groups(
+    messages: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
     """(head, groups): messages before the first user message, then one group per user turn."""
-    head: List[Dict[str, Any]] = []
-    groups: List[List[Dict[str, Any]]] = []
+    head: list[dict[str, Any]] = []
+    groups: list[list[dict[str, Any]]] = []
     for m in messages:
         if m.get("role") == "user" and not _text(m.get("content")).startswith(SUMMARY_PREFIX):
             groups.append([m])
@@ -147,7 +151,7 @@ class ReferenceRouter(ContextEngine):
     match_ratio = 0.2
     max_ineffective_passes = 2
 
-    def __init__(self, backend: Optional[RouterBackend] = None) -> None:
+    def __init__(self, backend: RouterBackend | None = None) -> None:
         self.backend = backend if backend is not None else RouterBackend()
         self.session_id = "default"
         self._ineffective = 0
@@ -160,7 +164,7 @@ class ReferenceRouter(ContextEngine):
         """A1: ``"router"``."""
         return "router"
 
-    def update_from_response(self, usage: Dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         """A2: record the usage; judge whether the last compaction was effective (A3)."""
         usage = usage or {}
         self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
@@ -175,7 +179,7 @@ class ReferenceRouter(ContextEngine):
         elif below:
             self._ineffective = 0  # the pressure is gone: a later rise may try compaction again
 
-    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """A3/A7: True at or over the threshold; never on the -1 sentinel, nor after
         ``max_ineffective_passes`` ineffective passes in a row (see :meth:`compress`)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
@@ -183,8 +187,13 @@ class ReferenceRouter(ContextEngine):
             return False
         return self.threshold_tokens > 0 and int(tokens) >= self.threshold_tokens
 
-    def compress(self, messages: List[Dict[str, Any]], current_tokens: Optional[int] = None,
-                 focus_topic: Optional[str] = None, **kwargs: Any) -> List[Dict[str, Any]]:
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        **kwargs: Any,
+    ) -> list[dict[str, Any]]:
         """A4/V1-V4: system + structured summary of the middle + the last ``keep_last`` messages.
 
         Every call counts in ``compression_count`` (A6, as the seeds define it), also one
@@ -198,10 +207,12 @@ class ReferenceRouter(ContextEngine):
         """
         self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
-        body = list(messages[len(head):])
+        body = list(messages[len(head) :])
         start = max(len(body) - self.keep_last, 0)
         while 0 < start < len(body) and body[start].get("role") != "assistant":
-            start -= 1  # the tail starts on an assistant message: no tool result cut from its call (V2)
+            start -= (
+                1  # the tail starts on an assistant message: no tool result cut from its call (V2)
+            )
         if start <= 0:
             self._note_ineffective()
             return messages
@@ -211,7 +222,9 @@ class ReferenceRouter(ContextEngine):
             "content": SUMMARY_PREFIX + "\n" + summarise(middle, focus_topic=focus_topic),
             "message_uid": uuid.uuid4().hex,  # U6: the host keeps an engine-stamped uid
         }
-        tail = [dict(m) for m in body[start:]]  # starts with assistant: user summary, no two users touch
+        tail = [
+            dict(m) for m in body[start:]
+        ]  # starts with assistant: user summary, no two users touch
         out = head + [summary] + tail
         if self.threshold_tokens > 0 and count_messages(out) >= self.threshold_tokens:
             self._note_ineffective()  # the protected parts alone hold the threshold: no verdict needed
@@ -235,28 +248,38 @@ class ReferenceRouter(ContextEngine):
         self._ineffective = 0
         self._awaiting_verdict = False
 
-    def clone_for_agent(self) -> "ReferenceRouter":
+    def clone_for_agent(self) -> ReferenceRouter:
         """C1: a fresh engine sharing the durable backend; budget fields copied (C2 safe)."""
         clone = type(self)(backend=self.backend)
-        for attr in ("threshold_percent", "context_length", "threshold_tokens", "keep_last", "match_ratio"):
+        for attr in (
+            "threshold_percent",
+            "context_length",
+            "threshold_tokens",
+            "keep_last",
+            "match_ratio",
+        ):
             if attr in self.__dict__:
                 setattr(clone, attr, copy.deepcopy(self.__dict__[attr]))
         if "model_thresholds" in self.__dict__:
             clone.model_thresholds = dict(self.__dict__["model_thresholds"])
         return clone
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "ReferenceRouter":
+    def __deepcopy__(self, memo: dict[int, Any]) -> ReferenceRouter:
         """``copy.deepcopy`` (hermes-agent 0.19.0's only clone path, C1) gives the same clone as
         clone_for_agent: the backend holds an RLock, which cannot be deep-copied."""
         return self.clone_for_agent()
 
     # -- H: selection and observation ----------------------------------------------------------
-    def _topic(self, group: List[Dict[str, Any]]) -> int:
+    def _topic(self, group: list[dict[str, Any]]) -> int:
         user = group[0]
-        return self.backend.topic_of(self.session_id, turn_key(user), topic_words(_text(user.get("content"))),
-                                     self.match_ratio)
+        return self.backend.topic_of(
+            self.session_id,
+            turn_key(user),
+            topic_words(_text(user.get("content"))),
+            self.match_ratio,
+        )
 
-    def route(self, request_messages: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], bool]:
+    def route(self, request_messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
         """(selection, changed): the routed messages and whether anything was left out."""
         head, groups = split_groups(request_messages)
         if len(groups) <= 1:
@@ -268,37 +291,46 @@ class ReferenceRouter(ContextEngine):
             return request_messages, False
         return head + [m for g in chosen for m in g], True
 
-    def select_context(self, request_messages: List[Dict[str, Any]], *,
-                       conversation_messages: Optional[List[Dict[str, Any]]] = None,
-                       incoming_message: Optional[Dict[str, Any]] = None, budget_tokens: int = 0,
-                       **kwargs: Any) -> Optional[List[Dict[str, Any]]]:
+    def select_context(
+        self,
+        request_messages: list[dict[str, Any]],
+        *,
+        conversation_messages: list[dict[str, Any]] | None = None,
+        incoming_message: dict[str, Any] | None = None,
+        budget_tokens: int = 0,
+        **kwargs: Any,
+    ) -> list[dict[str, Any]] | None:
         """H3/H6: the incoming topic's turns (plus the head), or None when that is everything."""
         self.selections += 1
         selected, changed = self.route(request_messages)
         if budget_tokens and count_messages(selected) > budget_tokens:
             head, groups = split_groups(selected)
-            while len(groups) > 1 and count_messages(head + [m for g in groups for m in g]) > budget_tokens:
+            while (
+                len(groups) > 1
+                and count_messages(head + [m for g in groups for m in g]) > budget_tokens
+            ):
                 groups.pop(0)
             selected, changed = head + [m for g in groups for m in g], True
         if not changed:
             return None
         return [copy.deepcopy(m) for m in selected]
 
-    def on_turn_complete(self, messages: List[Dict[str, Any]], usage: Optional[Dict[str, Any]] = None,
-                         **kwargs: Any) -> None:
+    def on_turn_complete(
+        self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         """H5: index every turn of the finished transcript into the shared backend."""
         _, groups = split_groups(list(messages))
         for g in groups:
             self._topic(g)
         self.backend.note_indexed(self.session_id)
 
-    def get_status(self) -> Dict[str, Any]:
+    def get_status(self) -> dict[str, Any]:
         """O8 plus the router's topic count for this session."""
         status = super().get_status()
         status["topics"] = self.backend.topics(self.session_id)
         return status
 
 
-def selection_digest(messages: Optional[List[Dict[str, Any]]]) -> str:
+def selection_digest(messages: list[dict[str, Any]] | None) -> str:
     """A digest of a selection (for stability checks): sha256 of its canonical JSON."""
     return hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()

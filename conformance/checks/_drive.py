@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import inspect
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, short
 from conformance.timeouts import CURRENT_CALL
@@ -23,9 +23,15 @@ from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
 
-
-def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,
-           example: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
+def invoke(
+    clause: str,
+    level: str,
+    engine: Any,
+    method: str,
+    *args: Any,
+    example: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
     """Call ``engine.<method>``; an exception is a violation of ``clause``.
 
     Raises:
@@ -47,43 +53,76 @@ def invoke(clause: str, level: str, engine: Any, method: str, *args: Any,
         raise
     except Exception as exc:
         raised = f"{type(exc).__name__}: {short(str(exc), 200)}"
-        violation = ContractViolation(clause, level, f"{method}() raised: expected a normal return, got {raised}.",
-                                      example)
-        violation.raised = raised  # the bare exception text, for checks that reword the finding (H1)
+        violation = ContractViolation(
+            clause, level, f"{method}() raised: expected a normal return, got {raised}.", example
+        )
+        violation.raised = (
+            raised  # the bare exception text, for checks that reword the finding (H1)
+        )
         raise violation from None
-    except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
-        raise HostileEngine(clause, level, method,
-                            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); an engine must not end "
-                            "the host process. The run continued.") from None
+    except (
+        BaseException
+    ) as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
+        raise HostileEngine(
+            clause,
+            level,
+            method,
+            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); an engine must not end "
+            "the host process. The run continued.",
+        ) from None
     finally:
         CURRENT_CALL.pop(me, None)
     if out is not None and not isinstance(out, (bool, int, float)):
         size = approx_size(out, MAX_VALUE_BYTES)
         if size > MAX_VALUE_BYTES:
-            raise HostileEngine(clause, level, method,
-                                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
-                                "(measured before copying or printing it); output was discarded")
+            raise HostileEngine(
+                clause,
+                level,
+                method,
+                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
+                "(measured before copying or printing it); output was discarded",
+            )
     return out
 
 
-def compress_like_host(clause: str, level: str, engine: Any, history: List[Dict[str, Any]], *,
-                       focus_topic: Optional[str] = None, force: bool = False,
-                       current_tokens: Optional[int] = None) -> Any:
+def compress_like_host(
+    clause: str,
+    level: str,
+    engine: Any,
+    history: list[dict[str, Any]],
+    *,
+    focus_topic: str | None = None,
+    force: bool = False,
+    current_tokens: int | None = None,
+) -> Any:
     """compress() on a deep snapshot with the kwargs the host would pass (A4, TS2)."""
     snapshot = copy.deepcopy(history)
-    kwargs = calls.compress_kwargs(engine, current_tokens=count_messages(history) if current_tokens is None
-                                   else current_tokens, focus_topic=focus_topic, force=force)
-    return invoke(clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs)
+    kwargs = calls.compress_kwargs(
+        engine,
+        current_tokens=count_messages(history) if current_tokens is None else current_tokens,
+        focus_topic=focus_topic,
+        force=force,
+    )
+    return invoke(
+        clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
+    )
 
 
-def select_like_host(clause: str, level: str, engine: Any, history: List[Dict[str, Any]]) -> Any:
+def select_like_host(clause: str, level: str, engine: Any, history: list[dict[str, Any]]) -> Any:
     """select_context() with the arguments the host passes (H3): request = history."""
     request = copy.deepcopy(history)
     incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
-    return invoke(clause, level, engine, "select_context", request,
-                  conversation_messages=copy.deepcopy(history), incoming_message=incoming,
-                  budget_tokens=int(getattr(engine, "context_length", 0) or 0),
-                  example={"history": history})
+    return invoke(
+        clause,
+        level,
+        engine,
+        "select_context",
+        request,
+        conversation_messages=copy.deepcopy(history),
+        incoming_message=incoming,
+        budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+        example={"history": history},
+    )
 
 
 def overrides_select_context(engine: Any) -> bool:
@@ -99,7 +138,11 @@ def overrides(engine: Any, name: str) -> bool:
 def threshold_of(engine: Any, fallback: int) -> int:
     """``engine.threshold_tokens`` as an int, or ``fallback`` when unset/0."""
     value = getattr(engine, "threshold_tokens", 0)
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else fallback
+    return (
+        int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+        else fallback
+    )
 
 
 def head_size(ctx: Any, engine: Any) -> int:
@@ -111,12 +154,17 @@ def head_size(ctx: Any, engine: Any) -> int:
     ``protect_first_n`` short rows keep the bulk after the protected head under either reading.
     """
     n = getattr(engine, "protect_first_n", None)
-    if ctx.exposes(engine, "protect_first_n") and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+    if (
+        ctx.exposes(engine, "protect_first_n")
+        and isinstance(n, int)
+        and not isinstance(n, bool)
+        and n >= 0
+    ):
         return max(1, n)
     return 2
 
 
-def compactable_shape(ctx: Any, engine: Any) -> Dict[str, int]:
+def compactable_shape(ctx: Any, engine: Any) -> dict[str, int]:
     """``compactable_histories`` keyword arguments sized from the engine's protect settings:
     ``{"head": head_size, "small_tail": tail_size}`` (counterexamples as short as the engine allows)."""
     return {"head": head_size(ctx, engine), "small_tail": tail_size(ctx, engine)}
@@ -132,9 +180,13 @@ def tail_size(ctx: Any, engine: Any) -> int:
     return 3
 
 
-def usage(prompt: int, completion: int = 50) -> Dict[str, int]:
+def usage(prompt: int, completion: int = 50) -> dict[str, int]:
     """A canonical usage dict (A2): the three required keys."""
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def signature_of(fn: Any) -> str:

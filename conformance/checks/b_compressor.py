@@ -10,19 +10,41 @@ behaviour (gateway hygiene; host tests).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-from conformance.checks._drive import compactable_shape, head_size, tail_size, compress_like_host, invoke, threshold_of
+from conformance.checks._drive import (
+    compactable_shape,
+    compress_like_host,
+    head_size,
+    invoke,
+    tail_size,
+    threshold_of,
+)
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
-from conformance.strategies import compactable_histories, filler_block, head_exchange, text_from_seed
+from conformance.strategies import (
+    compactable_histories,
+    filler_block,
+    head_exchange,
+    text_from_seed,
+)
 
 CAP = ("compressor",)
 NOTE_MARKER = "[Note: Some earlier conversation turns have been compacted"
 PRUNED = "[Old tool output cleared to save context space]"
-TEMPLATE = ("Goal", "Constraints & Preferences", "Progress", "Done", "In Progress", "Blocked", "Key Decisions",
-            "Relevant Files", "Next Steps", "Critical Context")
+TEMPLATE = (
+    "Goal",
+    "Constraints & Preferences",
+    "Progress",
+    "Done",
+    "In Progress",
+    "Blocked",
+    "Key Decisions",
+    "Relevant Files",
+    "Next Steps",
+    "Critical Context",
+)
 B1_WINDOW = 200_000
 
 
@@ -38,15 +60,19 @@ def text_of(m: Any) -> str:
     return ""
 
 
-def new_messages(before: List[Dict[str, Any]], after: List[Dict[str, Any]]) -> List[int]:
+def new_messages(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[int]:
     """Indexes of output messages that are not (by role and content) input messages."""
     seen = {(m.get("role"), text_of(m), bool(m.get("tool_calls"))) for m in before}
-    return [i for i, m in enumerate(after)
-            if isinstance(m, dict) and (m.get("role"), text_of(m), bool(m.get("tool_calls"))) not in seen
-            and not (i == 0 and m.get("role") == "system")]
+    return [
+        i
+        for i, m in enumerate(after)
+        if isinstance(m, dict)
+        and (m.get("role"), text_of(m), bool(m.get("tool_calls"))) not in seen
+        and not (i == 0 and m.get("role") == "system")
+    ]
 
 
-def summary_index(before, after) -> Optional[int]:
+def summary_index(before, after) -> int | None:
     """The new message that holds the summary (mentions Goal and Next Steps), if any."""
     for i in new_messages(before, after):
         t = text_of(after[i])
@@ -63,15 +89,17 @@ def kept_tail(before, after) -> int:
     return n
 
 
-def grow(history: List[Dict[str, Any]], turns: int, seed: int) -> List[Dict[str, Any]]:
+def grow(history: list[dict[str, Any]], turns: int, seed: int) -> list[dict[str, Any]]:
     """``history`` plus ``turns`` new user turns (short exchange, every third with a tool read)."""
     out = copy.deepcopy(history)
     for k in range(turns):
         if k % 3 == 0:
             out += filler_block(seed, 1_500, 500 + k)
         else:
-            out += [{"role": "user", "content": text_from_seed(seed + k, "en_US", 1)},
-                    {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 1)}]
+            out += [
+                {"role": "user", "content": text_from_seed(seed + k, "en_US", 1)},
+                {"role": "assistant", "content": text_from_seed(seed + k + 1, "en_US", 1)},
+            ]
     out.append({"role": "user", "content": "What is next?"})
     return out
 
@@ -80,7 +108,10 @@ def two_compactions(ctx, clause, draw):
     """(engine, history1, out1, history2, out2): compress, add 40 turns, compress again."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
-    h1 = draw(compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)), "history")
+    h1 = draw(
+        compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)),
+        "history",
+    )
     out1 = compress_like_host(clause, MUST, engine, h1)
     if not isinstance(out1, list):
         raise CheckSkipped("compress() did not return a list (A4 reports it)")
@@ -91,30 +122,59 @@ def two_compactions(ctx, clause, draw):
     return engine, h1, out1, h2, out2
 
 
-@check("B1", "documented-defaults", level=MUST, requires=CAP,
-       title="threshold 0.50 of the window, protect_first_n 3, protect_last_n 20; compaction fires at the threshold")
+@check(
+    "B1",
+    "documented-defaults",
+    level=MUST,
+    requires=CAP,
+    title="threshold 0.50 of the window, protect_first_n 3, protect_last_n 20; compaction fires at the threshold",
+)
 def check_documented_defaults(ctx):
     """B1: on a 200 000-token window, threshold_tokens == 100 000; should_compress(100 000)
     is True and should_compress(99 999) False; protect_first_n/protect_last_n (when exposed) are 3 and 20."""
     engine = ctx.new_engine(window=B1_WINDOW)
     if engine.threshold_tokens != B1_WINDOW // 2:
-        fail("B1", MUST, f"threshold_tokens on a {B1_WINDOW}-token window", expected=str(B1_WINDOW // 2),
-             got=short(engine.threshold_tokens))
+        fail(
+            "B1",
+            MUST,
+            f"threshold_tokens on a {B1_WINDOW}-token window",
+            expected=str(B1_WINDOW // 2),
+            got=short(engine.threshold_tokens),
+        )
     for attr, want in (("protect_first_n", 3), ("protect_last_n", 20)):
         if ctx.exposes(engine, attr) and getattr(engine, attr) != want:
-            fail("B1", MUST, f"default {attr}", expected=str(want), got=short(getattr(engine, attr)))
+            fail(
+                "B1", MUST, f"default {attr}", expected=str(want), got=short(getattr(engine, attr))
+            )
     if not invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2):
-        fail("B1", MUST, f"should_compress({B1_WINDOW // 2}) at the threshold", expected="True (fires at >= threshold)",
-             got="False")
+        fail(
+            "B1",
+            MUST,
+            f"should_compress({B1_WINDOW // 2}) at the threshold",
+            expected="True (fires at >= threshold)",
+            got="False",
+        )
     if invoke("B1", MUST, engine, "should_compress", B1_WINDOW // 2 - 1):
-        fail("B1", MUST, f"should_compress({B1_WINDOW // 2 - 1}) below the threshold", expected="False", got="True")
+        fail(
+            "B1",
+            MUST,
+            f"should_compress({B1_WINDOW // 2 - 1}) below the threshold",
+            expected="False",
+            got="True",
+        )
 
 
-@check("B2", "old-tool-output-cleared", level=MUST, requires=CAP,
-       title="tool results over 200 chars outside the protected tail become the cleared placeholder")
+@check(
+    "B2",
+    "old-tool-output-cleared",
+    level=MUST,
+    requires=CAP,
+    title="tool results over 200 chars outside the protected tail become the cleared placeholder",
+)
 def check_old_tool_output_cleared(ctx):
     """B2: in the output, a tool message before the verbatim tail holds at most 200 characters
     or exactly ``[Old tool output cleared to save context space]``."""
+
     def body(draw):
         engine = ctx.new_engine()
         threshold = threshold_of(engine, ctx.window // 2)
@@ -124,17 +184,39 @@ def check_old_tool_output_cleared(ctx):
         # is in the head under either reading, and outside the protected tail
         head = head_size(ctx, engine)
         lead = head_exchange(seed, head - 2) if head > 2 else []
-        history = [{"role": "system", "content": "You are terse."}] + lead + filler_block(seed, 2_000, 0)[1:]
-        history += draw(compactable_histories(min_tokens=threshold + 1_000, head=1, small_tail=tail_size(ctx, engine),
-                                              system=False), "rest")
+        history = (
+            [{"role": "system", "content": "You are terse."}]
+            + lead
+            + filler_block(seed, 2_000, 0)[1:]
+        )
+        history += draw(
+            compactable_histories(
+                min_tokens=threshold + 1_000,
+                head=1,
+                small_tail=tail_size(ctx, engine),
+                system=False,
+            ),
+            "rest",
+        )
         out = compress_like_host("B2", MUST, engine, history)
         if not isinstance(out, list):
             return
         tail = kept_tail(history, out)
         for i, m in enumerate(out[: len(out) - tail]):
-            if isinstance(m, dict) and m.get("role") == "tool" and len(text_of(m)) > 200 and text_of(m) != PRUNED:
-                fail("B2", MUST, f"tool message {i} of the output (outside the protected tail of {tail})",
-                     expected=f"{PRUNED!r} (it holds more than 200 characters)", got=f"{len(text_of(m))} characters kept")
+            if (
+                isinstance(m, dict)
+                and m.get("role") == "tool"
+                and len(text_of(m)) > 200
+                and text_of(m) != PRUNED
+            ):
+                fail(
+                    "B2",
+                    MUST,
+                    f"tool message {i} of the output (outside the protected tail of {tail})",
+                    expected=f"{PRUNED!r} (it holds more than 200 characters)",
+                    got=f"{len(text_of(m))} characters kept",
+                )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 3))
 
 
@@ -145,12 +227,19 @@ def ctx_seed():
     return st.integers(0, 10_000)
 
 
-@check("B3", "head-and-tail-protected", level=MUST, requires=CAP, excludes=("head-decay",),
-       title="the first protect_first_n messages are kept on every compaction; the tail keeps >= protect_last_n")
+@check(
+    "B3",
+    "head-and-tail-protected",
+    level=MUST,
+    requires=CAP,
+    excludes=("head-decay",),
+    title="the first protect_first_n messages are kept on every compaction; the tail keeps >= protect_last_n",
+)
 def check_head_and_tail_protected(ctx):
     """B3 (seeds): after each of two compactions (40 turns apart) messages 1..protect_first_n-1
     are verbatim at the start (message 0, the system prompt, may carry the note), and the
     output ends with at least protect_last_n input messages verbatim."""
+
     def body(draw):
         engine, h1, out1, h2, out2 = two_compactions(ctx, "B3", draw)
         first_n = int(getattr(engine, "protect_first_n", 3))
@@ -160,13 +249,24 @@ def check_head_and_tail_protected(ctx):
                 continue
             for i in range(1, min(first_n, len(h1))):
                 if i >= len(after) or after[i] != h1[i]:
-                    fail("B3", MUST, f"message {i} after compaction {n}", expected=f"the head message {i} of the "
-                         f"first history verbatim (head = first {first_n} messages, kept on every compaction; seeds)",
-                         got=short(after[i] if i < len(after) else None, 100),
-                         context="head decay is host practice, against the seeds; declare 'head-decay' if you follow it")
+                    fail(
+                        "B3",
+                        MUST,
+                        f"message {i} after compaction {n}",
+                        expected=f"the head message {i} of the "
+                        f"first history verbatim (head = first {first_n} messages, kept on every compaction; seeds)",
+                        got=short(after[i] if i < len(after) else None, 100),
+                        context="head decay is host practice, against the seeds; declare 'head-decay' if you follow it",
+                    )
             if len(before) > first_n + last_n and kept_tail(before, after) < last_n:
-                fail("B3", MUST, f"verbatim tail after compaction {n}", expected=f">= protect_last_n = {last_n} "
-                     "messages (uncapped; seeds)", got=f"{kept_tail(before, after)} messages")
+                fail(
+                    "B3",
+                    MUST,
+                    f"verbatim tail after compaction {n}",
+                    expected=f">= protect_last_n = {last_n} messages (uncapped; seeds)",
+                    got=f"{kept_tail(before, after)} messages",
+                )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 2))
 
 
@@ -175,14 +275,26 @@ def out_is_input(before, after) -> bool:
     return after == before
 
 
-@check("B4", "summary-template", level=MUST, requires=CAP,
-       title="the middle is replaced by one summary in the structured template")
+@check(
+    "B4",
+    "summary-template",
+    level=MUST,
+    requires=CAP,
+    title="the middle is replaced by one summary in the structured template",
+)
 def check_summary_template(ctx):
     """B4: a new summary message holds the template headings Goal; Constraints & Preferences;
     Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical Context."""
+
     def body(draw):
         engine = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(engine, ctx.window // 2) + 1_000, **compactable_shape(ctx, engine)), "history")
+        history = draw(
+            compactable_histories(
+                min_tokens=threshold_of(engine, ctx.window // 2) + 1_000,
+                **compactable_shape(ctx, engine),
+            ),
+            "history",
+        )
         out = compress_like_host("B4", MUST, engine, history)
         if not isinstance(out, list) or out == history:
             return
@@ -191,15 +303,27 @@ def check_summary_template(ctx):
         best = max(texts, key=lambda t: sum(h in t for h in TEMPLATE), default="")
         missing = [h for h in TEMPLATE if h not in best]
         if missing:
-            fail("B4", MUST, "the summary message of a compaction", expected="the template headings "
-                 + "; ".join(TEMPLATE), got=f"missing {', '.join(missing)}" if news else "no new summary message")
+            fail(
+                "B4",
+                MUST,
+                "the summary message of a compaction",
+                expected="the template headings " + "; ".join(TEMPLATE),
+                got=f"missing {', '.join(missing)}" if news else "no new summary message",
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 3))
 
 
-@check("B5", "note-added-once", level=MUST, requires=CAP,
-       title="the compaction note is appended to the system prompt on the first compaction only")
+@check(
+    "B5",
+    "note-added-once",
+    level=MUST,
+    requires=CAP,
+    title="the compaction note is appended to the system prompt on the first compaction only",
+)
 def check_note_added_once(ctx):
     """B5: after one and after two compactions the system prompt holds the note exactly once."""
+
     def body(draw):
         engine, h1, out1, h2, out2 = two_compactions(ctx, "B5", draw)
         for n, out in ((1, out1), (2, out2)):
@@ -207,16 +331,28 @@ def check_note_added_once(ctx):
                 continue
             count = text_of(out[0]).count(NOTE_MARKER)
             if count != 1:
-                fail("B5", MUST, f"the system prompt after compaction {n}", expected=f"the note {NOTE_MARKER!r}... "
-                     "exactly once", got=f"{count} times")
+                fail(
+                    "B5",
+                    MUST,
+                    f"the system prompt after compaction {n}",
+                    expected=f"the note {NOTE_MARKER!r}... exactly once",
+                    got=f"{count} times",
+                )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 2))
 
 
-@check("B6", "summary-updated", level=MUST, requires=CAP,
-       title="a later compaction updates the previous summary instead of starting over")
+@check(
+    "B6",
+    "summary-updated",
+    level=MUST,
+    requires=CAP,
+    title="a later compaction updates the previous summary instead of starting over",
+)
 def check_summary_updated(ctx):
     """B6: the second compaction's output has one summary, and it carries content of the
     first summary (a bullet of at least 20 characters from it)."""
+
     def body(draw):
         engine, h1, out1, h2, out2 = two_compactions(ctx, "B6", draw)
         s1 = summary_index(h1, out1)
@@ -224,11 +360,23 @@ def check_summary_updated(ctx):
         if s1 is None:
             return  # B4 reports a missing summary
         first = text_of(out1[s1])
-        bullets = [line.lstrip("-* ").strip() for line in first.splitlines()
-                   if line.strip().startswith(("-", "*")) and len(line.strip()) >= 22 and "(none" not in line]
+        bullets = [
+            line.lstrip("-* ").strip()
+            for line in first.splitlines()
+            if line.strip().startswith(("-", "*"))
+            and len(line.strip()) >= 22
+            and "(none" not in line
+        ]
         second = text_of(out2[s2]) if s2 is not None else ""
         if s2 is None or (bullets and not any(b[:60] in second for b in bullets)):
-            fail("B6", MUST, "the summary after the second compaction",
-                 expected="an update of the first summary (some of its content carried over)",
-                 got="no summary" if s2 is None else "a summary that shares nothing with the first one")
+            fail(
+                "B6",
+                MUST,
+                "the summary after the second compaction",
+                expected="an update of the first summary (some of its content carried over)",
+                got="no summary"
+                if s2 is None
+                else "a summary that shares nothing with the first one",
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 2))

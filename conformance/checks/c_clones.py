@@ -9,7 +9,7 @@ is replaced by the built-in compressor (research/host.md §4).
 from __future__ import annotations
 
 import copy
-from typing import Any, Tuple
+from typing import Any
 
 from conformance.checks._drive import compress_like_host, invoke, usage
 from conformance.context import CheckSkipped
@@ -21,12 +21,26 @@ WINDOWS = (16_000, 48_000)
 
 
 def _configure(clause, engine, window):
-    invoke(clause, MUST, engine, "update_model", model="sim-model", context_length=window, base_url="", api_key="",
-           provider="", api_mode="chat_completions")
+    invoke(
+        clause,
+        MUST,
+        engine,
+        "update_model",
+        model="sim-model",
+        context_length=window,
+        base_url="",
+        api_key="",
+        provider="",
+        api_mode="chat_completions",
+    )
 
 
-@check("C1", "clone-distinct-usable-isolated", level=MUST,
-       title="the per-agent copy (clone_for_agent(), or deepcopy on hermes-0.19) is distinct, works, keeps its own counters")
+@check(
+    "C1",
+    "clone-distinct-usable-isolated",
+    level=MUST,
+    title="the per-agent copy (clone_for_agent(), or deepcopy on hermes-0.19) is distinct, works, keeps its own counters",
+)
 def check_clone_distinct(ctx):
     """C1: the clone is not the registered instance; it compresses; usage and compactions on
     the clone leave the parent's last_* counters and compression_count alone (and back).
@@ -34,25 +48,47 @@ def check_clone_distinct(ctx):
     parent = ctx.new_engine()
     clone, how = per_agent_copy(ctx, parent, "C1")
     if clone is parent:
-        fail("C1", MUST, how, expected="a new engine per agent", got="the registered instance itself")
+        fail(
+            "C1", MUST, how, expected="a new engine per agent", got="the registered instance itself"
+        )
     _configure("C1", clone, ctx.window)
     before = (parent.last_prompt_tokens, parent.last_total_tokens, parent.compression_count)
     invoke("C1", MUST, clone, "update_from_response", usage(7_777, 11))
-    out = compress_like_host("C1", MUST, clone, [{"role": "system", "content": "sys"},
-                                                 {"role": "user", "content": "hello"}])
+    out = compress_like_host(
+        "C1",
+        MUST,
+        clone,
+        [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}],
+    )
     del out  # returning normally is C1's business; the output's type and validity are A4's and V's
     after = (parent.last_prompt_tokens, parent.last_total_tokens, parent.compression_count)
     if after != before:
-        fail("C1", MUST, "the parent's (last_prompt_tokens, last_total_tokens, compression_count) after the clone "
-             "was used", expected=str(before), got=str(after), context="state shared between agents")
+        fail(
+            "C1",
+            MUST,
+            "the parent's (last_prompt_tokens, last_total_tokens, compression_count) after the clone "
+            "was used",
+            expected=str(before),
+            got=str(after),
+            context="state shared between agents",
+        )
     invoke("C1", MUST, parent, "update_from_response", usage(123, 4))
     if clone.last_prompt_tokens != 7_777:
-        fail("C1", MUST, "the clone's last_prompt_tokens after the parent got usage", expected="7777",
-             got=short(clone.last_prompt_tokens))
+        fail(
+            "C1",
+            MUST,
+            "the clone's last_prompt_tokens after the parent got usage",
+            expected="7777",
+            got=short(clone.last_prompt_tokens),
+        )
 
 
-@check("C2", "child-update-model-isolated", level=MUST,
-       title="a child's update_model() never changes the parent's budget")
+@check(
+    "C2",
+    "child-update-model-isolated",
+    level=MUST,
+    title="a child's update_model() never changes the parent's budget",
+)
 def check_child_update_model(ctx):
     """C2: parent on window A, child (clone) switched to window B: the parent's
     context_length and threshold_tokens stay those of A."""
@@ -64,8 +100,14 @@ def check_child_update_model(ctx):
     _configure("C2", child, WINDOWS[1])
     now = (parent.context_length, parent.threshold_tokens)
     if now != budget:
-        fail("C2", MUST, "the parent's (context_length, threshold_tokens) after the child's update_model("
-             f"context_length={WINDOWS[1]})", expected=str(budget), got=str(now))
+        fail(
+            "C2",
+            MUST,
+            "the parent's (context_length, threshold_tokens) after the child's update_model("
+            f"context_length={WINDOWS[1]})",
+            expected=str(budget),
+            got=str(now),
+        )
 
 
 def copies_by_deepcopy(ctx) -> bool:
@@ -79,10 +121,12 @@ def why_deepcopy(ctx) -> str:
     profile never calls clone_for_agent, or the ABC in use has none."""
     if not get_profile(ctx.host_profile).clone_for_agent:
         return f"the host profile {ctx.host_profile!r} never calls clone_for_agent, so the host deep-copies"
-    return f"the host ABC in use ({ctx.abc.label()}) has no clone_for_agent, so the host deep-copies"
+    return (
+        f"the host ABC in use ({ctx.abc.label()}) has no clone_for_agent, so the host deep-copies"
+    )
 
 
-def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
+def per_agent_copy(ctx, engine: Any, clause: str) -> tuple[Any, str]:
     """C1: the engine a new agent gets from ``engine``, made as the host of ``ctx`` makes it.
 
     Returns:
@@ -95,30 +139,45 @@ def per_agent_copy(ctx, engine: Any, clause: str) -> Tuple[Any, str]:
     if not copies_by_deepcopy(ctx):
         return invoke(clause, MUST, engine, "clone_for_agent"), "clone_for_agent()"
     if ctx.plugin_dir:
-        raise CheckSkipped(f"the host profile {ctx.host_profile!r} loads a plugin-folder engine afresh for each "
-                           "agent and copies nothing")
+        raise CheckSkipped(
+            f"the host profile {ctx.host_profile!r} loads a plugin-folder engine afresh for each "
+            "agent and copies nothing"
+        )
     try:
         return copy.deepcopy(engine), "copy.deepcopy(engine)"
     except Exception as exc:
-        fail(clause, MUST, f"copy.deepcopy(engine) ({why_deepcopy(ctx)})",
-             expected="a copy; otherwise every agent silently gets the built-in compressor",
-             got=f"{type(exc).__name__}: {short(str(exc), 160)}",
-             context=_deepcopy_advice(engine))
+        fail(
+            clause,
+            MUST,
+            f"copy.deepcopy(engine) ({why_deepcopy(ctx)})",
+            expected="a copy; otherwise every agent silently gets the built-in compressor",
+            got=f"{type(exc).__name__}: {short(str(exc), 160)}",
+            context=_deepcopy_advice(engine),
+        )
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from __deepcopy__: never let it end the run
-        raise HostileEngine(clause, MUST, "__deepcopy__", f"raised {type(exc).__name__}; an engine must not end the "
-                            "host process. The run continued.") from None
+        raise HostileEngine(
+            clause,
+            MUST,
+            "__deepcopy__",
+            f"raised {type(exc).__name__}; an engine must not end the "
+            "host process. The run continued.",
+        ) from None
 
 
 def _deepcopy_advice(engine: Any) -> str:
     """What to do about a failing ``copy.deepcopy(engine)`` (C1): fix the engine's own
     ``__deepcopy__``, or add one that builds a fresh engine sharing the durable backend."""
     if any("__deepcopy__" in vars(k) for k in type(engine).__mro__ if k is not object):
-        return ("the engine's own __deepcopy__ raised: make it return a fresh engine that shares the durable "
-                "backend (locks, connections) and copies the budget fields")
-    return ("define __deepcopy__ returning a fresh engine that shares the durable backend (locks, connections) "
-            "and copies the budget fields; with a clone_for_agent hook, `return self.clone_for_agent()`")
+        return (
+            "the engine's own __deepcopy__ raised: make it return a fresh engine that shares the durable "
+            "backend (locks, connections) and copies the budget fields"
+        )
+    return (
+        "define __deepcopy__ returning a fresh engine that shares the durable backend (locks, connections) "
+        "and copies the budget fields; with a clone_for_agent hook, `return self.clone_for_agent()`"
+    )
 
 
 def clone_or_skip(ctx, engine: Any) -> Any:
@@ -129,4 +188,6 @@ def clone_or_skip(ctx, engine: Any) -> Any:
     except CheckSkipped:
         raise
     except Exception as exc:
-        raise CheckSkipped(f"the per-agent copy raised {type(exc).__name__} (C1 reports it)") from None
+        raise CheckSkipped(
+            f"the per-agent copy raised {type(exc).__name__} (C1 reports it)"
+        ) from None

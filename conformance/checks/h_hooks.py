@@ -8,7 +8,7 @@ fire, or not fire, on an early exit (seeds: future work).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+from typing import Any
 
 from conformance.checks._drive import invoke, overrides, select_like_host, usage
 from conformance.context import CheckSkipped
@@ -31,8 +31,13 @@ def _need(engine: Any, hook: str) -> None:
         raise CheckSkipped(f"engine keeps the ABC default {hook}; the host never calls it (H2)")
 
 
-@check("H1", "hooks-do-not-raise", level=SHOULD, variants=HOOKS,
-       title="select_context / on_turn_complete do not raise (the host fails open, but reports it)")
+@check(
+    "H1",
+    "hooks-do-not-raise",
+    level=SHOULD,
+    variants=HOOKS,
+    title="select_context / on_turn_complete do not raise (the host fails open, but reports it)",
+)
 def check_hooks_do_not_raise(ctx, variant):
     """H1 (SHOULD): the hook returns normally on drawn histories. The host still fails open
     (request untouched, exception logged; host tests prove that), so this is a SHOULD."""
@@ -45,15 +50,32 @@ def check_hooks_do_not_raise(ctx, variant):
             if variant == "select_context":
                 select_like_host("H1", SHOULD, engine, history)
             else:
-                invoke("H1", SHOULD, engine, "on_turn_complete", list(copy.deepcopy(history)), usage(500))
+                invoke(
+                    "H1",
+                    SHOULD,
+                    engine,
+                    "on_turn_complete",
+                    list(copy.deepcopy(history)),
+                    usage(500),
+                )
         except ContractViolation as exc:
-            fail("H1", SHOULD, f"{variant}()", expected="a normal return (the host fails open and logs it)",
-                 got=getattr(exc, "raised", None) or exc.detail.rstrip("."))
+            fail(
+                "H1",
+                SHOULD,
+                f"{variant}()",
+                expected="a normal return (the host fails open and logs it)",
+                got=getattr(exc, "raised", None) or exc.detail.rstrip("."),
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 
-@check("H3", "select-context-leaves-inputs-alone", level=SHOULD,
-       title="select_context() does not mutate request_messages, conversation_messages or incoming_message")
+@check(
+    "H3",
+    "select-context-leaves-inputs-alone",
+    level=SHOULD,
+    title="select_context() does not mutate request_messages, conversation_messages or incoming_message",
+)
 def check_select_context_leaves_inputs(ctx):
     """H3 (SHOULD): the selection is request-scoped; mutating the inputs cannot harm (the host
     passes copies of the history) but is a SHOULD failure."""
@@ -63,23 +85,43 @@ def check_select_context_leaves_inputs(ctx):
         history = draw(transcripts(min_turns=2, max_turns=8), "history")
         engine = ctx.new_engine()
         request, conv = copy.deepcopy(history), copy.deepcopy(history)
-        incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
+        incoming = next(
+            (copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None
+        )
         before = copy.deepcopy((request, conv, incoming))
         try:
-            engine.select_context(request, conversation_messages=conv, incoming_message=incoming,
-                                  budget_tokens=int(getattr(engine, "context_length", 0) or 0))
+            engine.select_context(
+                request,
+                conversation_messages=conv,
+                incoming_message=incoming,
+                budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+            )
         except Exception:
             return  # H1's business
-        for name, now, was in zip(("request_messages", "conversation_messages", "incoming_message"),
-                                  (request, conv, incoming), before):
+        for name, now, was in zip(
+            ("request_messages", "conversation_messages", "incoming_message"),
+            (request, conv, incoming),
+            before,
+        ):
             if now != was:
-                fail("H3", SHOULD, f"select_context() argument {name}", expected="left unchanged",
-                     got="mutated in place", context=f"history of {len(history)} messages")
+                fail(
+                    "H3",
+                    SHOULD,
+                    f"select_context() argument {name}",
+                    expected="left unchanged",
+                    got="mutated in place",
+                    context=f"history of {len(history)} messages",
+                )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 
-@check("H5", "turn-complete-does-not-mutate", level=MUST,
-       title="on_turn_complete() does not mutate the messages (a shallow copy of the host's own dicts)")
+@check(
+    "H5",
+    "turn-complete-does-not-mutate",
+    level=MUST,
+    title="on_turn_complete() does not mutate the messages (a shallow copy of the host's own dicts)",
+)
 def check_turn_complete_does_not_mutate(ctx):
     """H5 (MUST): the list is a shallow copy, so its dicts are the host's transcript; the engine
     must not change them (nor their nested content parts and tool_calls)."""
@@ -91,29 +133,48 @@ def check_turn_complete_does_not_mutate(ctx):
         host_dicts = copy.deepcopy(history)
         snapshot = copy.deepcopy(host_dicts)
         try:
-            engine.on_turn_complete(list(host_dicts), usage(count_messages(history)), turn_id="t1",
-                                    interrupted=False, failed=False, turn_exit_reason="completed")
+            engine.on_turn_complete(
+                list(host_dicts),
+                usage(count_messages(history)),
+                turn_id="t1",
+                interrupted=False,
+                failed=False,
+                turn_exit_reason="completed",
+            )
         except Exception:
             pass  # H1's business; mutation before the raise still counts
         for i, (now, was) in enumerate(zip(host_dicts, snapshot)):
             if now != was:
-                keys = sorted(set(now) ^ set(was)) or sorted(k for k in now if now.get(k) != was.get(k))
-                fail("H5", MUST, f"on_turn_complete() on the host's message {i} ({was.get('role')})",
-                     expected="the host's dicts left unchanged (read-only shallow copy)",
-                     got=f"changed keys {', '.join(map(str, keys))}")
+                keys = sorted(set(now) ^ set(was)) or sorted(
+                    k for k in now if now.get(k) != was.get(k)
+                )
+                fail(
+                    "H5",
+                    MUST,
+                    f"on_turn_complete() on the host's message {i} ({was.get('role')})",
+                    expected="the host's dicts left unchanged (read-only shallow copy)",
+                    got=f"changed keys {', '.join(map(str, keys))}",
+                )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 
-def _turns(n_turns: int, seed: int, chars: int = 1_200) -> List[Dict[str, Any]]:
-    history: List[Dict[str, Any]] = [{"role": "system", "content": "You are a careful assistant. " * 20}]
+def _turns(n_turns: int, seed: int, chars: int = 1_200) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a careful assistant. " * 20}
+    ]
     for k in range(n_turns):
         history += filler_block(seed, chars, k)
     history.append({"role": "user", "content": "And now?"})
     return history
 
 
-@check("H6", "stable-selection", level=SHOULD,
-       title="select_context() returns the same selection while nothing has changed")
+@check(
+    "H6",
+    "stable-selection",
+    level=SHOULD,
+    title="select_context() returns the same selection while nothing has changed",
+)
 def check_stable_selection(ctx):
     """H6 (SHOULD): three calls with identical inputs give equal selections (None counts as
     "the request unchanged")."""
@@ -131,9 +192,14 @@ def check_stable_selection(ctx):
             outs.append(history if out is None else out)
         if not (outs[0] == outs[1] == outs[2]):
             which = 2 if outs[0] != outs[1] else 3
-            fail("H6", SHOULD, f"select_context() call {which} with inputs identical to call 1",
-                 expected="the same selection (a reshuffle loses prompt-cache reuse every turn)",
-                 got=f"a different list ({len(outs[0])} vs {len(outs[which - 1])} messages)")
+            fail(
+                "H6",
+                SHOULD,
+                f"select_context() call {which} with inputs identical to call 1",
+                expected="the same selection (a reshuffle loses prompt-cache reuse every turn)",
+                got=f"a different list ({len(outs[0])} vs {len(outs[which - 1])} messages)",
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 6))
 
 
@@ -152,14 +218,20 @@ def _provider_with_cache():
         second = provider.chat_completions(copy.deepcopy(probe))
     except Exception:
         return None
-    cached = ((second.get("usage") or {}).get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+    cached = ((second.get("usage") or {}).get("prompt_tokens_details") or {}).get(
+        "cached_tokens", 0
+    )
     if not cached:
         return None
     return Provider(model=CACHE_MODEL)
 
 
-@check("H6", "cache-reuse", level=SHOULD,
-       title="over repeated identical turns the selection keeps the provider's prompt cache warm")
+@check(
+    "H6",
+    "cache-reuse",
+    level=SHOULD,
+    title="over repeated identical turns the selection keeps the provider's prompt cache warm",
+)
 def check_cache_reuse(ctx):
     """H6 (SHOULD): five identical requests through select_context to the provider simulator;
     turns 2-5 read at least half their prompt tokens from the cache (the simulator's
@@ -168,8 +240,10 @@ def check_cache_reuse(ctx):
     _need(engine, "select_context")
     provider = _provider_with_cache()
     if provider is None:
-        raise CheckSkipped("the provider simulator in use reports no prompt-cache reads (cache accounting not "
-                           "available); H6-stable-selection still runs")
+        raise CheckSkipped(
+            "the provider simulator in use reports no prompt-cache reads (cache accounting not "
+            "available); H6-stable-selection still runs"
+        )
     history = _turns(8, 11, chars=3_000)
     read = total = 0
     for turn in range(5):
@@ -178,17 +252,28 @@ def check_cache_reuse(ctx):
         except ContractViolation:
             return  # H1's business
         valid = isinstance(out, list) and out and all(isinstance(m, dict) for m in out)
-        messages = out if valid else history  # None or an invalid value: the host sends the request unchanged
-        response = provider.chat_completions({"model": CACHE_MODEL, "messages": copy.deepcopy(messages)})
+        messages = (
+            out if valid else history
+        )  # None or an invalid value: the host sends the request unchanged
+        response = provider.chat_completions(
+            {"model": CACHE_MODEL, "messages": copy.deepcopy(messages)}
+        )
         u = response.get("usage") or {}
         if turn:
             read += int((u.get("prompt_tokens_details") or {}).get("cached_tokens", 0))
             total += int(u.get("prompt_tokens", 0))
     if total < 4 * MIN_CACHEABLE_TOKENS:
-        raise CheckSkipped(f"the selection is below the provider's minimum cacheable prompt ({total // 4} tokens per "
-                           f"turn < {MIN_CACHEABLE_TOKENS}); nothing to measure")
+        raise CheckSkipped(
+            f"the selection is below the provider's minimum cacheable prompt ({total // 4} tokens per "
+            f"turn < {MIN_CACHEABLE_TOKENS}); nothing to measure"
+        )
     share = read / total if total else 1.0
     if share < MIN_CACHE_READ_SHARE:
-        fail("H6", SHOULD, "prompt-cache reads over 4 repeated identical turns",
-             expected=f">= {MIN_CACHE_READ_SHARE:.0%} of prompt tokens read from cache",
-             got=f"{share:.0%} ({read} of {total} tokens)", context=f"model {CACHE_MODEL}, provider simulator")
+        fail(
+            "H6",
+            SHOULD,
+            "prompt-cache reads over 4 repeated identical turns",
+            expected=f">= {MIN_CACHE_READ_SHARE:.0%} of prompt tokens read from cache",
+            got=f"{share:.0%} ({read} of {total} tokens)",
+            context=f"model {CACHE_MODEL}, provider simulator",
+        )

@@ -18,32 +18,56 @@ from conformance.registry import check
 MAP = {"sim": 0.6, "sim-large": 0.85, "other-vendor": 0.3}
 
 
-@check("K1", "model-thresholds-applied", level=MUST,
-       title="engine.model_thresholds set before update_model() picks the threshold by longest matching key")
+@check(
+    "K1",
+    "model-thresholds-applied",
+    level=MUST,
+    title="engine.model_thresholds set before update_model() picks the threshold by longest matching key",
+)
 def check_model_thresholds(ctx):
     """K1: with the map assigned before the first update_model(), ``threshold_tokens`` is
     ``int(context_length x percent)`` for the longest key contained in the model name (the
     int() formula: host practice), else for the configured percent."""
     probe = ctx.new_engine(configure=False)
     if overrides(probe, "update_model"):
-        raise CheckSkipped("engine overrides update_model() and owns its threshold policy (K2 permits ignoring "
-                           "compression.model_thresholds)")
+        raise CheckSkipped(
+            "engine overrides update_model() and owns its threshold policy (K2 permits ignoring "
+            "compression.model_thresholds)"
+        )
 
     def body(draw):
-        model = draw(st.sampled_from(["sim-model", "sim-large-2", "gpt-x", "other-vendor-1"]), "model")
+        model = draw(
+            st.sampled_from(["sim-model", "sim-large-2", "gpt-x", "other-vendor-1"]), "model"
+        )
         window = draw(st.integers(8_000, 300_000), "context_length")
         engine = ctx.new_engine(configure=False)
         configured = float(getattr(engine, "threshold_percent", 0.75))
         engine.model_thresholds = dict(MAP)  # what the host does before the first update_model()
-        invoke("K1", MUST, engine, "update_model", model=model, context_length=window, base_url="", api_key="",
-               provider="", api_mode="chat_completions")
+        invoke(
+            "K1",
+            MUST,
+            engine,
+            "update_model",
+            model=model,
+            context_length=window,
+            base_url="",
+            api_key="",
+            provider="",
+            api_mode="chat_completions",
+        )
         keys = [k for k in MAP if k in model]
         percent = MAP[max(keys, key=len)] if keys else configured
         want = int(window * percent)
         got = getattr(engine, "threshold_tokens", None)
         if got != want:
-            fail("K1", MUST, f"threshold_tokens after update_model({model!r}, {window}) with model_thresholds "
-                 f"{short(MAP, 80)}", expected=f"{want} (= int({window} x {percent}))", got=short(got),
-                 context="the int() formula: host practice")
-    ctx.examples(body, max_examples=min(ctx.max_examples, 8))
+            fail(
+                "K1",
+                MUST,
+                f"threshold_tokens after update_model({model!r}, {window}) with model_thresholds "
+                f"{short(MAP, 80)}",
+                expected=f"{want} (= int({window} x {percent}))",
+                got=short(got),
+                context="the int() formula: host practice",
+            )
 
+    ctx.examples(body, max_examples=min(ctx.max_examples, 8))

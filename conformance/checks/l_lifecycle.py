@@ -13,38 +13,74 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any, Dict, List
+from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from conformance.checks._drive import compress_like_host, invoke, overrides, select_like_host, usage
 from conformance.checks.c_clones import per_agent_copy
 from conformance.context import CheckSkipped
-from conformance.expect import MUST, ContractViolation, fail, short, v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.expect import (
+    MUST,
+    ContractViolation,
+    fail,
+    short,
+    v1_problems,
+    v2_problems,
+    v3_problems,
+    v4_problems,
+)
 from conformance.registry import check
 from conformance.strategies import blob_from_seed, text_from_seed
 from simulator.provider.tokens import count_messages
 
 SYSTEM = {"role": "system", "content": "You are the lifecycle test assistant."}
-INT_ATTRIBUTES = ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens",
-                  "threshold_tokens", "context_length", "compression_count")
+INT_ATTRIBUTES = (
+    "last_prompt_tokens",
+    "last_completion_tokens",
+    "last_total_tokens",
+    "threshold_tokens",
+    "context_length",
+    "compression_count",
+)
 
 
-def _turn(seed: int, big: bool, k: int) -> List[Dict[str, Any]]:
-    msgs: List[Dict[str, Any]] = [{"role": "user", "content": text_from_seed(seed, "en_US", 2)}]
+def _turn(seed: int, big: bool, k: int) -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": text_from_seed(seed, "en_US", 2)}]
     if big:
         cid = f"call_lc_{k}"
-        msgs += [{"role": "assistant", "content": None, "tool_calls": [
-                     {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed, 12_000)}]
+        msgs += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed, 12_000)},
+        ]
     msgs.append({"role": "assistant", "content": text_from_seed(seed + 1, "en_US", 1)})
     return msgs
 
 
-@check("L1", "documented-order", level=MUST,
-       title="instantiate -> on_session_start -> usage -> should_compress -> compress -> on_session_end -> "
-             "next session never crashes")
+@check(
+    "L1",
+    "documented-order",
+    level=MUST,
+    title="instantiate -> on_session_start -> usage -> should_compress -> compress -> on_session_end -> "
+    "next session never crashes",
+)
 def check_documented_order(ctx):
     """L1: two sessions in the documented order on one engine, with a compaction in each and
     on_session_reset between; every call returns normally."""
@@ -73,8 +109,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         super().__init__()
         self.ctx = ctx
         self.engine = ctx.new_engine()
-        self.history: List[Dict[str, Any]] = [dict(SYSTEM)]
-        self.steps: List[List[Any]] = []
+        self.history: list[dict[str, Any]] = [dict(SYSTEM)]
+        self.steps: list[list[Any]] = []
         self.k = 0
         self.window = ctx.window
 
@@ -85,7 +121,15 @@ class LifecycleMachine(RuleBasedStateMachine):
     def start(self):
         """on_session_start (once, first)."""
         self._log("start")
-        invoke("L1", MUST, self.engine, "on_session_start", "session-sm", platform="cli", model="sim-model")
+        invoke(
+            "L1",
+            MUST,
+            self.engine,
+            "on_session_start",
+            "session-sm",
+            platform="cli",
+            model="sim-model",
+        )
 
     @rule(seed=st.integers(0, 10_000), big=st.booleans())
     def user_turn(self, seed, big):
@@ -99,23 +143,48 @@ class LifecycleMachine(RuleBasedStateMachine):
         if wants:
             out = compress_like_host("L1", MUST, self.engine, self.history)
             if not isinstance(out, list):
-                fail("A4", MUST, "compress() in the lifecycle", expected="a list", got=type(out).__name__)
+                fail(
+                    "A4",
+                    MUST,
+                    "compress() in the lifecycle",
+                    expected="a list",
+                    got=type(out).__name__,
+                )
             problems = v1_problems(out)
-            problems = problems or [("V2", p) for p in v2_problems(out)] or [("V3", p) for p in v3_problems(out)] \
+            problems = (
+                problems
+                or [("V2", p) for p in v2_problems(out)]
+                or [("V3", p) for p in v3_problems(out)]
                 or [("V4", p) for p in v4_problems(self.history, out)]
+            )
             if problems:
-                clause, text = problems[0] if isinstance(problems[0], tuple) else ("V1", problems[0])
-                fail(clause, MUST, "compress() output in the lifecycle", expected="a valid history", got=text,
-                     context=f"after {len(self.steps)} steps")
+                clause, text = (
+                    problems[0] if isinstance(problems[0], tuple) else ("V1", problems[0])
+                )
+                fail(
+                    clause,
+                    MUST,
+                    "compress() output in the lifecycle",
+                    expected="a valid history",
+                    got=text,
+                    context=f"after {len(self.steps)} steps",
+                )
             self.history = out
-            self.engine.last_prompt_tokens = -1  # A7: the host's sentinel after a committed compaction
+            self.engine.last_prompt_tokens = (
+                -1
+            )  # A7: the host's sentinel after a committed compaction
 
     @rule()
     def preflight(self):
         """should_compress_preflight on the history plus the next user message."""
         self._log("preflight")
-        out = invoke("L1", MUST, self.engine, "should_compress_preflight",
-                     copy.deepcopy(self.history) + [{"role": "user", "content": "next"}])
+        out = invoke(
+            "L1",
+            MUST,
+            self.engine,
+            "should_compress_preflight",
+            copy.deepcopy(self.history) + [{"role": "user", "content": "next"}],
+        )
         del out  # its type is O7's business (checked there)
 
     @rule()
@@ -134,7 +203,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._log("turn_complete")
         if overrides(self.engine, "on_turn_complete"):
             try:
-                self.engine.on_turn_complete(list(copy.deepcopy(self.history)), usage(100), turn_id="t")
+                self.engine.on_turn_complete(
+                    list(copy.deepcopy(self.history)), usage(100), turn_id="t"
+                )
             except Exception:
                 pass  # fail-open (H1)
 
@@ -142,11 +213,26 @@ class LifecycleMachine(RuleBasedStateMachine):
     def model_switch(self, window):
         """update_model to another window; context_length follows (O4)."""
         self._log("model_switch", window=window)
-        invoke("L1", MUST, self.engine, "update_model", model=f"sim-model-{window}", context_length=window,
-               base_url="", api_key="", provider="", api_mode="chat_completions")
+        invoke(
+            "L1",
+            MUST,
+            self.engine,
+            "update_model",
+            model=f"sim-model-{window}",
+            context_length=window,
+            base_url="",
+            api_key="",
+            provider="",
+            api_mode="chat_completions",
+        )
         if self.engine.context_length != window:
-            fail("O4", MUST, f"context_length after update_model({window}) in the lifecycle", expected=str(window),
-                 got=short(self.engine.context_length))
+            fail(
+                "O4",
+                MUST,
+                f"context_length after update_model({window}) in the lifecycle",
+                expected=str(window),
+                got=short(self.engine.context_length),
+            )
         self.window = window
 
     @rule()
@@ -156,8 +242,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         invoke("L1", MUST, self.engine, "on_session_reset")
         for attr in ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens"):
             if getattr(self.engine, attr, None) != 0:
-                fail("O3", MUST, f"engine.{attr} after on_session_reset() in the lifecycle", expected="0",
-                     got=short(getattr(self.engine, attr, None)))
+                fail(
+                    "O3",
+                    MUST,
+                    f"engine.{attr} after on_session_reset() in the lifecycle",
+                    expected="0",
+                    got=short(getattr(self.engine, attr, None)),
+                )
         self.history = [dict(SYSTEM)]
 
     @rule()
@@ -170,18 +261,37 @@ class LifecycleMachine(RuleBasedStateMachine):
         except CheckSkipped:
             return  # a plugin-folder engine on hermes-0.19: that host copies nothing
         if child is not self.engine:
-            invoke("L1", MUST, child, "update_model", model="child", context_length=budget[0] * 2 + 1_000,
-                   base_url="", api_key="", provider="", api_mode="chat_completions")
+            invoke(
+                "L1",
+                MUST,
+                child,
+                "update_model",
+                model="child",
+                context_length=budget[0] * 2 + 1_000,
+                base_url="",
+                api_key="",
+                provider="",
+                api_mode="chat_completions",
+            )
             if (self.engine.context_length, self.engine.threshold_tokens) != budget:
-                fail("C2", MUST, "the parent's budget after a child's update_model() in the lifecycle",
-                     expected=str(budget), got=str((self.engine.context_length, self.engine.threshold_tokens)))
+                fail(
+                    "C2",
+                    MUST,
+                    "the parent's budget after a child's update_model() in the lifecycle",
+                    expected=str(budget),
+                    got=str((self.engine.context_length, self.engine.threshold_tokens)),
+                )
 
     @rule(seed=st.integers(0, 10_000))
     def other_session(self, seed):
         """Another session compresses on the same instance from another thread (TS1, TS3)."""
         self._log("other_session", seed=seed)
-        other = [{"role": "system", "content": "other session"}] + _turn(seed, True, 900) + _turn(seed + 7, True, 901)
-        box: List[Any] = []
+        other = (
+            [{"role": "system", "content": "other session"}]
+            + _turn(seed, True, 900)
+            + _turn(seed + 7, True, 901)
+        )
+        box: list[Any] = []
 
         def run():
             try:
@@ -201,20 +311,34 @@ class LifecycleMachine(RuleBasedStateMachine):
         for attr in INT_ATTRIBUTES:
             value = getattr(self.engine, attr, None)
             if not isinstance(value, int) or isinstance(value, bool):
-                fail("A6", MUST, f"engine.{attr} in the lifecycle", expected="an int",
-                     got=f"{type(value).__name__} {short(value, 40)}")
+                fail(
+                    "A6",
+                    MUST,
+                    f"engine.{attr} in the lifecycle",
+                    expected="an int",
+                    got=f"{type(value).__name__} {short(value, 40)}",
+                )
 
     @invariant()
     def status_is_sane(self):
         """Invariant: get_status() never shows a negative last_prompt_tokens (A7)."""
         status = invoke("L1", MUST, self.engine, "get_status")
-        if isinstance(status, dict) and isinstance(status.get("last_prompt_tokens"), (int, float)) \
-                and status["last_prompt_tokens"] < 0:
-            fail("A7", MUST, "get_status()['last_prompt_tokens'] in the lifecycle", expected=">= 0",
-                 got=short(status["last_prompt_tokens"]), host_practice=True)
+        if (
+            isinstance(status, dict)
+            and isinstance(status.get("last_prompt_tokens"), (int, float))
+            and status["last_prompt_tokens"] < 0
+        ):
+            fail(
+                "A7",
+                MUST,
+                "get_status()['last_prompt_tokens'] in the lifecycle",
+                expected=">= 0",
+                got=short(status["last_prompt_tokens"]),
+                host_practice=True,
+            )
 
 
-def replay_steps(ctx: Any, steps: List[List[Any]]) -> None:
+def replay_steps(ctx: Any, steps: list[list[Any]]) -> None:
     """Re-run recorded machine steps in order, with the invariants after each."""
     machine = LifecycleMachine(ctx)
     for name, kwargs in steps:
@@ -223,15 +347,20 @@ def replay_steps(ctx: Any, steps: List[List[Any]]) -> None:
         machine.status_is_sane()
 
 
-@check("L1", "lifecycle-state-machine", level=MUST, kind="stateful",
-       title="random lifecycles (turns, compactions, preflight, hooks, model switches, reset, clones, a parallel "
-             "session) keep every invariant")
+@check(
+    "L1",
+    "lifecycle-state-machine",
+    level=MUST,
+    kind="stateful",
+    title="random lifecycles (turns, compactions, preflight, hooks, model switches, reset, clones, a parallel "
+    "session) keep every invariant",
+)
 def check_lifecycle_state_machine(ctx):
     """L1: the :class:`LifecycleMachine`; violations name their own clause."""
     if ctx.replay is not None:
         replay_steps(ctx, ctx.replay.get("steps") or [])
         return
-    machines: List[LifecycleMachine] = []
+    machines: list[LifecycleMachine] = []
 
     def factory():
         m = LifecycleMachine(ctx)
@@ -239,7 +368,9 @@ def check_lifecycle_state_machine(ctx):
         return m
 
     try:
-        run_state_machine_as_test(factory, settings=ctx.settings(max_examples=max(10, ctx.max_examples)))
+        run_state_machine_as_test(
+            factory, settings=ctx.settings(max_examples=max(10, ctx.max_examples))
+        )
     except ContractViolation as exc:
         if machines:
             exc.attach_draws({"steps": machines[-1].steps})

@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import copy
 import sqlite3
-from typing import Any, Dict, List
+from typing import Any
 
-from conformance.checks._drive import head_size, tail_size, compress_like_host, invoke, overrides, threshold_of, usage
+from conformance.checks._drive import (
+    compress_like_host,
+    head_size,
+    invoke,
+    overrides,
+    tail_size,
+    threshold_of,
+    usage,
+)
+from conformance.checks.b_compressor import new_messages, text_of
 from conformance.context import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems, v2_problems
 from conformance.registry import check
 from conformance.strategies import add_filler, blob_from_seed, filler_block, head_exchange
 from simulator.provider.tokens import count_messages
 
-from conformance.checks.b_compressor import new_messages, text_of
 
-
-def _call(cid: str, name: str = "read_file") -> Dict[str, Any]:
+def _call(cid: str, name: str = "read_file") -> dict[str, Any]:
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
 
 
@@ -36,13 +43,23 @@ def _v2(clause: str, history, out, what: str) -> None:
         return  # A4 / V1 report a non-list or a non-message
     problems = v2_problems(out)
     if problems:
-        fail(clause, MUST, what, expected="no tool result whose call is gone and no call without its result",
-             got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-             context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}")
+        fail(
+            clause,
+            MUST,
+            what,
+            expected="no tool result whose call is gone and no call without its result",
+            got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+            context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}",
+        )
 
 
-@check("V2", "parallel-calls", reg="a", level=MUST,
-       title="parallel tool calls around the cut keep every call paired (protect_first_n=1, protect_last_n=5)")
+@check(
+    "V2",
+    "parallel-calls",
+    reg="a",
+    level=MUST,
+    title="parallel tool calls around the cut keep every call paired (protect_first_n=1, protect_last_n=5)",
+)
 def check_reg_a(ctx):
     """REG-a (V2): ``[system, user, assistant(c1), tool c1, assistant, user, assistant(c2a,c2b,c2c),
     tool c2a, tool c2b, tool c2c, assistant, user]`` over the threshold."""
@@ -56,7 +73,11 @@ def check_reg_a(ctx):
         {"role": "tool", "tool_call_id": "c1", "content": blob_from_seed(1, big)},
         {"role": "assistant", "content": "Config read."},
         {"role": "user", "content": "Now read the three modules."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c2a"), _call("c2b"), _call("c2c")]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("c2a"), _call("c2b"), _call("c2c")],
+        },
         {"role": "tool", "tool_call_id": "c2a", "content": blob_from_seed(2, big)},
         {"role": "tool", "tool_call_id": "c2b", "content": blob_from_seed(3, big)},
         {"role": "tool", "tool_call_id": "c2c", "content": blob_from_seed(4, big)},
@@ -67,37 +88,55 @@ def check_reg_a(ctx):
     _v2("V2", history, out, "compress() output for parallel calls c2a/c2b/c2c near the tail cut")
 
 
-@check("V2", "head-cut-in-tool-group", reg="b", level=MUST,
-       title="a head that ends on an assistant tool_calls message whose 40 KB result is in the middle")
+@check(
+    "V2",
+    "head-cut-in-tool-group",
+    reg="b",
+    level=MUST,
+    title="a head that ends on an assistant tool_calls message whose 40 KB result is in the middle",
+)
 def check_reg_b(ctx):
     """REG-b (V2): head ``[system, user, assistant(tool_calls c1)]``, the 40 KB result of c1 at
     index 3 in the compressible middle: no call survives without its result."""
     engine = ctx.new_engine()
     _pin(ctx, engine, 3, 4)
-    history = [{"role": "system", "content": "You are terse."},
-               {"role": "user", "content": "Open the dump."},
-               {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
-               {"role": "tool", "tool_call_id": "c1", "content": blob_from_seed(9, 40_000)},
-               {"role": "assistant", "content": "Opened."}]
+    history = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Open the dump."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": blob_from_seed(9, 40_000)},
+        {"role": "assistant", "content": "Opened."},
+    ]
     for k in range(3):
         history += filler_block(20, 2_000, k)
-    history += [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "ok"},
-                {"role": "user", "content": "next"}]
+    history += [
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "next"},
+    ]
     out = compress_like_host("V2", MUST, engine, history, force=True)
     _v2("V2", history, out, "compress() output when the head ends on a tool_calls message")
 
 
-def _sentinel_history(ctx, engine) -> List[Dict[str, Any]]:
+def _sentinel_history(ctx, engine) -> list[dict[str, Any]]:
     threshold = threshold_of(engine, ctx.window // 2)
-    history = [{"role": "system", "content": "You are terse."}] + head_exchange(30, head_size(ctx, engine))
+    history = [{"role": "system", "content": "You are terse."}] + head_exchange(
+        30, head_size(ctx, engine)
+    )
     add_filler(history, threshold + 1_000, 30, tools=False)
     for i in range(tail_size(ctx, engine)):
         history.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"})
     return history
 
 
-@check("A7", "no-recompression-after-compress", reg="c", level=MUST, practice="host",
-       title="right after compress(), with last_prompt_tokens = -1, the next turn does not compress again")
+@check(
+    "A7",
+    "no-recompression-after-compress",
+    reg="c",
+    level=MUST,
+    practice="host",
+    title="right after compress(), with last_prompt_tokens = -1, the next turn does not compress again",
+)
 def check_reg_c(ctx):
     """REG-c (A7): after a compaction and the -1 sentinel, ``should_compress()`` and
     ``should_compress_preflight(output + next user message)`` are False and get_status() shows 0."""
@@ -109,21 +148,42 @@ def check_reg_c(ctx):
         raise CheckSkipped("compress() did not return a list (A4 reports it)")
     engine.last_prompt_tokens = -1
     nxt = copy.deepcopy(out) + [{"role": "user", "content": "and now?"}]
-    for what, value in (("should_compress()", invoke("A7", MUST, engine, "should_compress")),
-                        ("should_compress_preflight(<output + next user message>)",
-                         invoke("A7", MUST, engine, "should_compress_preflight", nxt))):
+    for what, value in (
+        ("should_compress()", invoke("A7", MUST, engine, "should_compress")),
+        (
+            "should_compress_preflight(<output + next user message>)",
+            invoke("A7", MUST, engine, "should_compress_preflight", nxt),
+        ),
+    ):
         if value:
-            fail("A7", MUST, f"{what} right after a compaction (last_prompt_tokens == -1, no usage yet)",
-                 expected="False", got=short(value), context=f"output of {count_messages(out)} tokens",
-                 host_practice=True)
+            fail(
+                "A7",
+                MUST,
+                f"{what} right after a compaction (last_prompt_tokens == -1, no usage yet)",
+                expected="False",
+                got=short(value),
+                context=f"output of {count_messages(out)} tokens",
+                host_practice=True,
+            )
     status = invoke("A7", MUST, engine, "get_status")
     if isinstance(status, dict) and status.get("last_prompt_tokens") != 0:
-        fail("A7", MUST, "get_status()['last_prompt_tokens'] on the sentinel", expected="0",
-             got=short(status.get("last_prompt_tokens")), host_practice=True)
+        fail(
+            "A7",
+            MUST,
+            "get_status()['last_prompt_tokens'] on the sentinel",
+            expected="0",
+            got=short(status.get("last_prompt_tokens")),
+            host_practice=True,
+        )
 
 
-@check("O4", "model-switch", reg="d", level=MUST,
-       title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored")
+@check(
+    "O4",
+    "model-switch",
+    reg="d",
+    level=MUST,
+    title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored",
+)
 def check_reg_d(ctx):
     """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000, update_model("small",
     131 072): threshold_tokens follows the small window (inside it, no longer the big one's), should_compress(300 000)
@@ -139,19 +199,48 @@ def check_reg_d(ctx):
     stale = int(1_000_000 * share)
     threshold = engine.threshold_tokens
     if engine.context_length != 131_072 or not (0 < threshold <= 131_072) or threshold == stale:
-        fail("O4", MUST, "(context_length, threshold_tokens) after switching to the small model",
-             expected=f"(131072, a threshold inside the 131 072-token window; it was {stale} for the big model)",
-             got=str((engine.context_length, threshold)))
+        fail(
+            "O4",
+            MUST,
+            "(context_length, threshold_tokens) after switching to the small model",
+            expected=f"(131072, a threshold inside the 131 072-token window; it was {stale} for the big model)",
+            got=str((engine.context_length, threshold)),
+        )
     if not invoke("O4", MUST, engine, "should_compress", 300_000):
-        fail("O4", MUST, "should_compress(300000) on the 131 072-token window", expected="True", got="False")
-    invoke("O4", MUST, engine, "on_session_start", "session-2", platform="cli", model="big", context_length=1_000_000)
+        fail(
+            "O4",
+            MUST,
+            "should_compress(300000) on the 131 072-token window",
+            expected="True",
+            got="False",
+        )
+    invoke(
+        "O4",
+        MUST,
+        engine,
+        "on_session_start",
+        "session-2",
+        platform="cli",
+        model="big",
+        context_length=1_000_000,
+    )
     if engine.context_length != 131_072:
-        fail("O4", MUST, "context_length after on_session_start() carrying stale model metadata",
-             expected="131072 (the window set by update_model)", got=short(engine.context_length))
+        fail(
+            "O4",
+            MUST,
+            "context_length after on_session_start() carrying stale model metadata",
+            expected="131072 (the window set by update_model)",
+            got=short(engine.context_length),
+        )
 
 
-@check("C2", "shared-registered-instance", reg="e", level=MUST,
-       title="a child cloned from the same registered engine calls update_model; the parent keeps its window")
+@check(
+    "C2",
+    "shared-registered-instance",
+    reg="e",
+    level=MUST,
+    title="a child cloned from the same registered engine calls update_model; the parent keeps its window",
+)
 def check_reg_e(ctx):
     """REG-e (C2): registered R; parent = R.clone_for_agent() on 32 000; child = R.clone_for_agent()
     switched to 100 000: the parent still reports 32 000 (and R is untouched by both)."""
@@ -164,12 +253,22 @@ def check_reg_e(ctx):
     child = clone_or_skip(ctx, registered)
     invoke("C2", MUST, child, "update_model", model="child", context_length=100_000, **kw)
     if parent.context_length != 32_000 or registered.context_length != 24_000:
-        fail("C2", MUST, "context_length of (parent, registered engine) after a sibling child's update_model(100000)",
-             expected="(32000, 24000)", got=str((parent.context_length, registered.context_length)))
+        fail(
+            "C2",
+            MUST,
+            "context_length of (parent, registered engine) after a sibling child's update_model(100000)",
+            expected="(32000, 24000)",
+            got=str((parent.context_length, registered.context_length)),
+        )
 
 
-@check("C1", "unpicklable-clone-hook", reg="f", level=MUST,
-       title="an engine holding a sqlite3 connection is cloned through its clone_for_agent hook, and the clone works")
+@check(
+    "C1",
+    "unpicklable-clone-hook",
+    reg="f",
+    level=MUST,
+    title="an engine holding a sqlite3 connection is cloned through its clone_for_agent hook, and the clone works",
+)
 def check_reg_f(ctx):
     """REG-f (C1): applies when ``copy.deepcopy(engine)`` fails (e.g. a sqlite3 connection): the
     engine must override clone_for_agent, and the clone compresses and reads its store."""
@@ -182,10 +281,17 @@ def check_reg_f(ctx):
     except Exception:
         pass
     if not overrides(engine, "clone_for_agent"):
-        fail("C1", MUST, "clone_for_agent() of an engine that cannot be deep-copied",
-             expected="an override that shares the durable backend", got="the ABC default (copy.deepcopy), which raises")
+        fail(
+            "C1",
+            MUST,
+            "clone_for_agent() of an engine that cannot be deep-copied",
+            expected="an override that shares the durable backend",
+            got="the ABC default (copy.deepcopy), which raises",
+        )
     clone = invoke("C1", MUST, engine, "clone_for_agent")
-    out = compress_like_host("C1", MUST, clone, [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+    out = compress_like_host(
+        "C1", MUST, clone, [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
+    )
     if not isinstance(out, list):
         fail("C1", MUST, "compress() on the clone", expected="a list", got=short(out, 60))
     for value in vars(clone).values():
@@ -193,8 +299,13 @@ def check_reg_f(ctx):
             value.execute("select 1").fetchone()
 
 
-@check("A4", "manual-compress-with-focus", reg="g", level=MUST,
-       title="/compress <topic> with force: the host passes only the arguments compress() accepts")
+@check(
+    "A4",
+    "manual-compress-with-focus",
+    reg="g",
+    level=MUST,
+    title="/compress <topic> with force: the host passes only the arguments compress() accepts",
+)
 def check_reg_g(ctx):
     """REG-g (A4): ``compress()`` called as the host does for ``/compress topic`` (focus_topic and
     force filtered by signature, e.g. for ``compress(self, messages, current_tokens=None)``) returns
@@ -203,7 +314,13 @@ def check_reg_g(ctx):
     history = _sentinel_history(ctx, engine)
     out = compress_like_host("A4", MUST, engine, history, focus_topic="build errors", force=True)
     if not isinstance(out, list):
-        fail("A4", MUST, "compress() for /compress build errors", expected="a list", got=short(out, 60))
+        fail(
+            "A4",
+            MUST,
+            "compress() for /compress build errors",
+            expected="a list",
+            got=short(out, 60),
+        )
 
 
 def _reg_h(ctx, level):
@@ -234,33 +351,66 @@ def _reg_h(ctx, level):
         news = set(new_messages(history, out))
         for i in range(1, len(out)):
             a, b = out[i - 1], out[i]
-            if not (isinstance(a, dict) and isinstance(b, dict)) or (i - 1 not in news and i not in news):
+            if not (isinstance(a, dict) and isinstance(b, dict)) or (
+                i - 1 not in news and i not in news
+            ):
                 continue
-            if a.get("role") == b.get("role") and a.get("role") in ("user", "assistant") \
-                    and not a.get("tool_calls") and not b.get("tool_calls"):
-                fail("B5", level, f"messages {i - 1} and {i} of the output", expected="no two same-role messages "
-                     "touching around the summary", got=f"two {a.get('role')} messages ({short(text_of(a), 40)} / "
-                     f"{short(text_of(b), 40)})", context=f"head ends on {head_end}, tail starts with {tail_start}")
+            if (
+                a.get("role") == b.get("role")
+                and a.get("role") in ("user", "assistant")
+                and not a.get("tool_calls")
+                and not b.get("tool_calls")
+            ):
+                fail(
+                    "B5",
+                    level,
+                    f"messages {i - 1} and {i} of the output",
+                    expected="no two same-role messages touching around the summary",
+                    got=f"two {a.get('role')} messages ({short(text_of(a), 40)} / "
+                    f"{short(text_of(b), 40)})",
+                    context=f"head ends on {head_end}, tail starts with {tail_start}",
+                )
+
     ctx.examples(body, max_examples=min(max(ctx.max_examples, 4), 6))
 
 
-@check("B5", "summary-role-alternates", reg="h", level=MUST, requires=("compressor",), variants=("compressor",),
-       title="a summary between head and tail never leaves two same-role messages adjacent")
+@check(
+    "B5",
+    "summary-role-alternates",
+    reg="h",
+    level=MUST,
+    requires=("compressor",),
+    variants=("compressor",),
+    title="a summary between head and tail never leaves two same-role messages adjacent",
+)
 def check_reg_h_compressor(ctx, variant):
     """REG-h (B5, MUST for compressor engines)."""
     _reg_h(ctx, MUST)
 
 
-@check("B5", "summary-role-alternates", reg="h", level=SHOULD, excludes=("compressor",), variants=("other",),
-       title="a summary between head and tail never leaves two same-role messages adjacent")
+@check(
+    "B5",
+    "summary-role-alternates",
+    reg="h",
+    level=SHOULD,
+    excludes=("compressor",),
+    variants=("other",),
+    title="a summary between head and tail never leaves two same-role messages adjacent",
+)
 def check_reg_h_other(ctx, variant):
     """REG-h (B5, SHOULD for engines without the compressor capability)."""
     _reg_h(ctx, SHOULD)
 
 
-@check("B3", "head-decays", reg="i", level=MUST, requires=("compressor", "head-decay"),
-       title="head decay (engines declaring 'head-decay'): after a later compaction the first user message is "
-             "gone and the system prompt stays")
+@check(
+    "B3",
+    "head-decays",
+    reg="i",
+    level=MUST,
+    requires=("compressor", "head-decay"),
+    title="head decay (engines declaring 'head-decay'): after a later compaction the first user message is "
+    "gone and the system prompt stays",
+)
 def check_reg_i(ctx):
     """REG-i (B3, head-decay engines; host practice against the seeds): compress twice with
     40 new turns in between; the first user message is not verbatim in the second output,
@@ -273,25 +423,51 @@ def check_reg_i(ctx):
             return
         first_user = next(m for m in h1 if m.get("role") == "user")
         if first_user in out2:
-            fail("B3", MUST, "the second compaction's output", expected="no verbatim first user message (head decay)",
-                 got="it is still there", host_practice=True)
-        if not out2 or out2[0].get("role") != "system" or not text_of(out2[0]).startswith(text_of(h1[0])):
-            fail("B3", MUST, "message 0 of the second compaction's output", expected="the system prompt",
-                 got=short(out2[0] if out2 else None, 80), host_practice=True)
+            fail(
+                "B3",
+                MUST,
+                "the second compaction's output",
+                expected="no verbatim first user message (head decay)",
+                got="it is still there",
+                host_practice=True,
+            )
+        if (
+            not out2
+            or out2[0].get("role") != "system"
+            or not text_of(out2[0]).startswith(text_of(h1[0]))
+        ):
+            fail(
+                "B3",
+                MUST,
+                "message 0 of the second compaction's output",
+                expected="the system prompt",
+                got=short(out2[0] if out2 else None, 80),
+                host_practice=True,
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 2))
 
 
-@check("A3", "stops-after-ineffective-compactions", reg="j", level=SHOULD, practice="host",
-       title="when compaction cannot help (protected messages hold the tokens), compress() is attempted at most 3 times")
+@check(
+    "A3",
+    "stops-after-ineffective-compactions",
+    reg="j",
+    level=SHOULD,
+    practice="host",
+    title="when compaction cannot help (protected messages hold the tokens), compress() is attempted at most 3 times",
+)
 def check_reg_j(ctx):
     """REG-j (A3, SHOULD): system prompt and last user message hold 90% of a history over the
     threshold; 20 turns each add a one-word user message and reply. The host asks
     should_compress() every turn and compresses when True: at most 3 compress() calls."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
-    history = [{"role": "system", "content": "Rules:\n" + blob_from_seed(5, threshold * 4)},
-               {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
-               {"role": "user", "content": "Here is the file:\n" + blob_from_seed(6, threshold // 2)}]
+    history = [
+        {"role": "system", "content": "Rules:\n" + blob_from_seed(5, threshold * 4)},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "Here is the file:\n" + blob_from_seed(6, threshold // 2)},
+    ]
     attempts = 0
     for turn in range(20):
         tokens = count_messages(history)
@@ -304,6 +480,11 @@ def check_reg_j(ctx):
             engine.last_prompt_tokens = -1
         history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "next"}]
     if attempts > 3:
-        fail("A3", SHOULD, "compress() attempts over 20 turns where compaction cannot reduce the history",
-             expected="at most 3 (stop asking after ineffective passes; Hermes stops after 2)", got=str(attempts),
-             host_practice=True)
+        fail(
+            "A3",
+            SHOULD,
+            "compress() attempts over 20 turns where compaction cannot reduce the history",
+            expected="at most 3 (stop asking after ineffective passes; Hermes stops after 2)",
+            got=str(attempts),
+            host_practice=True,
+        )

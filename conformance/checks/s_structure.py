@@ -11,7 +11,7 @@ lists belong to A1-A4, O1, O4, O6, O10, H3 and R4.
 from __future__ import annotations
 
 import inspect
-from typing import Any, List
+from typing import Any
 
 from conformance.checks._drive import overrides
 from conformance.expect import MUST, fail
@@ -33,8 +33,11 @@ def _has_var_kw(params) -> bool:
 
 def _accepts_positional(params, n: int) -> bool:
     """True when ``n`` positional arguments (after self) can be passed."""
-    pos = [p for p in params.values() if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                     inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    pos = [
+        p
+        for p in params.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()):
         return True
     required = [p for p in pos if p.default is inspect.Parameter.empty]
@@ -44,23 +47,31 @@ def _accepts_positional(params, n: int) -> bool:
 def _accepts_keywords(params, names) -> bool:
     if _has_var_kw(params):
         return True
-    return all(n in params and params[n].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                  inspect.Parameter.KEYWORD_ONLY) for n in names)
+    return all(
+        n in params
+        and params[n].kind
+        in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        for n in names
+    )
 
 
-def structural_problems(engine: Any, abc_class: Any) -> List[str]:
+def structural_problems(engine: Any, abc_class: Any) -> list[str]:
     """Every signature problem of ``engine`` as ``"[clause] text"`` strings (empty when fine)."""
     cls = type(engine)
-    out: List[str] = []
+    out: list[str] = []
     if abc_class is not None and not isinstance(engine, abc_class):
-        out.append(f"[R4] {cls.__name__} does not subclass agent.context_engine.ContextEngine (it only quacks "
-                   "like one); Hermes' discovery instantiates ContextEngine subclasses only")
+        out.append(
+            f"[R4] {cls.__name__} does not subclass agent.context_engine.ContextEngine (it only quacks "
+            "like one); Hermes' discovery instantiates ContextEngine subclasses only"
+        )
     static_name = inspect.getattr_static(cls, "name", None)
     if static_name is None:
         out.append("[A1] no 'name' attribute; declare @property def name(self) -> str")
     elif inspect.isfunction(static_name) or isinstance(static_name, (staticmethod, classmethod)):
-        out.append("[A1] 'name' is a method, not a property: engine.name would be a bound method; "
-                   "decorate it with @property")
+        out.append(
+            "[A1] 'name' is a method, not a property: engine.name would be a bound method; "
+            "decorate it with @property"
+        )
     for method in REQUIRED:
         fn = getattr(engine, method, None)
         if not callable(fn):
@@ -69,22 +80,63 @@ def structural_problems(engine: Any, abc_class: Any) -> List[str]:
         if getattr(fn, "__isabstractmethod__", False):
             out.append(f"[A2-A4] {method}() is still abstract")
     checks = (
-        ("update_from_response", "[A2]", lambda p: _accepts_positional(p, 1), "update_from_response(usage)"),
-        ("should_compress", "[A3]", lambda p: _accepts_positional(p, 0) and _accepts_positional(p, 1),
-         "should_compress(prompt_tokens=None)"),
-        ("compress", "[A4]", lambda p: _accepts_positional(p, 1), "compress(messages, current_tokens=None, focus_topic=None)"),
-        ("on_session_start", "[O1]", lambda p: _accepts_positional(p, 1) and _has_var_kw(p),
-         "on_session_start(session_id, **kwargs) (the host passes platform=, model=, ...)"),
-        ("update_model", "[O4]", lambda p: _accepts_keywords(p, ("model", "context_length", "base_url", "api_key",
-                                                                    "provider", "api_mode")),
-         "update_model(model, context_length, base_url='', api_key='', provider='', api_mode='', **kwargs)"),
-        ("handle_tool_call", "[O6]", lambda p: _accepts_positional(p, 2) and _has_var_kw(p),
-         "handle_tool_call(name, args, **kwargs) (the host passes messages=)"),
-        ("on_turn_complete", "[O10]", lambda p: _accepts_positional(p, 1) and _has_var_kw(p)
-         and _accepts_keywords(p, ("usage",)), "on_turn_complete(messages, usage=None, **kwargs)"),
-        ("select_context", "[H3]", lambda p: _accepts_positional(p, 1) and _accepts_keywords(
-            p, ("conversation_messages", "incoming_message", "budget_tokens")),
-         "select_context(request_messages, *, conversation_messages=None, incoming_message=None, budget_tokens=0)"),
+        (
+            "update_from_response",
+            "[A2]",
+            lambda p: _accepts_positional(p, 1),
+            "update_from_response(usage)",
+        ),
+        (
+            "should_compress",
+            "[A3]",
+            lambda p: _accepts_positional(p, 0) and _accepts_positional(p, 1),
+            "should_compress(prompt_tokens=None)",
+        ),
+        (
+            "compress",
+            "[A4]",
+            lambda p: _accepts_positional(p, 1),
+            "compress(messages, current_tokens=None, focus_topic=None)",
+        ),
+        (
+            "on_session_start",
+            "[O1]",
+            lambda p: _accepts_positional(p, 1) and _has_var_kw(p),
+            "on_session_start(session_id, **kwargs) (the host passes platform=, model=, ...)",
+        ),
+        (
+            "update_model",
+            "[O4]",
+            lambda p: _accepts_keywords(
+                p, ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
+            ),
+            "update_model(model, context_length, base_url='', api_key='', provider='', api_mode='', **kwargs)",
+        ),
+        (
+            "handle_tool_call",
+            "[O6]",
+            lambda p: _accepts_positional(p, 2) and _has_var_kw(p),
+            "handle_tool_call(name, args, **kwargs) (the host passes messages=)",
+        ),
+        (
+            "on_turn_complete",
+            "[O10]",
+            lambda p: (
+                _accepts_positional(p, 1) and _has_var_kw(p) and _accepts_keywords(p, ("usage",))
+            ),
+            "on_turn_complete(messages, usage=None, **kwargs)",
+        ),
+        (
+            "select_context",
+            "[H3]",
+            lambda p: (
+                _accepts_positional(p, 1)
+                and _accepts_keywords(
+                    p, ("conversation_messages", "incoming_message", "budget_tokens")
+                )
+            ),
+            "select_context(request_messages, *, conversation_messages=None, incoming_message=None, budget_tokens=0)",
+        ),
     )
     for method, clause, ok, wanted in checks:
         fn = getattr(engine, method, None)
@@ -98,8 +150,14 @@ def structural_problems(engine: Any, abc_class: Any) -> List[str]:
     return out
 
 
-@check("S0", "structural-gate", level=MUST, kind="structural", practice="kit",
-       title="all signature problems of the engine, reported together")
+@check(
+    "S0",
+    "structural-gate",
+    level=MUST,
+    kind="structural",
+    practice="kit",
+    title="all signature problems of the engine, reported together",
+)
 def check_structural_gate(ctx):
     """S0: the engine has the required surface with signatures the host can call."""
     engine = ctx.new_engine(configure=False)
@@ -110,5 +168,10 @@ def check_structural_gate(ctx):
         pass
     problems = structural_problems(engine, abc_class)
     if problems:
-        fail("S0", MUST, f"{type(engine).__name__} surface", expected="the documented ContextEngine signatures",
-             got=f"{len(problems)} problem(s): " + "; ".join(problems))
+        fail(
+            "S0",
+            MUST,
+            f"{type(engine).__name__} surface",
+            expected="the documented ContextEngine signatures",
+            got=f"{len(problems)} problem(s): " + "; ".join(problems),
+        )

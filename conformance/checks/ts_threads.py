@@ -15,9 +15,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
-from conformance.checks._drive import compactable_shape, compress_like_host, invoke, threshold_of, usage
+from conformance.checks._drive import (
+    compactable_shape,
+    compress_like_host,
+    invoke,
+    threshold_of,
+    usage,
+)
 from conformance.expect import MUST, SHOULD, ContractViolation, fail, short
 from conformance.registry import check
 from conformance.strategies import compactable_histories, filler_block, text_from_seed
@@ -29,7 +35,7 @@ THREAD_GRACE_S = 1.0
 
 
 def _run_in_thread(fn):
-    box: List[Any] = []
+    box: list[Any] = []
 
     def run():
         try:
@@ -46,29 +52,45 @@ def _run_in_thread(fn):
     return value
 
 
-@check("TS1", "compress-from-pool-thread", level=MUST,
-       title="compress() called from a thread other than the creator's gives the same result")
+@check(
+    "TS1",
+    "compress-from-pool-thread",
+    level=MUST,
+    title="compress() called from a thread other than the creator's gives the same result",
+)
 def check_compress_from_pool_thread(ctx):
     """TS1: no thread affinity: two fresh engines, the same history, one compress() on the
     creating thread, one on a pool thread; the outputs are equal."""
+
     def body(draw):
         probe = ctx.new_engine()
-        history = draw(compactable_histories(min_tokens=threshold_of(probe, ctx.window // 2) + 500, **compactable_shape(ctx, probe)),
-                       "history")
+        history = draw(
+            compactable_histories(
+                min_tokens=threshold_of(probe, ctx.window // 2) + 500,
+                **compactable_shape(ctx, probe),
+            ),
+            "history",
+        )
         here = compress_like_host("TS1", MUST, ctx.new_engine(), history)
         if compress_like_host("TS1", MUST, ctx.new_engine(), history) != here:
             return  # not deterministic even on one thread: D1's business
         engine = ctx.new_engine()
         there = _run_in_thread(lambda: compress_like_host("TS1", MUST, engine, history))
         if here != there:
-            fail("TS1", MUST, "compress() on a pool thread", expected="the same output as on the creating thread "
-                 f"({len(here) if isinstance(here, list) else '?'} messages)",
-                 got=f"{len(there) if isinstance(there, list) else short(there, 60)} messages, different",
-                 context="thread affinity or threading.local state")
+            fail(
+                "TS1",
+                MUST,
+                "compress() on a pool thread",
+                expected="the same output as on the creating thread "
+                f"({len(here) if isinstance(here, list) else '?'} messages)",
+                got=f"{len(there) if isinstance(there, list) else short(there, 60)} messages, different",
+                context="thread affinity or threading.local state",
+            )
+
     ctx.examples(body, max_examples=min(ctx.max_examples, 3))
 
 
-def _listing(root: Path) -> Dict[str, tuple]:
+def _listing(root: Path) -> dict[str, tuple]:
     out = {}
     for dirpath, _dirs, files in os.walk(root):
         for name in files:
@@ -81,8 +103,12 @@ def _listing(root: Path) -> Dict[str, tuple]:
     return out
 
 
-@check("TS2", "no-writes-from-timed-out-pass", level=MUST,
-       title="a compress() pass the host timed out has written nothing to HERMES_HOME or the temp dir")
+@check(
+    "TS2",
+    "no-writes-from-timed-out-pass",
+    level=MUST,
+    title="a compress() pass the host timed out has written nothing to HERMES_HOME or the temp dir",
+)
 def check_no_writes_from_timed_out_pass(ctx):
     """TS2: the host runs the pass on a daemon thread with a timeout and discards it; no
     commit follows. Files created or changed under ``$HERMES_HOME`` or ``tempfile.gettempdir()``
@@ -97,15 +123,22 @@ def check_no_writes_from_timed_out_pass(ctx):
         home = Path(tempfile.mkdtemp(prefix="conformance-ts2-home-"))
         tmp = Path(tempfile.mkdtemp(prefix="conformance-ts2-tmp-"))
         saved = (os.environ.get("HERMES_HOME"), os.environ.get("TMPDIR"), tempfile.tempdir)
-        os.environ["HERMES_HOME"], os.environ["TMPDIR"], tempfile.tempdir = str(home), str(tmp), str(tmp)
+        os.environ["HERMES_HOME"], os.environ["TMPDIR"], tempfile.tempdir = (
+            str(home),
+            str(tmp),
+            str(tmp),
+        )
         try:
             before = {"HERMES_HOME": _listing(home), "tmp": _listing(tmp)}
-            box: List[Any] = []
-            t = threading.Thread(target=lambda: box.append(_safe(engine, history)), name="conformance-pool-ts2",
-                                 daemon=True)
+            box: list[Any] = []
+            t = threading.Thread(
+                target=lambda: box.append(_safe(engine, history)),
+                name="conformance-pool-ts2",
+                daemon=True,
+            )
             t.start()
             t.join(0.0)  # the host's timeout has already passed: the pass is discarded
-            t.join(30)   # wait for the abandoned work to end before looking
+            t.join(30)  # wait for the abandoned work to end before looking
             after = {"HERMES_HOME": _listing(home), "tmp": _listing(tmp)}
         finally:
             for key, value in (("HERMES_HOME", saved[0]), ("TMPDIR", saved[1])):
@@ -117,9 +150,13 @@ def check_no_writes_from_timed_out_pass(ctx):
     for where in ("HERMES_HOME", "tmp"):
         changed = sorted(p for p, meta in after[where].items() if before[where].get(p) != meta)
         if changed:
-            fail("TS2", MUST, f"files under ${where} after a compress() pass the host timed out and discarded",
-                 expected="none created or changed (publish only after the host shows the pass committed)",
-                 got=f"{len(changed)} written: {', '.join(changed[:3])}")
+            fail(
+                "TS2",
+                MUST,
+                f"files under ${where} after a compress() pass the host timed out and discarded",
+                expected="none created or changed (publish only after the host shows the pass committed)",
+                got=f"{len(changed)} written: {', '.join(changed[:3])}",
+            )
 
 
 def _safe(engine, history):
@@ -129,8 +166,12 @@ def _safe(engine, history):
         return exc
 
 
-@check("TS3", "parallel-sessions-isolated", level=MUST,
-       title="one instance compressing four sessions in parallel keeps each session's messages to itself")
+@check(
+    "TS3",
+    "parallel-sessions-isolated",
+    level=MUST,
+    title="one instance compressing four sessions in parallel keeps each session's messages to itself",
+)
 def check_parallel_sessions(ctx):
     """TS3: four threads compress four different histories on one instance at once; every
     call returns normally and no output contains a message that only another session had."""
@@ -141,13 +182,18 @@ def check_parallel_sessions(ctx):
         h = [{"role": "system", "content": f"session {s} system"}]
         k = 0
         while count_messages(h) <= threshold + 500:
-            h += [{"role": "user", "content": f"[session {s}] " + text_from_seed(s * 100 + k, "en_US", 2)}]
+            h += [
+                {
+                    "role": "user",
+                    "content": f"[session {s}] " + text_from_seed(s * 100 + k, "en_US", 2),
+                }
+            ]
             h += filler_block(s * 1000 + k, 3_000, k)[1:]
             k += 1
         h += [{"role": "user", "content": f"[session {s}] last question"}]
         histories.append(h)
     barrier = threading.Barrier(4)
-    results: List[Any] = [None] * 4
+    results: list[Any] = [None] * 4
 
     def run(i):
         try:
@@ -157,7 +203,10 @@ def check_parallel_sessions(ctx):
         except BaseException as exc:
             results[i] = exc
 
-    threads = [threading.Thread(target=run, args=(i,), name=f"conformance-session-{i}", daemon=True) for i in range(4)]
+    threads = [
+        threading.Thread(target=run, args=(i,), name=f"conformance-session-{i}", daemon=True)
+        for i in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -167,17 +216,30 @@ def check_parallel_sessions(ctx):
             raise out
         if not isinstance(out, list):
             continue  # A4 reports a non-list
-        foreign = [m for m in out if isinstance(m, dict) and isinstance(m.get("content"), str)
-                   and any(f"[session {j}]" in m["content"] for j in range(4) if j != i)
-                   and f"[session {i}]" not in m["content"]]
+        foreign = [
+            m
+            for m in out
+            if isinstance(m, dict)
+            and isinstance(m.get("content"), str)
+            and any(f"[session {j}]" in m["content"] for j in range(4) if j != i)
+            and f"[session {i}]" not in m["content"]
+        ]
         if foreign:
-            fail("TS3", MUST, f"compress() output of session {i} while 3 other sessions compressed on the same instance",
-                 expected="only session i's messages (plus its own summary)",
-                 got=f"{len(foreign)} message(s) of another session, e.g. {short(foreign[0].get('content'), 60)}")
+            fail(
+                "TS3",
+                MUST,
+                f"compress() output of session {i} while 3 other sessions compressed on the same instance",
+                expected="only session i's messages (plus its own summary)",
+                got=f"{len(foreign)} message(s) of another session, e.g. {short(foreign[0].get('content'), 60)}",
+            )
 
 
-@check("TS1", "no-leaked-threads", level=SHOULD,
-       title="engine calls do not leave threads running behind them")
+@check(
+    "TS1",
+    "no-leaked-threads",
+    level=SHOULD,
+    title="engine calls do not leave threads running behind them",
+)
 def check_no_leaked_threads(ctx):
     """TS1 (SHOULD; hostile-engine guard): after each lifecycle call, threads the call started
     are finished within a short grace period; a leaked thread is reported with the method."""
@@ -185,14 +247,16 @@ def check_no_leaked_threads(ctx):
     history = [{"role": "system", "content": "sys"}]
     for k in range(4):
         history += filler_block(70, 4_000, k)
-    calls = (("on_session_start", ("session-leak",), {"platform": "cli"}),
-             ("update_from_response", (usage(count_messages(history)),), {}),
-             ("should_compress", (count_messages(history),), {}),
-             ("should_compress_preflight", (copy.deepcopy(history),), {}),
-             ("compress", (copy.deepcopy(history),), {}),
-             ("get_status", (), {}),
-             ("on_session_end", ("session-leak", copy.deepcopy(history)), {}),
-             ("on_session_reset", (), {}))
+    calls = (
+        ("on_session_start", ("session-leak",), {"platform": "cli"}),
+        ("update_from_response", (usage(count_messages(history)),), {}),
+        ("should_compress", (count_messages(history),), {}),
+        ("should_compress_preflight", (copy.deepcopy(history),), {}),
+        ("compress", (copy.deepcopy(history),), {}),
+        ("get_status", (), {}),
+        ("on_session_end", ("session-leak", copy.deepcopy(history)), {}),
+        ("on_session_reset", (), {}),
+    )
     for method, args, kwargs in calls:
         before = set(threading.enumerate())
         try:
@@ -205,6 +269,11 @@ def check_no_leaked_threads(ctx):
             time.sleep(0.02)
             leaked = [t for t in leaked if t.is_alive()]
         if leaked:
-            fail("TS1", SHOULD, f"{method}()", expected="no threads left running after it returns",
-                 got=f"{len(leaked)} still running after {THREAD_GRACE_S:g} s: "
-                     + ", ".join(f"{t.name} (daemon={t.daemon})" for t in leaked[:3]))
+            fail(
+                "TS1",
+                SHOULD,
+                f"{method}()",
+                expected="no threads left running after it returns",
+                got=f"{len(leaked)} still running after {THREAD_GRACE_S:g} s: "
+                + ", ".join(f"{t.name} (daemon={t.daemon})" for t in leaked[:3]),
+            )

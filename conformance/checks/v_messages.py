@@ -13,9 +13,23 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import compress_like_host, overrides_select_context, select_like_host, threshold_of
+from conformance.checks._drive import (
+    compress_like_host,
+    overrides_select_context,
+    select_like_host,
+    threshold_of,
+)
 from conformance.context import CheckSkipped
-from conformance.expect import MUST, SHOULD, ContractViolation, fail, v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.expect import (
+    MUST,
+    SHOULD,
+    ContractViolation,
+    fail,
+    v1_problems,
+    v2_problems,
+    v3_problems,
+    v4_problems,
+)
 from conformance.registry import check
 from conformance.strategies import transcripts
 
@@ -35,7 +49,9 @@ def _outputs(ctx, clause, variant, validate):
     """
     probe = ctx.new_engine()
     if variant == "select_context" and not overrides_select_context(probe):
-        raise CheckSkipped("engine keeps the ABC default select_context (returns None); the host never calls it (H2)")
+        raise CheckSkipped(
+            "engine keeps the ABC default select_context (returns None); the host never calls it (H2)"
+        )
 
     def body(draw):
         engine = ctx.new_engine()
@@ -61,8 +77,14 @@ def _outputs(ctx, clause, variant, validate):
 def _report(clause, variant, problems, history, out):
     if problems:
         where = "compress() output" if variant == "compress" else "select_context() replacement"
-        fail(clause, level_of(variant), where, expected=_EXPECT[clause], got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-             context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}")
+        fail(
+            clause,
+            level_of(variant),
+            where,
+            expected=_EXPECT[clause],
+            got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+            context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}",
+        )
 
 
 _EXPECT = {
@@ -73,8 +95,14 @@ _EXPECT = {
 }
 
 
-@check("V1", "list-of-role-dicts", level=MUST, variants=SURFACES, variant_levels=LEVELS,
-       title="output is a list of dicts with valid roles")
+@check(
+    "V1",
+    "list-of-role-dicts",
+    level=MUST,
+    variants=SURFACES,
+    variant_levels=LEVELS,
+    title="output is a list of dicts with valid roles",
+)
 def check_list_of_role_dicts(ctx, variant):
     """V1: every item is a dict whose role is system/user/assistant/tool."""
     _outputs(ctx, "V1", variant, lambda h, out: _report("V1", variant, v1_problems(out), h, out))
@@ -83,28 +111,48 @@ def check_list_of_role_dicts(ctx, variant):
 def _after_v1(clause, variant, problems):
     """A validator that reports ``problems(history, output)`` under ``clause`` only when V1
     holds (a malformed list is V1's finding, not also V2-V4's)."""
+
     def validate(h, out):
         if not v1_problems(out):
             _report(clause, variant, problems(h, out), h, out)
+
     return validate
 
 
-@check("V2", "tool-results-paired", level=MUST, variants=SURFACES, variant_levels=LEVELS,
-       title="no orphan tool calls or tool results")
+@check(
+    "V2",
+    "tool-results-paired",
+    level=MUST,
+    variants=SURFACES,
+    variant_levels=LEVELS,
+    title="no orphan tool calls or tool results",
+)
 def check_tool_results_paired(ctx, variant):
     """V2: each assistant tool_calls id has exactly one later tool result, and vice versa."""
     _outputs(ctx, "V2", variant, _after_v1("V2", variant, lambda h, out: v2_problems(out)))
 
 
-@check("V3", "content-types", level=MUST, variants=SURFACES, variant_levels=LEVELS,
-       title="content is a str, a list of parts, or None where allowed")
+@check(
+    "V3",
+    "content-types",
+    level=MUST,
+    variants=SURFACES,
+    variant_levels=LEVELS,
+    title="content is a str, a list of parts, or None where allowed",
+)
 def check_content_types(ctx, variant):
     """V3: content types by role."""
     _outputs(ctx, "V3", variant, _after_v1("V3", variant, lambda h, out: v3_problems(out)))
 
 
-@check("V4", "system-prompt-first", level=MUST, variants=SURFACES, variant_levels=LEVELS,
-       title="the system prompt, if any, stays first")
+@check(
+    "V4",
+    "system-prompt-first",
+    level=MUST,
+    variants=SURFACES,
+    variant_levels=LEVELS,
+    title="the system prompt, if any, stays first",
+)
 def check_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be appended)."""
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))

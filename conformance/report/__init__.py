@@ -9,15 +9,22 @@ tables of the same numbers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from conformance.report import plots
 from conformance.report.html import render
 
 
-def write_report(path: Path, results: Iterable[Any], runs: Iterable[Any], *, engine: str = "",
-                 strict: bool = False) -> str:
+def write_report(
+    path: Path,
+    results: Iterable[Any],
+    runs: Iterable[Any],
+    *,
+    engine: str = "",
+    strict: bool = False,
+) -> str:
     """Write the report to ``path`` (UTF-8); returns a note ("" when plots were drawn).
 
     Args:
@@ -32,7 +39,9 @@ def write_report(path: Path, results: Iterable[Any], runs: Iterable[Any], *, eng
     note = "" if plots.AVAILABLE else plots.MISSING_NOTE
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(results, runs, engine=engine, svgs=svgs, note=note, strict=strict), encoding="utf-8")
+    path.write_text(
+        render(results, runs, engine=engine, svgs=svgs, note=note, strict=strict), encoding="utf-8"
+    )
     return note
 
 

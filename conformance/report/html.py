@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import html
 from collections import OrderedDict
-from typing import Any, Iterable, List, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from conformance.runner import OUTCOMES
 from simulator.contract import clause_link
@@ -41,9 +42,9 @@ def _clause_key(clause: str):
     return (m.group(1), int(m.group(2) or 0)) if m else (clause, 0)
 
 
-def verdict_table(results: List[Any]) -> str:
+def verdict_table(results: list[Any]) -> str:
     """The verdict table by clause (rows in contract order) as HTML."""
-    table: "OrderedDict[str, dict]" = OrderedDict()
+    table: OrderedDict[str, dict] = OrderedDict()
     for r in sorted(results, key=lambda r: _clause_key(r.clause)):
         row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES})
         row[r.outcome] = row.get(r.outcome, 0) + 1
@@ -51,46 +52,75 @@ def verdict_table(results: List[Any]) -> str:
     rows = []
     for clause, row in table.items():
         cells = "".join(f'<td class="{o if row[o] else ""}">{row[o]}</td>' for o in OUTCOMES)
-        rows.append(f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>{cells}</tr>')
+        rows.append(
+            f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>{cells}</tr>'
+        )
     return f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>{"".join(rows)}</table>'
 
 
-def results_table(results: List[Any]) -> str:
+def results_table(results: list[Any]) -> str:
     """Every result: check id, clause, level, outcome and message."""
     rows = []
     for r in sorted(results, key=lambda r: (_clause_key(r.clause), r.check)):
-        rows.append(f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td><td class="l">{_e(r.level)}'
-                    f'</td><td class="l {r.outcome}">{_e(r.outcome)}</td><td class="msg">{_e(r.message)}</td></tr>')
-    return ('<table id="results"><tr><th class="l">check</th><th class="l">clause</th><th class="l">level</th>'
-            f'<th class="l">outcome</th><th class="l">message</th></tr>{"".join(rows)}</table>')
+        rows.append(
+            f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td><td class="l">{_e(r.level)}'
+            f'</td><td class="l {r.outcome}">{_e(r.outcome)}</td><td class="msg">{_e(r.message)}</td></tr>'
+        )
+    return (
+        '<table id="results"><tr><th class="l">check</th><th class="l">clause</th><th class="l">level</th>'
+        f'<th class="l">outcome</th><th class="l">message</th></tr>{"".join(rows)}</table>'
+    )
 
 
 def _numbers_table(run: Any) -> str:
-    rows = "".join(f"<tr><td>{c.index + 1}</td><td class='l'>{_e(c.agent)}</td><td>{c.prompt_tokens}</td>"
-                   f"<td>{c.cache_read_tokens}</td><td>{c.cache_write_tokens}</td><td>{c.threshold_tokens}</td>"
-                   f"<td>{c.context_length}</td></tr>" for c in run.recorder.provider_calls)
-    return ("<table class='numbers'><tr><th>call</th><th class='l'>agent</th><th>prompt</th><th>cache read</th>"
-            f"<th>cache write</th><th>threshold</th><th>context</th></tr>{rows}</table>")
+    rows = "".join(
+        f"<tr><td>{c.index + 1}</td><td class='l'>{_e(c.agent)}</td><td>{c.prompt_tokens}</td>"
+        f"<td>{c.cache_read_tokens}</td><td>{c.cache_write_tokens}</td><td>{c.threshold_tokens}</td>"
+        f"<td>{c.context_length}</td></tr>"
+        for c in run.recorder.provider_calls
+    )
+    return (
+        "<table class='numbers'><tr><th>call</th><th class='l'>agent</th><th>prompt</th><th>cache read</th>"
+        f"<th>cache write</th><th>threshold</th><th>context</th></tr>{rows}</table>"
+    )
 
 
-def scenario_section(run: Any, results: List[Any], svg: Optional[str], note: str) -> str:
+def scenario_section(run: Any, results: list[Any], svg: str | None, note: str) -> str:
     """One scenario: heading, description, its expectation results, the plot (or a note)."""
     sc = run.scenario
     mine = [r for r in results if r.check.startswith(f"scenario:{sc.name}:")]
     bad = sum(r.outcome in ("failed", "error") for r in mine)
     comp = [e for e in run.recorder.compactions if e.committed]
-    summary = (f"{len(run.recorder.provider_calls)} provider calls, {len(comp)} committed compactions, "
-               f"{len(mine) - bad}/{len(mine)} expectations hold")
-    stopped = f'<p class="note">run stopped at {_e(run.stopped[0])}: {_e(run.stopped[1])}</p>' if run.stopped else ""
-    plot = (f'<figure class="plot" data-scenario="{_e(sc.name)}">{svg}<figcaption>{_e(summary)}</figcaption></figure>'
-            if svg else f'<p class="note">{_e(note)}</p>{_numbers_table(run)}')
-    return (f'<section class="scenario" id="scenario-{_e(sc.name)}"><h3>{_e(sc.name)}</h3>'
-            f'<p class="desc">{_e(sc.description)}</p><p class="desc">{_e(summary)}</p>{stopped}{plot}'
-            f'{results_table(mine) if mine else ""}</section>')
+    summary = (
+        f"{len(run.recorder.provider_calls)} provider calls, {len(comp)} committed compactions, "
+        f"{len(mine) - bad}/{len(mine)} expectations hold"
+    )
+    stopped = (
+        f'<p class="note">run stopped at {_e(run.stopped[0])}: {_e(run.stopped[1])}</p>'
+        if run.stopped
+        else ""
+    )
+    plot = (
+        f'<figure class="plot" data-scenario="{_e(sc.name)}">{svg}<figcaption>{_e(summary)}</figcaption></figure>'
+        if svg
+        else f'<p class="note">{_e(note)}</p>{_numbers_table(run)}'
+    )
+    return (
+        f'<section class="scenario" id="scenario-{_e(sc.name)}"><h3>{_e(sc.name)}</h3>'
+        f'<p class="desc">{_e(sc.description)}</p><p class="desc">{_e(summary)}</p>{stopped}{plot}'
+        f"{results_table(mine) if mine else ''}</section>"
+    )
 
 
-def render(results: Iterable[Any], runs: Iterable[Any], *, engine: str = "", svgs: Optional[dict] = None,
-           note: str = "", strict: bool = False) -> str:
+def render(
+    results: Iterable[Any],
+    runs: Iterable[Any],
+    *,
+    engine: str = "",
+    svgs: dict | None = None,
+    note: str = "",
+    strict: bool = False,
+) -> str:
     """The HTML document (str).
 
     Args:
@@ -110,7 +140,9 @@ def render(results: Iterable[Any], runs: Iterable[Any], *, engine: str = "", svg
     cls = "v-pass" if code == 0 else "v-fail"
     counts = {o: sum(r.outcome == o for r in results) for o in OUTCOMES}
     count_text = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
-    sections = "".join(scenario_section(run, results, (svgs or {}).get(run.scenario.name), note) for run in runs)
+    sections = "".join(
+        scenario_section(run, results, (svgs or {}).get(run.scenario.name), note) for run in runs
+    )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>context-engine-kit report: {_e(engine)}</title><style>{CSS}</style></head><body>"
@@ -122,6 +154,7 @@ def render(results: Iterable[Any], runs: Iterable[Any], *, engine: str = "", svg
         f"<h2>Scenarios ({len(runs)})</h2>"
         + (f"<p class='note'>{_e(note)}</p>" if note and runs else "")
         + (sections or "<p class='desc'>No scenario ran.</p>")
-        + "<h2>All results</h2>" + results_table([r for r in results if not r.check.startswith("scenario:")])
+        + "<h2>All results</h2>"
+        + results_table([r for r in results if not r.check.startswith("scenario:")])
         + "</body></html>\n"
     )

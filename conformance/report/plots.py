@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any, Optional
+from typing import Any
 
 try:  # optional dependency: pip install 'context-engine-kit[report]'
     import matplotlib
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - exercised by monkeypatching AVAILABLE 
     MISSING_NOTE = "plots need matplotlib: pip install 'context-engine-kit[report]'"
 
 
-def run_svg(run: Any, *, width: float = 9.0, height: float = 3.6) -> Optional[str]:
+def run_svg(run: Any, *, width: float = 9.0, height: float = 3.6) -> str | None:
     """The SVG document (str) of ``run``'s token plot, or None without matplotlib.
 
     Args:
@@ -40,27 +40,73 @@ def run_svg(run: Any, *, width: float = 9.0, height: float = 3.6) -> Optional[st
         return None
     calls = run.recorder.provider_calls
     xs = [c.index + 1 for c in calls]
-    with matplotlib.rc_context({"svg.hashsalt": "context-engine-kit", "svg.fonttype": "none",
-                                "font.family": "DejaVu Sans", "font.size": 8}):
+    with matplotlib.rc_context(
+        {
+            "svg.hashsalt": "context-engine-kit",
+            "svg.fonttype": "none",
+            "font.family": "DejaVu Sans",
+            "font.size": 8,
+        }
+    ):
         fig = Figure(figsize=(width, height))
         ax = fig.add_subplot(1, 1, 1)
         if calls:
-            ax.bar([x - 0.2 for x in xs], [c.cache_read_tokens for c in calls], width=0.4, color="#59a14f",
-                   alpha=0.55, label="cache read tokens")
-            ax.bar([x + 0.2 for x in xs], [c.cache_write_tokens for c in calls], width=0.4, color="#f28e2b",
-                   alpha=0.55, label="cache write tokens")
-            ax.plot(xs, [c.prompt_tokens for c in calls], marker="o", markersize=3, color="#4e79a7",
-                    linewidth=1.4, label="prompt tokens")
-            ax.step(xs, [c.threshold_tokens for c in calls], where="mid", color="#e15759", linestyle="--",
-                    linewidth=1.1, label="threshold_tokens")
-            ax.step(xs, [c.context_length for c in calls], where="mid", color="#333333", linestyle=":",
-                    linewidth=1.1, label="context_length")
+            ax.bar(
+                [x - 0.2 for x in xs],
+                [c.cache_read_tokens for c in calls],
+                width=0.4,
+                color="#59a14f",
+                alpha=0.55,
+                label="cache read tokens",
+            )
+            ax.bar(
+                [x + 0.2 for x in xs],
+                [c.cache_write_tokens for c in calls],
+                width=0.4,
+                color="#f28e2b",
+                alpha=0.55,
+                label="cache write tokens",
+            )
+            ax.plot(
+                xs,
+                [c.prompt_tokens for c in calls],
+                marker="o",
+                markersize=3,
+                color="#4e79a7",
+                linewidth=1.4,
+                label="prompt tokens",
+            )
+            ax.step(
+                xs,
+                [c.threshold_tokens for c in calls],
+                where="mid",
+                color="#e15759",
+                linestyle="--",
+                linewidth=1.1,
+                label="threshold_tokens",
+            )
+            ax.step(
+                xs,
+                [c.context_length for c in calls],
+                where="mid",
+                color="#333333",
+                linestyle=":",
+                linewidth=1.1,
+                label="context_length",
+            )
         first = {"committed": True, "other": True}
         for ev in run.recorder.compactions:
             committed = bool(ev.committed)
             key = "committed" if committed else "other"
-            ax.axvline(ev.after_call + 0.5, color="#b07aa1", linestyle="-" if committed else "--", linewidth=1.2,
-                       label=("compaction" if committed else "compress() not committed") if first[key] else None)
+            ax.axvline(
+                ev.after_call + 0.5,
+                color="#b07aa1",
+                linestyle="-" if committed else "--",
+                linewidth=1.2,
+                label=("compaction" if committed else "compress() not committed")
+                if first[key]
+                else None,
+            )
             first[key] = False
         ax.set_xlabel("provider call")
         ax.set_ylabel("tokens")

@@ -12,18 +12,22 @@ they never run into pytest's progress line.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
-_KEY = pytest.StashKey[Dict[str, Any]]()
+_KEY = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    group.addoption("--conformance-report", default=None, metavar="FILE",
-                    help="write a self-contained HTML report (verdict by clause, one token plot per scenario; "
-                         "plots need the 'report' extra: matplotlib).")
+    group.addoption(
+        "--conformance-report",
+        default=None,
+        metavar="FILE",
+        help="write a self-contained HTML report (verdict by clause, one token plot per scenario; "
+        "plots need the 'report' extra: matplotlib).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,14 +49,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             state["files"].append(path)
 
 
-_STATE: Dict[str, Any] = {}
+_STATE: dict[str, Any] = {}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _STATE["state"] = session.config.stash.get(_KEY, None)
 
 
-def _runs(config: pytest.Config, files: List[str], write: Any) -> List[Any]:
+def _runs(config: pytest.Config, files: list[str], write: Any) -> list[Any]:
     from conformance.scenarios.loader import ScenarioError, load_scenario
 
     try:
@@ -84,7 +88,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
         return
     from conformance.report import write_report
 
-    write = state["lines"].append  # printed by pytest_terminal_summary, after pytest's own progress output
+    write = state[
+        "lines"
+    ].append  # printed by pytest_terminal_summary, after pytest's own progress output
     runs = _runs(config, state["files"], write)
     try:
         from conformance.plugin import engine_spec
@@ -98,8 +104,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
         strict = False
     path = Path(config.getoption("--conformance-report"))
     note = write_report(path, state["verdict"].results, runs, engine=engine, strict=strict)
-    write(f"conformance report: {path} ({len(state['verdict'].results)} results, {len(runs)} scenario plots)"
-          + (f"; {note}" if note else ""))
+    write(
+        f"conformance report: {path} ({len(state['verdict'].results)} results, {len(runs)} scenario plots)"
+        + (f"; {note}" if note else "")
+    )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: Any, config: pytest.Config) -> None:

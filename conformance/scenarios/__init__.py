@@ -20,6 +20,6 @@ from typing import List
 LIBRARY_DIR = Path(__file__).parent / "library"
 
 
-def library_paths() -> List[Path]:
+def library_paths() -> list[Path]:
     """The bundled scenario files, sorted by name."""
     return sorted(LIBRARY_DIR.glob("*.scenario.yaml"))

@@ -17,14 +17,20 @@ import argparse
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any
 
 from conformance.scenarios import LIBRARY_DIR, library_paths
 
 
-def repro_command(path: Any, engine_args: str, *, host_profile: Optional[str] = None,
-                  timeout: Optional[float] = None) -> str:
+def repro_command(
+    path: Any,
+    engine_args: str,
+    *,
+    host_profile: str | None = None,
+    timeout: float | None = None,
+) -> str:
     """The shell command that reruns just the scenario file ``path`` on one engine.
 
     ``engine_args`` selects the engine (``--engine=MODULE:ATTR [--engine-kwargs='...']`` or
@@ -62,7 +68,7 @@ def _skip_if_absent(result: Any, host_profile: str) -> Any:
     return replace(result, outcome="skipped", message=reason) if reason else result
 
 
-def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str, str]:
+def _engine(args: argparse.Namespace) -> tuple[Callable[[], Any] | None, str, str]:
     """(factory, repro args selecting it again, error): from ``--engine`` or ``--engine-plugin``."""
     if args.engine_plugin:
         from simulator.host import shim
@@ -71,8 +77,14 @@ def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str,
         shim.install()
         factory, report = load_engine_plugin(args.engine_plugin)
         if factory is None:
-            problems = "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()) or "no finding"
-            return None, "", f"--engine-plugin {args.engine_plugin}: no engine could be loaded ({problems})"
+            problems = (
+                "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()) or "no finding"
+            )
+            return (
+                None,
+                "",
+                f"--engine-plugin {args.engine_plugin}: no engine could be loaded ({problems})",
+            )
         return factory, f"--engine-plugin={shlex.quote(args.engine_plugin)}", ""
     from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
 
@@ -83,39 +95,72 @@ def _engine(args: argparse.Namespace) -> Tuple[Optional[Callable[[], Any]], str,
         return None, "", str(exc)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
     parser = argparse.ArgumentParser(
         prog="context-engine-kit scenario",
         description="Run *.scenario.yaml files against an engine through the reference host and the provider "
-                    "simulator; every expectation names its contract clause and level.")
-    parser.add_argument("files", nargs="*", help="scenario files; with none, the bundled library "
-                                                  f"({LIBRARY_DIR}) runs, and the first line says so")
+        "simulator; every expectation names its contract clause and level.",
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        help="scenario files; with none, the bundled library "
+        f"({LIBRARY_DIR}) runs, and the first line says so",
+    )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory")
-    source.add_argument("--engine-plugin", metavar="DIR", help="a Hermes plugin folder (plugin.yaml + __init__.py)")
+    source.add_argument(
+        "--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory"
+    )
+    source.add_argument(
+        "--engine-plugin", metavar="DIR", help="a Hermes plugin folder (plugin.yaml + __init__.py)"
+    )
     parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
-    parser.add_argument("--library", action="store_true", help="also run the bundled scenario library with FILE...")
-    parser.add_argument("--timeout", "--conformance-timeout", dest="timeout", type=_positive_seconds, default=None,
-                        metavar="SECONDS", help="time limit of each scenario, also the host's compaction timeout: "
-                                                "a hanging engine fails its scenario and the run goes on "
-                                                "(default 120)")
-    parser.add_argument("--host-profile", default="documented", choices=("documented", "hermes-0.19"),
-                        help="the host the kit plays when a file names none (as in the pytest plugin)")
+    parser.add_argument(
+        "--library", action="store_true", help="also run the bundled scenario library with FILE..."
+    )
+    parser.add_argument(
+        "--timeout",
+        "--conformance-timeout",
+        dest="timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each scenario, also the host's compaction timeout: "
+        "a hanging engine fails its scenario and the run goes on "
+        "(default 120)",
+    )
+    parser.add_argument(
+        "--host-profile",
+        default="documented",
+        choices=("documented", "hermes-0.19"),
+        help="the host the kit plays when a file names none (as in the pytest plugin)",
+    )
     parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
-    parser.add_argument("--report", metavar="FILE", help="write the self-contained HTML report to FILE")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print failures and the verdict only")
-    parser.add_argument("-v", "--verbose", action="store_true", help="show the host's warnings (retries, fallbacks)")
+    parser.add_argument(
+        "--report", metavar="FILE", help="write the self-contained HTML report to FILE"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print failures and the verdict only"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show the host's warnings (retries, fallbacks)"
+    )
     args = parser.parse_args(argv)
     if not args.verbose:
         import logging
 
         logging.getLogger("simulator.host").setLevel(logging.ERROR)
 
-    paths = [Path(f) for f in args.files] + (library_paths() if args.library or not args.files else [])
+    paths = [Path(f) for f in args.files] + (
+        library_paths() if args.library or not args.files else []
+    )
     if not args.files:
-        print(f"context-engine-kit scenario: no FILE given: running the {len(paths)} bundled scenarios from "
-              f"{LIBRARY_DIR}", flush=True)
+        print(
+            f"context-engine-kit scenario: no FILE given: running the {len(paths)} bundled scenarios from "
+            f"{LIBRARY_DIR}",
+            flush=True,
+        )
     from conformance.scenarios.loader import ScenarioError, load_scenario
 
     scenarios = []
@@ -133,14 +178,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"context-engine-kit scenario: error: {error}", file=sys.stderr)
         return 4
 
+    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
     from conformance.netguard import block_network
     from conformance.runner import exit_code, expected_failures
     from conformance.scenarios.expectations import judge
     from conformance.scenarios.runner import run_scenario
-    from conformance.verdict import Verdict
-
-    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
     from conformance.timeouts import build_engine
+    from conformance.verdict import Verdict
 
     try:
         xfails = expected_failures(build_engine(factory, args.timeout or DEFAULT_CHECK_TIMEOUT_S))
@@ -153,17 +197,29 @@ def main(argv: Optional[List[str]] = None) -> int:
         with block_network():
             run = run_scenario(sc, factory, host_profile=args.host_profile, timeout=args.timeout)
         runs.append(run)
-        results = [_skip_if_absent(r, args.host_profile)
-                   for r in judge(run, xfails=xfails, repro=repro_command(sc.source, label, timeout=args.timeout,
-                                                                          host_profile=args.host_profile))]
+        results = [
+            _skip_if_absent(r, args.host_profile)
+            for r in judge(
+                run,
+                xfails=xfails,
+                repro=repro_command(
+                    sc.source, label, timeout=args.timeout, host_profile=args.host_profile
+                ),
+            )
+        ]
         verdict.extend(results)
         bad_n = sum(r.outcome in ("failed", "error") for r in results)
-        print(f"[{n}/{len(scenarios)}] {sc.name}: {len(results) - bad_n}/{len(results)} expectations hold "
-              f"({len(run.recorder.provider_calls)} provider calls, {time.perf_counter() - started:.2f} s)",
-              flush=True)
+        print(
+            f"[{n}/{len(scenarios)}] {sc.name}: {len(results) - bad_n}/{len(results)} expectations hold "
+            f"({len(run.recorder.provider_calls)} provider calls, {time.perf_counter() - started:.2f} s)",
+            flush=True,
+        )
         for r in results:
             if r.outcome in ("failed", "error", "xfailed", "xpassed") or not args.quiet:
-                print(f"  {r.outcome.upper():8} {r.check}" + (f"\n    {r.message}" if r.message else ""))
+                print(
+                    f"  {r.outcome.upper():8} {r.check}"
+                    + (f"\n    {r.message}" if r.message else "")
+                )
     for line in verdict.summary_lines(strict=args.strict):
         print(line)
     if args.report:

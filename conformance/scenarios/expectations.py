@@ -40,22 +40,31 @@ expectation's declared clause names only errors of methods outside
 from __future__ import annotations
 
 import json
-from typing import Any, List, Optional
+from typing import Any
 
 from conformance.expect import ContractViolation
 from conformance.runner import Result, xfail_for_clause
 from conformance.scenarios.runner import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
 
-
 #: Engine method -> the clause whose checks cover that method raising (what the host does
 #: about it: H1 hooks fail open; the lifecycle and optional methods are the engine's to get
 #: right). ``clone_for_agent`` is C1: a clone that raises costs the agent its engine (C3).
 METHOD_CLAUSES = {
-    "select_context": "H1", "on_turn_complete": "H1",
-    "on_session_start": "O1", "on_session_end": "O2", "on_session_reset": "O3", "update_model": "O4",
-    "get_tool_schemas": "O5", "handle_tool_call": "O6", "should_compress_preflight": "O7", "get_status": "O8",
-    "clone_for_agent": "C1", "update_from_response": "A2", "should_compress": "A3", "compress": "A4",
+    "select_context": "H1",
+    "on_turn_complete": "H1",
+    "on_session_start": "O1",
+    "on_session_end": "O2",
+    "on_session_reset": "O3",
+    "update_model": "O4",
+    "get_tool_schemas": "O5",
+    "handle_tool_call": "O6",
+    "should_compress_preflight": "O7",
+    "get_status": "O8",
+    "clone_for_agent": "C1",
+    "update_from_response": "A2",
+    "should_compress": "A3",
+    "compress": "A4",
 }
 _RANK = {"SHOULD": 0, "MUST": 1}
 
@@ -79,7 +88,7 @@ def check_id(run_or_name: Any, exp: Expectation) -> str:
     return f"scenario:{name}:{exp.id}"
 
 
-def _bounds(value: float, params: dict) -> Optional[str]:
+def _bounds(value: float, params: dict) -> str | None:
     lo, hi = params.get("min"), params.get("max")
     if lo is not None and value < lo:
         return f"at least {lo:g}"
@@ -111,22 +120,29 @@ def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
     params = exp.params
     session = runner.subagent if params.get("agent") == "subagent" else runner.main
     if params.get("agent") == "subagent" and session is None:
-        session = next((s for lbl, s in reversed(runner.run.sessions) if lbl.startswith("subagent")), None)
+        session = next(
+            (s for lbl, s in reversed(runner.run.sessions) if lbl.startswith("subagent")), None
+        )
     observed, expected = _attr_problem(getattr(session, "engine", None), params)
-    return CheckOutcome(exp.id, label, observed, f"expected {expected}, got {observed!r}" if expected else "")
+    return CheckOutcome(
+        exp.id, label, observed, f"expected {expected}, got {observed!r}" if expected else ""
+    )
 
 
-def _violation(run: ScenarioRun, exp: Expectation, where: str, detail: str,
-               under: Optional[tuple] = None) -> ContractViolation:
+def _violation(
+    run: ScenarioRun, exp: Expectation, where: str, detail: str, under: tuple | None = None
+) -> ContractViolation:
     """The violation of ``exp``, under ``under`` = (clause, level) when given (else the expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
     text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}"
     clause, level = under or (exp.clause, exp.level)
-    return ContractViolation(clause, level, text.rstrip(".") + ".")  # one final dot; "..." inside quotes stays
+    return ContractViolation(
+        clause, level, text.rstrip(".") + "."
+    )  # one final dot; "..." inside quotes stays
 
 
-def _first(findings: List[Any], what: str) -> tuple:
+def _first(findings: list[Any], what: str) -> tuple:
     first = findings[0]
     more = f" ({len(findings)} such findings, first shown)" if len(findings) > 1 else ""
     return first.step, f"{first.detail}: expected {what}{more}"
@@ -144,7 +160,7 @@ class Inapplicable(str):
     """An expectation this run cannot judge for this engine; the text is the skip reason."""
 
 
-def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
+def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
     """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`."""
     rec = run.recorder
     kind, params = exp.kind, exp.params
@@ -154,54 +170,106 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
             return _violation(run, exp, exp.step, "the run never reached this check step")
         return _violation(run, exp, outcome.step, outcome.problem) if outcome.problem else None
     if kind == "no_orphan_pairs" and run.orphans:
-        return _violation(run, exp, *_first(run.orphans, "every tool call answered once and no orphan result"))
+        return _violation(
+            run, exp, *_first(run.orphans, "every tool call answered once and no orphan result")
+        )
     if kind == "uids_stable" and run.uid_changes:
-        return _violation(run, exp, *_first(run.uid_changes, "a message kept by the host to keep its message_uid "
-                                                             "(keep message_uid on the rows compress() keeps)"))
+        return _violation(
+            run,
+            exp,
+            *_first(
+                run.uid_changes,
+                "a message kept by the host to keep its message_uid "
+                "(keep message_uid on the rows compress() keeps)",
+            ),
+        )
     if kind == "history_not_rewritten" and rec.select_mutations:
-        return _violation(run, exp, *_first(rec.select_mutations, "select_context() to leave its arguments "
-                                                                  "untouched and return a new list instead"))
+        return _violation(
+            run,
+            exp,
+            *_first(
+                rec.select_mutations,
+                "select_context() to leave its arguments untouched and return a new list instead",
+            ),
+        )
     if kind == "no_engine_errors" and rec.engine_errors:
         return _engine_error(run, exp, rec.engine_errors)
     if kind == "engine_active":
         for label, s in run.sessions:
             if not s.engine_active:
-                return _violation(run, exp, "", f"agent {label!r} runs the built-in compressor because "
-                                                f"clone_for_agent() failed ({s.clone_error}): expected every "
-                                                f"agent to get its own working engine")
+                return _violation(
+                    run,
+                    exp,
+                    "",
+                    f"agent {label!r} runs the built-in compressor because "
+                    f"clone_for_agent() failed ({s.clone_error}): expected every "
+                    f"agent to get its own working engine",
+                )
         return None
     if kind == "compressions":
         committed = [e for e in rec.compactions if e.committed]
         want = _bounds(len(committed), params)
-        reached = [c for c in rec.provider_calls if c.threshold_tokens and c.prompt_tokens >= c.threshold_tokens]
-        if want and "min" in params and len(committed) < params["min"] and not reached and rec.provider_calls:
+        reached = [
+            c
+            for c in rec.provider_calls
+            if c.threshold_tokens and c.prompt_tokens >= c.threshold_tokens
+        ]
+        if (
+            want
+            and "min" in params
+            and len(committed) < params["min"]
+            and not reached
+            and rec.provider_calls
+        ):
             top = max(rec.provider_calls, key=lambda c: c.prompt_tokens)
-            return Inapplicable(f"the prompt never reached the engine's own threshold_tokens (largest prompt "
-                                f"{top.prompt_tokens} tokens, threshold {top.threshold_tokens}): the engine's "
-                                f"threshold policy (K2) puts automatic compaction out of this scenario's reach")
+            return Inapplicable(
+                f"the prompt never reached the engine's own threshold_tokens (largest prompt "
+                f"{top.prompt_tokens} tokens, threshold {top.threshold_tokens}): the engine's "
+                f"threshold policy (K2) puts automatic compaction out of this scenario's reach"
+            )
         if want:
             where = committed[-1].step if committed and "max" in params else ""
             calls = len(rec.of("should_compress"))
             timed_out = sum(p.timed_out for _, s in run.sessions for p in s.passes)
-            limit = f", {timed_out} passes timed out by the host (compaction timeout " \
-                    f"{run.sessions[0][1].config.context_timeout_seconds:g} s)" if timed_out else ""
-            return _violation(run, exp, where, f"expected {want} committed compactions, got {len(committed)} "
-                                               f"({len(rec.compactions)} compress() calls, {calls} should_compress() "
-                                               f"calls{limit})")
+            limit = (
+                f", {timed_out} passes timed out by the host (compaction timeout "
+                f"{run.sessions[0][1].config.context_timeout_seconds:g} s)"
+                if timed_out
+                else ""
+            )
+            return _violation(
+                run,
+                exp,
+                where,
+                f"expected {want} committed compactions, got {len(committed)} "
+                f"({len(rec.compactions)} compress() calls, {calls} should_compress() "
+                f"calls{limit})",
+            )
         return None
     if kind == "turns_failed":
         failed = [(label, t) for label, t in run.turns if t.failed]
         want = _bounds(len(failed), params)
         if want:
-            return _violation(run, exp, failed[0][0] if failed else "",
-                              f"expected {want} failed turns, got {len(failed)}")
+            return _violation(
+                run,
+                exp,
+                failed[0][0] if failed else "",
+                f"expected {want} failed turns, got {len(failed)}",
+            )
         return None
     if kind == "hygiene_runs":
         fired = [d for d in (run.gateway.hygiene_log if run.gateway else []) if d.run]
         want = _bounds(len(fired), params)
         if want:
-            reasons = "; ".join(d.reason for d in (run.gateway.hygiene_log if run.gateway else []))[:300]
-            return _violation(run, exp, "", f"expected {want} hygiene passes, got {len(fired)} ({reasons or 'no gateway step'})")
+            reasons = "; ".join(d.reason for d in (run.gateway.hygiene_log if run.gateway else []))[
+                :300
+            ]
+            return _violation(
+                run,
+                exp,
+                "",
+                f"expected {want} hygiene passes, got {len(fired)} ({reasons or 'no gateway step'})",
+            )
         return None
     if kind == "cache_read_ratio":
         skip = int(params.get("skip_calls", 2))
@@ -210,16 +278,26 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
         read = sum(c.cache_read_tokens for c in calls)
         ratio = read / prompt if prompt else 0.0
         if ratio < params["min"]:
-            return _violation(run, exp, "", f"expected a cache read ratio of at least {params['min']:g} over calls "
-                                            f"{skip + 1}-{len(rec.provider_calls)}, got {ratio:.3f} ({read} cache "
-                                            f"read / {prompt} prompt tokens)")
+            return _violation(
+                run,
+                exp,
+                "",
+                f"expected a cache read ratio of at least {params['min']:g} over calls "
+                f"{skip + 1}-{len(rec.provider_calls)}, got {ratio:.3f} ({read} cache "
+                f"read / {prompt} prompt tokens)",
+            )
         return None
     if kind == "tokens_after_compaction":
         over = [e for e in rec.compactions if e.committed and (e.tokens_out or 0) > params["max"]]
         if over:
             e = max(over, key=lambda e: e.tokens_out or 0)
-            return _violation(run, exp, e.step, f"compress() on agent {e.agent!r} {_shrink(e.tokens_in, e.tokens_out)}: "
-                                                f"expected at most {params['max']} tokens after a compaction")
+            return _violation(
+                run,
+                exp,
+                e.step,
+                f"compress() on agent {e.agent!r} {_shrink(e.tokens_in, e.tokens_out)}: "
+                f"expected at most {params['max']} tokens after a compaction",
+            )
         return None
     if kind == "call_order":
         seq = [c.method for c in sorted(rec.calls, key=lambda c: c.seq)]
@@ -229,30 +307,50 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> Optional[ContractViolation]:
                 pos = seq.index(method, pos) + 1
             except ValueError:
                 after = f" after {params[n - 1]}()" if n else ""
-                return _violation(run, exp, "", f"expected the calls {' -> '.join(params)}, but no {method}() "
-                                                f"came{after} ({len(seq)} engine calls; {seq.count(method)} "
-                                                f"{method}() calls in all)")
+                return _violation(
+                    run,
+                    exp,
+                    "",
+                    f"expected the calls {' -> '.join(params)}, but no {method}() "
+                    f"came{after} ({len(seq)} engine calls; {seq.count(method)} "
+                    f"{method}() calls in all)",
+                )
         return None
     if kind == "engine_attr":  # top-level: at the end of the run, on the main agent
         observed, expected = _attr_problem(getattr(run.main, "engine", None), params)
-        return _violation(run, exp, "the end of the run", f"expected {expected}, got {observed!r}") if expected else None
+        return (
+            _violation(run, exp, "the end of the run", f"expected {expected}, got {observed!r}")
+            if expected
+            else None
+        )
     return None
 
 
-def _engine_error(run: ScenarioRun, exp: Expectation, errors: List[Any]) -> ContractViolation:
+def _engine_error(run: ScenarioRun, exp: Expectation, errors: list[Any]) -> ContractViolation:
     """The no_engine_errors violation: the first error of the weightiest clause (MUST before
     SHOULD), reported under that clause (:func:`finding_clause`)."""
     under = [finding_clause(exp, e.method) for e in errors]
     top = max(range(len(errors)), key=lambda i: (_RANK[under[i][1]], -i))
     e = errors[top]
-    more = f" ({len(errors)} errors; the first under {under[top][0]} shown)" if len(errors) > 1 else ""
-    fails_open = " (the host fails open: it logs the error and sends the request unchanged)" \
-        if METHOD_CLAUSES.get(e.method) == "H1" else ""
-    return _violation(run, exp, e.step, f"{e.method}() raised {e.error} on thread {e.thread!r}{fails_open}: "
-                                        f"expected no engine method to raise{more}", under[top])
+    more = (
+        f" ({len(errors)} errors; the first under {under[top][0]} shown)" if len(errors) > 1 else ""
+    )
+    fails_open = (
+        " (the host fails open: it logs the error and sends the request unchanged)"
+        if METHOD_CLAUSES.get(e.method) == "H1"
+        else ""
+    )
+    return _violation(
+        run,
+        exp,
+        e.step,
+        f"{e.method}() raised {e.error} on thread {e.thread!r}{fails_open}: "
+        f"expected no engine method to raise{more}",
+        under[top],
+    )
 
 
-def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -> List[Result]:
+def judge(run: ScenarioRun, *, xfails: dict | None = None, repro: str = "") -> list[Result]:
     """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
 
     A run stopped by an exception makes every expectation not yet checked an ``error``
@@ -268,19 +366,37 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
     out = []
     for exp in run.scenario.expectations:
         cid = check_id(run, exp)
-        reason = next((str(r) for k, r in (xfails or {}).items() if cid == k or cid.startswith(k) or exp.clause == k),
-                      None)
+        reason = next(
+            (
+                str(r)
+                for k, r in (xfails or {}).items()
+                if cid == k or cid.startswith(k) or exp.clause == k
+            ),
+            None,
+        )
         if run.stopped is not None:
             step, error = run.stopped
             checked = exp.step is not None and exp.id in run.checks
             if not checked:
-                msg = ContractViolation(exp.clause, exp.level, f"scenario {run.scenario.name!r}, expectation "
-                                        f"{exp.id!r}: the run stopped at {step}: {error}; this expectation could "
-                                        f"not be checked.").render()
+                msg = ContractViolation(
+                    exp.clause,
+                    exp.level,
+                    f"scenario {run.scenario.name!r}, expectation "
+                    f"{exp.id!r}: the run stopped at {step}: {error}; this expectation could "
+                    f"not be checked.",
+                ).render()
                 if reason:
                     out.append(Result(cid, exp.clause, exp.level, "xfailed", msg))
                 else:
-                    out.append(Result(cid, exp.clause, exp.level, "failed" if run.timed_out else "error", msg + tail))
+                    out.append(
+                        Result(
+                            cid,
+                            exp.clause,
+                            exp.level,
+                            "failed" if run.timed_out else "error",
+                            msg + tail,
+                        )
+                    )
                 continue
         violation = evaluate(exp, run)
         if isinstance(violation, Inapplicable):
@@ -291,8 +407,15 @@ def judge(run: ScenarioRun, *, xfails: Optional[dict] = None, repro: str = "") -
         else:
             reason = reason or xfail_for_clause(violation.clause, xfails or {})
             text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
-            out.append(Result(cid, violation.clause, violation.level, "xfailed" if reason else "failed",
-                              text + ("" if reason else tail)))
+            out.append(
+                Result(
+                    cid,
+                    violation.clause,
+                    violation.level,
+                    "xfailed" if reason else "failed",
+                    text + ("" if reason else tail),
+                )
+            )
     return out
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import yaml
 
 from conformance.scenarios.spec import EXPECTATION_KINDS, STEP_KINDS, Scenario
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
-Path_ = Tuple[Any, ...]
+Path_ = tuple[Any, ...]
 
 
 class ScenarioError(ValueError):
@@ -33,15 +33,19 @@ class ScenarioError(ValueError):
         path: the file.
     """
 
-    def __init__(self, path: str, problems: List[Tuple[int, str, str]]):
+    def __init__(self, path: str, problems: list[tuple[int, str, str]]):
         self.path = path
         self.problems = sorted(problems, key=lambda p: (p[0], p[1]))
-        super().__init__("\n".join(f"{path}:{line}: {field}: {msg}" if field else f"{path}:{line}: {msg}"
-                                   for line, field, msg in self.problems))
+        super().__init__(
+            "\n".join(
+                f"{path}:{line}: {field}: {msg}" if field else f"{path}:{line}: {msg}"
+                for line, field, msg in self.problems
+            )
+        )
 
 
 @lru_cache(maxsize=1)
-def schema() -> Dict[str, Any]:
+def schema() -> dict[str, Any]:
     """The scenario JSON Schema (``schema.json`` shipped next to this module)."""
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
@@ -58,8 +62,8 @@ class _Marks:
     """Line numbers by path: ``value[path]`` where the value starts, ``key[path]`` where its key is."""
 
     def __init__(self) -> None:
-        self.value: Dict[Path_, int] = {}
-        self.key: Dict[Path_, int] = {}
+        self.value: dict[Path_, int] = {}
+        self.key: dict[Path_, int] = {}
 
     def line(self, path: Path_, *, key: bool = False) -> int:
         table = self.key if key else self.value
@@ -68,37 +72,56 @@ class _Marks:
         return table.get(path, 1)
 
 
-def _construct(node: yaml.Node, path: Path_, marks: _Marks, loader: yaml.SafeLoader,
-               problems: List[Tuple[int, str, str]]) -> Any:
+def _construct(
+    node: yaml.Node,
+    path: Path_,
+    marks: _Marks,
+    loader: yaml.SafeLoader,
+    problems: list[tuple[int, str, str]],
+) -> Any:
     marks.value[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
-        out: Dict[Any, Any] = {}
+        out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
             if not isinstance(key, (str, int, float, bool)) or key is None:
-                problems.append((key_node.start_mark.line + 1, field_name(path), f"keys must be strings, got {key!r}"))
+                problems.append(
+                    (
+                        key_node.start_mark.line + 1,
+                        field_name(path),
+                        f"keys must be strings, got {key!r}",
+                    )
+                )
                 continue
             key = str(key) if not isinstance(key, str) else key
             if key in out:
-                problems.append((key_node.start_mark.line + 1, field_name(path + (key,)),
-                                 f"duplicate key {key!r} (first at line {marks.key[path + (key,)]})"))
+                problems.append(
+                    (
+                        key_node.start_mark.line + 1,
+                        field_name(path + (key,)),
+                        f"duplicate key {key!r} (first at line {marks.key[path + (key,)]})",
+                    )
+                )
                 continue
             marks.key[path + (key,)] = key_node.start_mark.line + 1
             out[key] = _construct(value_node, path + (key,), marks, loader, problems)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, path + (i,), marks, loader, problems) for i, item in enumerate(node.value)]
+        return [
+            _construct(item, path + (i,), marks, loader, problems)
+            for i, item in enumerate(node.value)
+        ]
     return loader.construct_object(node, deep=True)
 
 
-def parse_yaml(text: str, path: str = "<string>") -> Tuple[Any, _Marks]:
+def parse_yaml(text: str, path: str = "<string>") -> tuple[Any, _Marks]:
     """Parse YAML ``text`` into plain data plus line marks.
 
     Raises:
         ScenarioError: YAML syntax errors (with PyYAML's line), duplicate keys.
     """
     marks = _Marks()
-    problems: List[Tuple[int, str, str]] = []
+    problems: list[tuple[int, str, str]] = []
     try:
         loader = yaml.SafeLoader(text)
         try:
@@ -117,11 +140,18 @@ def parse_yaml(text: str, path: str = "<string>") -> Tuple[Any, _Marks]:
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
-def _describe(error: Any, marks: _Marks) -> Tuple[int, str, str]:
+def _describe(error: Any, marks: _Marks) -> tuple[int, str, str]:
     """One jsonschema error as ``(line, field, message)`` in the kit's words."""
     path = tuple(error.absolute_path)
     kind = error.validator
@@ -129,36 +159,68 @@ def _describe(error: Any, marks: _Marks) -> Tuple[int, str, str]:
     if kind == "required":
         missing = [r for r in error.validator_value if isinstance(inst, dict) and r not in inst]
         what = missing[0] if missing else "?"
-        hint = {"level": " (MUST or SHOULD)", "clause": " (a contract clause id such as L1 or TS1)",
-                "steps": " (a list of steps)", "expect": " (a list of expectations, may be empty)",
-                "name": " (an identifier)", "kind": " (" + ", ".join(
-                    error.schema.get("properties", {}).get("kind", {}).get("enum", [])) + ")"}.get(what, "")
+        hint = {
+            "level": " (MUST or SHOULD)",
+            "clause": " (a contract clause id such as L1 or TS1)",
+            "steps": " (a list of steps)",
+            "expect": " (a list of expectations, may be empty)",
+            "name": " (an identifier)",
+            "kind": " ("
+            + ", ".join(error.schema.get("properties", {}).get("kind", {}).get("enum", []))
+            + ")",
+        }.get(what, "")
         line = marks.line(path, key=True) if path in marks.key else marks.line(path)
         return line, field_name(path), f"missing field {what!r}{hint}"
     if kind == "additionalProperties" and isinstance(inst, dict):
         allowed = set(error.schema.get("properties", {}))
         extra = sorted(k for k in inst if k not in allowed)
         key = extra[0] if extra else "?"
-        return (marks.line(path + (key,), key=True), field_name(path + (key,)),
-                f"unknown field {key!r}; allowed: {', '.join(sorted(allowed))}")
+        return (
+            marks.line(path + (key,), key=True),
+            field_name(path + (key,)),
+            f"unknown field {key!r}; allowed: {', '.join(sorted(allowed))}",
+        )
     if kind == "type":
-        want = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
-        return marks.line(path), field_name(path), f"expected {want}, got {_type_name(inst)} {json.dumps(inst, default=str)[:60]}"
+        want = (
+            error.validator_value
+            if isinstance(error.validator_value, str)
+            else " or ".join(error.validator_value)
+        )
+        return (
+            marks.line(path),
+            field_name(path),
+            f"expected {want}, got {_type_name(inst)} {json.dumps(inst, default=str)[:60]}",
+        )
     if kind in ("enum", "const"):
         allowed = error.validator_value if kind == "enum" else [error.validator_value]
-        return (marks.line(path), field_name(path),
-                f"{json.dumps(inst, default=str)[:60]} is not allowed; use one of {', '.join(json.dumps(a) for a in allowed)}")
+        return (
+            marks.line(path),
+            field_name(path),
+            f"{json.dumps(inst, default=str)[:60]} is not allowed; use one of {', '.join(json.dumps(a) for a in allowed)}",
+        )
     if kind == "oneOf":
         from jsonschema.exceptions import best_match
 
-        relevant = [s for s in error.context or () if not (s.validator in ("type", "const") and not s.relative_path)]
+        relevant = [
+            s
+            for s in error.context or ()
+            if not (s.validator in ("type", "const") and not s.relative_path)
+        ]
         if relevant:
             return _describe(best_match(relevant), marks)
         return marks.line(path), field_name(path), _one_of_message(error, inst)
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        return marks.line(path), field_name(path), f"{inst!r} is out of range ({kind} {error.validator_value})"
+        return (
+            marks.line(path),
+            field_name(path),
+            f"{inst!r} is out of range ({kind} {error.validator_value})",
+        )
     if kind == "pattern":
-        return marks.line(path), field_name(path), f"{inst!r} does not match {error.validator_value!r}"
+        return (
+            marks.line(path),
+            field_name(path),
+            f"{inst!r} does not match {error.validator_value!r}",
+        )
     if kind in ("minItems", "minProperties", "maxProperties"):
         return marks.line(path), field_name(path), error.message
     return marks.line(path), field_name(path), error.message
@@ -179,9 +241,9 @@ def _one_of_message(error: Any, inst: Any) -> str:
     return f"expected {' or '.join(kinds) or 'another shape'}, got {_type_name(inst)}"
 
 
-def _step_problems(steps: Any, base: Path_, marks: _Marks) -> List[Tuple[int, str, str]]:
+def _step_problems(steps: Any, base: Path_, marks: _Marks) -> list[tuple[int, str, str]]:
     """Unknown or missing step kinds, worded for people (before the schema's generic text)."""
-    out: List[Tuple[int, str, str]] = []
+    out: list[tuple[int, str, str]] = []
     if not isinstance(steps, list):
         return out
     for i, step in enumerate(steps):
@@ -190,22 +252,40 @@ def _step_problems(steps: Any, base: Path_, marks: _Marks) -> List[Tuple[int, st
             continue
         unknown = [k for k in step if k not in STEP_KINDS]
         for k in unknown:
-            out.append((marks.line(path + (k,), key=True), field_name(path),
-                        f"unknown step {k!r}; known steps: {', '.join(sorted(STEP_KINDS))}"))
+            out.append(
+                (
+                    marks.line(path + (k,), key=True),
+                    field_name(path),
+                    f"unknown step {k!r}; known steps: {', '.join(sorted(STEP_KINDS))}",
+                )
+            )
         known = [k for k in step if k in STEP_KINDS]
         if not step:
-            out.append((marks.line(path), field_name(path), "empty step; give one of " + ", ".join(sorted(STEP_KINDS))))
+            out.append(
+                (
+                    marks.line(path),
+                    field_name(path),
+                    "empty step; give one of " + ", ".join(sorted(STEP_KINDS)),
+                )
+            )
         elif len(known) > 1:
-            out.append((marks.line(path), field_name(path),
-                        f"one step per list item, got {', '.join(known)}; split them into separate items"))
+            out.append(
+                (
+                    marks.line(path),
+                    field_name(path),
+                    f"one step per list item, got {', '.join(known)}; split them into separate items",
+                )
+            )
         sub = step.get("subagent")
         if isinstance(sub, dict):
             out += _step_problems(sub.get("steps"), path + ("subagent", "steps"), marks)
     return out
 
 
-def _expectation_problems(items: Any, base: Path_, marks: _Marks, *, kinds: Tuple[str, ...]) -> List[Tuple[int, str, str]]:
-    out: List[Tuple[int, str, str]] = []
+def _expectation_problems(
+    items: Any, base: Path_, marks: _Marks, *, kinds: tuple[str, ...]
+) -> list[tuple[int, str, str]]:
+    out: list[tuple[int, str, str]] = []
     if not isinstance(items, list):
         return out
     for i, item in enumerate(items):
@@ -215,13 +295,29 @@ def _expectation_problems(items: Any, base: Path_, marks: _Marks, *, kinds: Tupl
         unknown = [k for k in item if k not in kinds and k not in ("id", "clause", "level", "why")]
         path = base + (i,)
         for k in unknown:
-            out.append((marks.line(path + (k,), key=True), field_name(path),
-                        f"unknown expectation {k!r}; known: {', '.join(kinds)}"))
+            out.append(
+                (
+                    marks.line(path + (k,), key=True),
+                    field_name(path),
+                    f"unknown expectation {k!r}; known: {', '.join(kinds)}",
+                )
+            )
         if not named and not unknown:
-            out.append((marks.line(path), field_name(path), f"names no expectation; give one of {', '.join(kinds)}"))
+            out.append(
+                (
+                    marks.line(path),
+                    field_name(path),
+                    f"names no expectation; give one of {', '.join(kinds)}",
+                )
+            )
         elif len(named) > 1:
-            out.append((marks.line(path), field_name(path),
-                        f"one expectation per item, got {', '.join(named)}; split them into separate items"))
+            out.append(
+                (
+                    marks.line(path),
+                    field_name(path),
+                    f"one expectation per item, got {', '.join(named)}; split them into separate items",
+                )
+            )
     return out
 
 
@@ -234,17 +330,30 @@ def validate(data: Any, marks: _Marks, path: str) -> None:
     import jsonschema
 
     if not isinstance(data, dict):
-        raise ScenarioError(path, [(marks.line(()), "", f"a scenario is a mapping with name, steps and expect; "
-                                                        f"got {_type_name(data)}")])
+        raise ScenarioError(
+            path,
+            [
+                (
+                    marks.line(()),
+                    "",
+                    f"a scenario is a mapping with name, steps and expect; got {_type_name(data)}",
+                )
+            ],
+        )
     problems = _step_problems(data.get("steps"), ("steps",), marks)
-    problems += _expectation_problems(data.get("expect"), ("expect",), marks, kinds=EXPECTATION_KINDS)
+    problems += _expectation_problems(
+        data.get("expect"), ("expect",), marks, kinds=EXPECTATION_KINDS
+    )
     flagged = {(p[0], p[1]) for p in problems}
     validator = jsonschema.Draft202012Validator(schema())
     for error in validator.iter_errors(data):
         line, fld, msg = _describe(error, marks)
-        if (line, fld) in flagged or any(fld.startswith(f) and f != "(top level)" for _, f in flagged
-                                         if error.validator in ("additionalProperties", "oneOf", "maxProperties",
-                                                                "minProperties")):
+        if (line, fld) in flagged or any(
+            fld.startswith(f) and f != "(top level)"
+            for _, f in flagged
+            if error.validator
+            in ("additionalProperties", "oneOf", "maxProperties", "minProperties")
+        ):
             continue
         flagged.add((line, fld))
         problems.append((line, fld, msg))
@@ -263,7 +372,7 @@ def load_text(text: str, path: str = "<string>") -> Scenario:
     return Scenario.from_data(data, source=path, lines=marks)
 
 
-def load_scenario(path: "str | Path") -> Scenario:
+def load_scenario(path: str | Path) -> Scenario:
     """Load one ``*.scenario.yaml`` file.
 
     Raises:
@@ -273,8 +382,18 @@ def load_scenario(path: "str | Path") -> Scenario:
     try:
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise ScenarioError(str(p), [(0, "", f"cannot read the file: {exc.strerror or exc}")]) from None
+        raise ScenarioError(
+            str(p), [(0, "", f"cannot read the file: {exc.strerror or exc}")]
+        ) from None
     return load_text(text, str(p))
 
 
-__all__ = ["ScenarioError", "load_scenario", "load_text", "parse_yaml", "validate", "schema", "field_name"]
+__all__ = [
+    "ScenarioError",
+    "load_scenario",
+    "load_text",
+    "parse_yaml",
+    "validate",
+    "schema",
+    "field_name",
+]

@@ -21,7 +21,7 @@ import copy
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from simulator.host.record import Recorder
 from simulator.host.sanitize import strip_persistence_fields
@@ -66,10 +66,10 @@ class CompactionEvent:
     agent: str
     after_call: int
     tokens_in: int
-    tokens_out: Optional[int]
+    tokens_out: int | None
     thread: str
     engine_id: int
-    committed: Optional[bool] = None
+    committed: bool | None = None
     timed_out: bool = False
 
 
@@ -122,9 +122,12 @@ def diff_at(before: Any, after: Any, context: int = 24) -> str:
     start = max(0, i - context)
 
     def cut(text: str) -> str:
-        piece = text[start:i + context]
-        return json.dumps(("..." if start else "") + piece + ("..." if len(text) > i + context else ""),
-                          ensure_ascii=False)
+        piece = text[start : i + context]
+        return json.dumps(
+            ("..." if start else "") + piece + ("..." if len(text) > i + context else ""),
+            ensure_ascii=False,
+        )
+
     sizes = f", {len(a)} -> {len(b)} characters" if len(a) != len(b) else ""
     return f"at character {i}{sizes}: {cut(a)} -> {cut(b)}"
 
@@ -141,22 +144,25 @@ class ScenarioRecorder(Recorder):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.step = "(setup)"
-        self.agents: Dict[int, str] = {}
-        self.provider_calls: List[ProviderCall] = []
-        self.compactions: List[CompactionEvent] = []
-        self.select_mutations: List[Finding] = []
-        self.engine_errors: List[EngineError] = []
+        self.agents: dict[int, str] = {}
+        self.provider_calls: list[ProviderCall] = []
+        self.compactions: list[CompactionEvent] = []
+        self.select_mutations: list[Finding] = []
+        self.engine_errors: list[EngineError] = []
         self._obs_lock = threading.Lock()
-        self._in_flight: Dict[int, List[str]] = {}
+        self._in_flight: dict[int, list[str]] = {}
 
-    def in_flight(self, thread_id: Optional[int] = None) -> Optional[str]:
+    def in_flight(self, thread_id: int | None = None) -> str | None:
         """The engine method running now on thread ``thread_id`` (any thread when None), or None.
 
         Used to name the method of a hanging engine when a scenario exceeds its time limit.
         """
         with self._obs_lock:
-            stacks = [self._in_flight.get(thread_id) or []] if thread_id is not None else \
-                list(self._in_flight.values())
+            stacks = (
+                [self._in_flight.get(thread_id) or []]
+                if thread_id is not None
+                else list(self._in_flight.values())
+            )
         return next((stack[-1] for stack in stacks if stack), None)
 
     def agent(self, engine: Any) -> str:
@@ -168,7 +174,13 @@ class ScenarioRecorder(Recorder):
         step = self.step
         before = None
         if method == "select_context":
-            before = copy.deepcopy((list(args[:1]), kwargs.get("conversation_messages"), kwargs.get("incoming_message")))
+            before = copy.deepcopy(
+                (
+                    list(args[:1]),
+                    kwargs.get("conversation_messages"),
+                    kwargs.get("incoming_message"),
+                )
+            )
         me = threading.get_ident()
         with self._obs_lock:
             self._in_flight.setdefault(me, []).append(method)
@@ -176,8 +188,14 @@ class ScenarioRecorder(Recorder):
             result = super().call(engine, method, *args, **kwargs)
         except BaseException as exc:
             with self._obs_lock:
-                self.engine_errors.append(EngineError(method, step, threading.current_thread().name,
-                                                      f"{type(exc).__name__}: {str(exc)[:300]}"))
+                self.engine_errors.append(
+                    EngineError(
+                        method,
+                        step,
+                        threading.current_thread().name,
+                        f"{type(exc).__name__}: {str(exc)[:300]}",
+                    )
+                )
                 if method == "compress":
                     self._compaction(engine, step, args, None)
             raise
@@ -187,27 +205,48 @@ class ScenarioRecorder(Recorder):
         if method == "update_from_response":
             usage = args[0] if args else kwargs.get("usage") or {}
             with self._obs_lock:
-                self.provider_calls.append(ProviderCall(
-                    len(self.provider_calls), step, self.agent(engine), int(usage.get("prompt_tokens") or 0),
-                    int(usage.get("completion_tokens") or 0), int(usage.get("cache_read_tokens") or 0),
-                    int(usage.get("cache_write_tokens") or 0), _int(getattr(engine, "threshold_tokens", 0)),
-                    _int(getattr(engine, "context_length", 0))))
+                self.provider_calls.append(
+                    ProviderCall(
+                        len(self.provider_calls),
+                        step,
+                        self.agent(engine),
+                        int(usage.get("prompt_tokens") or 0),
+                        int(usage.get("completion_tokens") or 0),
+                        int(usage.get("cache_read_tokens") or 0),
+                        int(usage.get("cache_write_tokens") or 0),
+                        _int(getattr(engine, "threshold_tokens", 0)),
+                        _int(getattr(engine, "context_length", 0)),
+                    )
+                )
         elif method == "compress":
             with self._obs_lock:
                 self._compaction(engine, step, args, result)
         elif method == "select_context" and before is not None:
-            after = (list(args[:1]), kwargs.get("conversation_messages"), kwargs.get("incoming_message"))
+            after = (
+                list(args[:1]),
+                kwargs.get("conversation_messages"),
+                kwargs.get("incoming_message"),
+            )
             names = ("request_messages", "conversation_messages", "incoming_message")
             for name, b, a in zip(names, before, after):
                 b = b[0] if name == "request_messages" and b else b
                 a = a[0] if name == "request_messages" and a else a
                 if _digest(b) != _digest(a):
-                    returned = "None" if result is None else f"a list of {len(result)}" if isinstance(result, list) \
+                    returned = (
+                        "None"
+                        if result is None
+                        else f"a list of {len(result)}"
+                        if isinstance(result, list)
                         else type(result).__name__
+                    )
                     with self._obs_lock:
-                        self.select_mutations.append(Finding(
-                            step, f"select_context() changed {_first_change(b, a, name)} in place "
-                                  f"(it returned {returned})"))
+                        self.select_mutations.append(
+                            Finding(
+                                step,
+                                f"select_context() changed {_first_change(b, a, name)} in place "
+                                f"(it returned {returned})",
+                            )
+                        )
                     break
         return result
 
@@ -223,8 +262,17 @@ class ScenarioRecorder(Recorder):
                 t_out = tokens.count_messages(strip_persistence_fields(list(result)))
             except Exception:
                 t_out = None
-        self.compactions.append(CompactionEvent(step, self.agent(engine), len(self.provider_calls), t_in, t_out,
-                                                threading.current_thread().name, id(engine)))
+        self.compactions.append(
+            CompactionEvent(
+                step,
+                self.agent(engine),
+                len(self.provider_calls),
+                t_in,
+                t_out,
+                threading.current_thread().name,
+                id(engine),
+            )
+        )
 
 
 def _int(value: Any) -> int:
@@ -234,4 +282,11 @@ def _int(value: Any) -> int:
         return 0
 
 
-__all__ = ["ScenarioRecorder", "ProviderCall", "CompactionEvent", "Finding", "EngineError", "diff_at"]
+__all__ = [
+    "ScenarioRecorder",
+    "ProviderCall",
+    "CompactionEvent",
+    "Finding",
+    "EngineError",
+    "diff_at",
+]

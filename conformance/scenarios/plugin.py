@@ -22,21 +22,25 @@ worker that gets an item of the file runs it (runs are deterministic).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
 
 from conformance.scenarios import LIBRARY_DIR
 
 SUFFIX = ".scenario.yaml"
-_RUNS = pytest.StashKey[Dict[str, Any]]()
+_RUNS = pytest.StashKey[dict[str, Any]]()
 _HANGS = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    group.addoption("--conformance-no-scenarios", action="store_true", default=False,
-                    help="do not add the bundled scenario library to a conformance run.")
+    group.addoption(
+        "--conformance-no-scenarios",
+        action="store_true",
+        default=False,
+        help="do not add the bundled scenario library to a conformance run.",
+    )
 
 
 @pytest.hookimpl(trylast=True)
@@ -66,12 +70,14 @@ def _hang_budget(config: pytest.Config) -> Any:
     from conformance.timeouts import HangBudget
 
     shared = hang_budget(config)
-    if shared is None:  # the main plugin has no engine (this sub-plugin got it from CONFORMANCE_ENGINE)
+    if (
+        shared is None
+    ):  # the main plugin has no engine (this sub-plugin got it from CONFORMANCE_ENGINE)
         shared = config.stash.setdefault(_HANGS, HangBudget())
     return shared
 
 
-def _hung_method(stopped: str) -> Optional[str]:
+def _hung_method(stopped: str) -> str | None:
     """The method named in a timed-out run's ``stopped`` text (``timeout: compress() did not ...``)."""
     import re
 
@@ -87,8 +93,12 @@ def play(config: pytest.Config, scenario: Any) -> Any:
     from conformance.scenarios.runner import run_scenario
 
     with block_network():
-        return run_scenario(scenario, _factory(config), host_profile=config.getoption("--host-profile", default=None),
-                            timeout=config.getoption("--conformance-timeout", default=None))
+        return run_scenario(
+            scenario,
+            _factory(config),
+            host_profile=config.getoption("--host-profile", default=None),
+            timeout=config.getoption("--conformance-timeout", default=None),
+        )
 
 
 def repro(config: pytest.Config, path: Any) -> str:
@@ -97,11 +107,15 @@ def repro(config: pytest.Config, path: Any) -> str:
 
     factory = _factory(config)
     engine = factory.repro_args() if hasattr(factory, "repro_args") else repr(factory)
-    return repro_command(path, engine, host_profile=config.getoption("--host-profile", default=None),
-                         timeout=config.getoption("--conformance-timeout", default=None))
+    return repro_command(
+        path,
+        engine,
+        host_profile=config.getoption("--host-profile", default=None),
+        timeout=config.getoption("--conformance-timeout", default=None),
+    )
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name.endswith(SUFFIX) and _RUNS in parent.config.stash:
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
@@ -143,36 +157,47 @@ class ScenarioItem(pytest.Item):
         from conformance.scenarios.expectations import check_id
 
         self.check_id = check_id(self.parent.scenario.name, expectation)
-        self.user_properties += [("conformance_check", self.check_id), ("clause", expectation.clause),
-                                 ("level", expectation.level), ("contract_version", CONTRACT_VERSION),
-                                 ("scenario_file", str(self.parent.path))]
+        self.user_properties += [
+            ("conformance_check", self.check_id),
+            ("clause", expectation.clause),
+            ("level", expectation.level),
+            ("contract_version", CONTRACT_VERSION),
+            ("scenario_file", str(self.parent.path)),
+        ]
 
     def runtest(self) -> None:
         from conformance.outcome import ConformanceError, raise_for_result
         from conformance.plugin import check_timeout
-        from conformance.timeouts import build_engine
-        from conformance.runner import expected_failures
-        from conformance.runner import profile_skip_reason
+        from conformance.runner import expected_failures, profile_skip_reason
         from conformance.scenarios.expectations import judge
-
+        from conformance.timeouts import build_engine
         from simulator.host.shim import abc_info
 
-        reason = profile_skip_reason(self.expectation.clause,
-                                     self.config.getoption("--host-profile", default=None) or "documented",
-                                     abc_info())
+        reason = profile_skip_reason(
+            self.expectation.clause,
+            self.config.getoption("--host-profile", default=None) or "documented",
+            abc_info(),
+        )
         if reason:
             pytest.skip(reason)
         budget = _hang_budget(self.config)
         if str(self.parent.path) not in self.config.stash[_RUNS] and budget.exhausted():
-            raise ConformanceError(f"[{self.expectation.clause} {self.expectation.level}] scenario "
-                                   f"{self.parent.scenario.name!r}: {budget.reason()}.")
+            raise ConformanceError(
+                f"[{self.expectation.clause} {self.expectation.level}] scenario "
+                f"{self.parent.scenario.name!r}: {budget.reason()}."
+            )
         run = self.parent.run()
         try:
-            xfails = expected_failures(build_engine(_factory(self.config), check_timeout(self.config)))
+            xfails = expected_failures(
+                build_engine(_factory(self.config), check_timeout(self.config))
+            )
         except Exception:  # the run itself reports a constructor that raises or hangs
             xfails = {}
-        result = next(r for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
-                      if r.check == self.check_id)
+        result = next(
+            r
+            for r in judge(run, xfails=xfails, repro=repro(self.config, self.path))
+            if r.check == self.check_id
+        )
         self._file_under(result.clause, result.level)
         try:
             strict = bool(self.config.getoption("--conformance-strict"))
@@ -185,7 +210,9 @@ class ScenarioItem(pytest.Item):
         error is filed under the raising method's clause, see ``finding_clause``)."""
         props = dict(self.user_properties)
         if (props.get("clause"), props.get("level")) != (clause, level):
-            self.user_properties[:] = [(k, v) for k, v in self.user_properties if k not in ("clause", "level")]
+            self.user_properties[:] = [
+                (k, v) for k, v in self.user_properties if k not in ("clause", "level")
+            ]
             self.user_properties += [("clause", clause), ("level", level)]
 
     def repr_failure(self, excinfo, style=None):
@@ -197,11 +224,17 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self):
         exp = self.expectation
-        under = "" if exp.kind == "no_engine_errors" else f" [{exp.clause} {exp.level}]"  # clause of the raiser
-        return self.path, exp.line - 1 if exp.line else None, f"scenario {self.parent.scenario.name}: {exp.id}{under}"
+        under = (
+            "" if exp.kind == "no_engine_errors" else f" [{exp.clause} {exp.level}]"
+        )  # clause of the raiser
+        return (
+            self.path,
+            exp.line - 1 if exp.line else None,
+            f"scenario {self.parent.scenario.name}: {exp.id}{under}",
+        )
 
 
-def scenario_runs(config: pytest.Config) -> Dict[str, Any]:
+def scenario_runs(config: pytest.Config) -> dict[str, Any]:
     """Runs made in this process: scenario file path -> :class:`ScenarioRun` (for the report)."""
     runs = config.stash.get(_RUNS, None) or {}
     return {k: v for k, v in runs.items() if k != "factory"}

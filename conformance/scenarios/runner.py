@@ -38,8 +38,9 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
 
 from conformance.expect import v2_problems
 from conformance.scenarios.loader import field_name
@@ -51,13 +52,22 @@ from simulator.host.scenarios import user_message
 from simulator.host.session import HostConfig, HostSession, TurnResult, default_tool_executor
 from simulator.provider.core import Provider
 from simulator.provider.faults import Fault
-from simulator.provider.replies import EchoReplies, Reply, ReplyPolicy, is_summary_request, request_text, summarise
+from simulator.provider.replies import (
+    EchoReplies,
+    Reply,
+    ReplyPolicy,
+    is_summary_request,
+    request_text,
+    summarise,
+)
 from simulator.store.memory import MemoryStore
 
 DEFAULT_MODEL = "sim-model"
 DEFAULT_CONTEXT_LENGTH = 16_000
-_WORDS = ("alpha beta gamma delta config parser request index module handler cache token budget "
-          "session compress summary output result record field value error retry build deploy").split()
+_WORDS = (
+    "alpha beta gamma delta config parser request index module handler cache token budget "
+    "session compress summary output result record field value error retry build deploy"
+).split()
 
 
 class ScenarioReplies(ReplyPolicy):
@@ -68,14 +78,21 @@ class ScenarioReplies(ReplyPolicy):
     """
 
     def __init__(self) -> None:
-        self.queue: List[Reply] = []
+        self.queue: list[Reply] = []
         self._echo = EchoReplies()
 
-    def load(self, replies: List[Any]) -> None:
+    def load(self, replies: list[Any]) -> None:
         """Queue this turn's replies (text or ``{content, tool_calls, finish_reason}``)."""
-        self.queue = [Reply(content=r) if isinstance(r, str) else
-                      Reply(content=r.get("content"), tool_calls=[dict(c) for c in r.get("tool_calls") or ()],
-                            finish_reason=r.get("finish_reason")) for r in replies]
+        self.queue = [
+            Reply(content=r)
+            if isinstance(r, str)
+            else Reply(
+                content=r.get("content"),
+                tool_calls=[dict(c) for c in r.get("tool_calls") or ()],
+                finish_reason=r.get("finish_reason"),
+            )
+            for r in replies
+        ]
 
     def reply(self, request, index, seed):
         """The next scripted reply, a B4 summary for a summary request, or an echo."""
@@ -90,7 +107,7 @@ class ScenarioReplies(ReplyPolicy):
 def generated_text(n_bytes: int, seed: Any) -> str:
     """Deterministic filler of about ``n_bytes`` bytes (ASCII words, newline every 12 words)."""
     rng = random.Random(f"tool-output:{seed}")
-    parts: List[str] = []
+    parts: list[str] = []
     size = 0
     while size < n_bytes:
         word = rng.choice(_WORDS)
@@ -104,7 +121,7 @@ class StepRecord:
     """One executed step: label, and the turns it ran (``TurnResult``)."""
 
     label: str
-    turns: List[TurnResult] = field(default_factory=list)
+    turns: list[TurnResult] = field(default_factory=list)
 
 
 @dataclass
@@ -136,26 +153,31 @@ class ScenarioRun:
 
     scenario: Scenario
     recorder: ScenarioRecorder
-    steps: List[StepRecord] = field(default_factory=list)
-    orphans: List[Finding] = field(default_factory=list)
-    uid_changes: List[Finding] = field(default_factory=list)
-    checks: Dict[str, CheckOutcome] = field(default_factory=dict)
-    sessions: List[Tuple[str, HostSession]] = field(default_factory=list)
-    gateway: Optional[Gateway] = None
-    stopped: Optional[Tuple[str, str]] = None
+    steps: list[StepRecord] = field(default_factory=list)
+    orphans: list[Finding] = field(default_factory=list)
+    uid_changes: list[Finding] = field(default_factory=list)
+    checks: dict[str, CheckOutcome] = field(default_factory=dict)
+    sessions: list[tuple[str, HostSession]] = field(default_factory=list)
+    gateway: Gateway | None = None
+    stopped: tuple[str, str] | None = None
     timed_out: bool = False
-    main: Optional[HostSession] = None
+    main: HostSession | None = None
     context_length: int = DEFAULT_CONTEXT_LENGTH
 
     @property
-    def turns(self) -> List[Tuple[str, TurnResult]]:
+    def turns(self) -> list[tuple[str, TurnResult]]:
         """Every turn with its step label, in order."""
         return [(s.label, t) for s in self.steps for t in s.turns]
 
 
 class _Runner:
-    def __init__(self, scenario: Scenario, factory: Callable[[], Any], host_profile: Optional[str] = None,
-                 timeout: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        factory: Callable[[], Any],
+        host_profile: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
         self.sc = scenario
         self.factory = factory
         host = scenario.host
@@ -170,28 +192,40 @@ class _Runner:
                 setattr(self.config, key, host[key])
         if timeout is not None and self.config.context_timeout_seconds > 0:
             # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays inline)
-            self.config.context_timeout_seconds = min(self.config.context_timeout_seconds, float(timeout))
+            self.config.context_timeout_seconds = min(
+                self.config.context_timeout_seconds, float(timeout)
+            )
         self.cancelled = threading.Event()  # set when the scenario's time limit expired
-        self.constructing = False  # True while the engine's constructor runs (names it on a timeout)
+        self.constructing = (
+            False  # True while the engine's constructor runs (names it on a timeout)
+        )
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
         self.store = MemoryStore()
         self.recorder = ScenarioRecorder()
         self.run = ScenarioRun(scenario, self.recorder, context_length=self.context_length)
         self.turn_no = 0
-        self.outputs = {name: (v if isinstance(v, str) else generated_text(v["bytes"], v.get("seed", name)))
-                        for name, v in scenario.tool_outputs.items()}
-        self.session_kwargs = dict(model=self.model, context_length=self.context_length,
-                                   profile=host.get("profile") or host_profile, config=self.config, recorder=self.recorder,
-                                   cache_control=host.get("cache_control"), tool_executor=self.tool_executor)
+        self.outputs = {
+            name: (v if isinstance(v, str) else generated_text(v["bytes"], v.get("seed", name)))
+            for name, v in scenario.tool_outputs.items()
+        }
+        self.session_kwargs = dict(
+            model=self.model,
+            context_length=self.context_length,
+            profile=host.get("profile") or host_profile,
+            config=self.config,
+            recorder=self.recorder,
+            cache_control=host.get("cache_control"),
+            tool_executor=self.tool_executor,
+        )
         if "system_prompt" in host:
             self.session_kwargs["system_prompt"] = host["system_prompt"]
         self.registered = None
-        self.main: Optional[HostSession] = None
-        self.subagent: Optional[HostSession] = None
-        self.agent_counts: Dict[str, int] = {}
-        self._uid_prev: Optional[Dict[str, Tuple[str, ...]]] = None
-        self._passes_seen: Dict[int, int] = {}
+        self.main: HostSession | None = None
+        self.subagent: HostSession | None = None
+        self.agent_counts: dict[str, int] = {}
+        self._uid_prev: dict[str, tuple[str, ...]] | None = None
+        self._passes_seen: dict[int, int] = {}
 
     # -- helpers --------------------------------------------------------------------------
     def build(self) -> Any:
@@ -216,7 +250,9 @@ class _Runner:
 
     def new_main(self) -> HostSession:
         self.registered = self.build()
-        s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
+        s = HostSession(
+            self.registered, self.provider, self.store, clone=True, **self.session_kwargs
+        )
         self.label_agent("main", s)
         s.start()
         return s
@@ -224,16 +260,25 @@ class _Runner:
     def restore(self, session_id: str) -> HostSession:
         """A new process: a fresh registered engine, the agent's clone, history from the store."""
         self.registered = self.build()
-        s = HostSession(self.registered, self.provider, self.store, clone=True, **self.session_kwargs)
+        s = HostSession(
+            self.registered, self.provider, self.store, clone=True, **self.session_kwargs
+        )
         self.label_agent("main", s)
         s._started = True
         s.session_id = session_id
         s.messages = self.store.load(session_id)
         if s.engine is not None:
-            thresholds.assign_model_thresholds(s.engine, s.config.model_thresholds, profile=s.profile)
+            thresholds.assign_model_thresholds(
+                s.engine, s.config.model_thresholds, profile=s.profile
+            )
             s._call_optional("update_model", **s._update_model_kwargs(s.model, s.context_length))
-            s._call_optional("on_session_start", session_id, platform=s.platform or "cli", model=s.model,
-                             context_length=int(getattr(s.engine, "context_length", 0) or s.context_length))
+            s._call_optional(
+                "on_session_start",
+                session_id,
+                platform=s.platform or "cli",
+                model=s.model,
+                context_length=int(getattr(s.engine, "context_length", 0) or s.context_length),
+            )
             s._load_engine_tools()
         return s
 
@@ -242,10 +287,16 @@ class _Runner:
         old = session.session_id
         session.session_id = child_id
         session.messages = self.store.load(child_id)
-        session._call_optional("on_session_start", child_id, old_session_id=old, boundary_reason=reason,
-                               platform=session.platform or "cli", model=session.model)
+        session._call_optional(
+            "on_session_start",
+            child_id,
+            old_session_id=old,
+            boundary_reason=reason,
+            platform=session.platform or "cli",
+            model=session.model,
+        )
 
-    def texts(self, spec: Any) -> Tuple[List[str], List[Any], bool]:
+    def texts(self, spec: Any) -> tuple[list[str], list[Any], bool]:
         """(texts, replies, interrupt) of a user spec; generated text when ``topic``/``words``."""
         if isinstance(spec, str):
             return [spec], [], False
@@ -256,13 +307,17 @@ class _Runner:
             if "text" in spec and "topic" not in spec and "words" not in spec:
                 out.append(spec["text"])
             else:
-                text = user_message(spec.get("topic", "database"), self.turn_no, self.sc.seed,
-                                    int(spec.get("words", 60)))
+                text = user_message(
+                    spec.get("topic", "database"),
+                    self.turn_no,
+                    self.sc.seed,
+                    int(spec.get("words", 60)),
+                )
                 out.append((spec["text"] + " " + text) if "text" in spec else text)
         return out, list(spec.get("replies") or ()), bool(spec.get("interrupt", False))
 
     # -- invariants -----------------------------------------------------------------------
-    def live_sessions(self) -> List[Tuple[str, HostSession]]:
+    def live_sessions(self) -> list[tuple[str, HostSession]]:
         out = [("main", self.main)] if self.main is not None else []
         if self.subagent is not None:
             out.append(("subagent", self.subagent))
@@ -274,7 +329,9 @@ class _Runner:
         for name, s in self.live_sessions():
             problems = v2_problems(s.messages)
             if problems:
-                self.run.orphans.append(Finding(label, f"{name} transcript ({len(s.messages)} messages): {problems[0]}"))
+                self.run.orphans.append(
+                    Finding(label, f"{name} transcript ({len(s.messages)} messages): {problems[0]}")
+                )
         self.check_uids(label)
         self.settle_passes()
 
@@ -282,12 +339,16 @@ class _Runner:
         """U3: a message still present with the same role and content keeps its message_uid."""
         if self.main is None:
             return
-        current: Dict[str, Tuple[str, ...]] = {}
+        current: dict[str, tuple[str, ...]] = {}
         for m in self.main.messages:
             uid = m.get("message_uid")
             if isinstance(uid, str) and uid:
-                key = json.dumps([m.get("role"), m.get("content"), m.get("tool_call_id")], sort_keys=True,
-                                 ensure_ascii=False, default=repr)
+                key = json.dumps(
+                    [m.get("role"), m.get("content"), m.get("tool_call_id")],
+                    sort_keys=True,
+                    ensure_ascii=False,
+                    default=repr,
+                )
                 current[key] = current.get(key, ()) + (uid,)
         prev = self._uid_prev
         if prev is not None:
@@ -295,9 +356,18 @@ class _Runner:
                 old = prev.get(key)
                 if old and not set(old) & set(uids) and len(uids) <= len(old):
                     role, content, _ = json.loads(key)
-                    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-                    self.run.uid_changes.append(Finding(label, f"the {role} message {text[:50]!r} had message_uid "
-                                                               f"{old[0]} and now has {uids[0]}"))
+                    text = (
+                        content
+                        if isinstance(content, str)
+                        else json.dumps(content, ensure_ascii=False)
+                    )
+                    self.run.uid_changes.append(
+                        Finding(
+                            label,
+                            f"the {role} message {text[:50]!r} had message_uid "
+                            f"{old[0]} and now has {uids[0]}",
+                        )
+                    )
                     break
         self._uid_prev = current
 
@@ -306,7 +376,7 @@ class _Runner:
         sessions = [s for _, s in self.run.sessions]
         if self.run.gateway is not None:
             sessions += list(self.run.gateway.hygiene_agents)
-        pending: Dict[int, List[Any]] = {}
+        pending: dict[int, list[Any]] = {}
         for ev in self.recorder.compactions:
             if ev.committed is None:
                 pending.setdefault(ev.engine_id, []).append(ev)
@@ -323,9 +393,13 @@ class _Runner:
                     ev.timed_out = bool(outcome.timed_out)
 
     # -- steps ----------------------------------------------------------------------------
-    def run_steps(self, steps: List[Dict[str, Any]], base: tuple, in_subagent: bool = False) -> bool:
+    def run_steps(
+        self, steps: list[dict[str, Any]], base: tuple, in_subagent: bool = False
+    ) -> bool:
         for i, step in enumerate(steps):
-            if self.cancelled.is_set():  # the run was abandoned at its time limit: stop at the next step
+            if (
+                self.cancelled.is_set()
+            ):  # the run was abandoned at its time limit: stop at the next step
                 return False
             path = base + (i,)
             kind = next(iter(step))
@@ -347,7 +421,9 @@ class _Runner:
     def session(self, in_subagent: bool) -> HostSession:
         return self.subagent if in_subagent and self.subagent is not None else self.main
 
-    def step(self, kind: str, value: Any, path: tuple, label: str, record: StepRecord, in_subagent: bool) -> None:
+    def step(
+        self, kind: str, value: Any, path: tuple, label: str, record: StepRecord, in_subagent: bool
+    ) -> None:
         s = self.session(in_subagent)
         if kind == "user":
             texts, replies, interrupt = self.texts(value)
@@ -369,7 +445,9 @@ class _Runner:
             if key not in self.run.gateway.sessions:
                 self.label_agent(f"gateway-{key}", self.run.gateway.session(key))
             if "model" in value:
-                self.run.gateway.sessions[key].switch_model(value["model"]["name"], value["model"].get("context_length"))
+                self.run.gateway.sessions[key].switch_model(
+                    value["model"]["name"], value["model"].get("context_length")
+                )
             texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
             for text in texts:
                 if self.cancelled.is_set():
@@ -401,7 +479,9 @@ class _Runner:
             s.end()
         elif kind == "restart":
             if in_subagent:
-                raise ValueError("restart inside a subagent is not supported; restart the main agent")
+                raise ValueError(
+                    "restart inside a subagent is not supported; restart the main agent"
+                )
             self.main.end()
             self.main = self.restore(self.main.session_id)
         elif kind == "branch":
@@ -412,7 +492,9 @@ class _Runner:
         elif kind == "timeout_compactions":
             s.force_compress_timeout = bool(value)
         elif kind == "subagent":
-            child = s.spawn_subagent(model=value.get("model"), context_length=value.get("context_length"))
+            child = s.spawn_subagent(
+                model=value.get("model"), context_length=value.get("context_length")
+            )
             self.label_agent("subagent", child)
             previous, self.subagent = self.subagent, child
             try:
@@ -464,8 +546,12 @@ def _brief(value: Any) -> str:
     return ""
 
 
-def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
-                 host_profile: Optional[str] = None, timeout: Optional[float] = None) -> ScenarioRun:
+def run_scenario(
+    scenario: Scenario,
+    engine_factory: Callable[[], Any],
+    host_profile: str | None = None,
+    timeout: float | None = None,
+) -> ScenarioRun:
     """Play ``scenario`` with engines from ``engine_factory`` (zero-argument callable).
 
     ``host_profile`` (``--host-profile``) is the host played when the file names none.
@@ -498,12 +584,22 @@ def run_scenario(scenario: Scenario, engine_factory: Callable[[], Any],
             what = constructor_label(engine_factory)
         else:
             what = "the engine (no engine method in flight: its constructor or the host)"
-        run.stopped = (run.recorder.step, f"timeout: {what} did not return within {limit:g} s (the scenario's time "
-                                          "limit, --conformance-timeout; the call was abandoned on a daemon thread "
-                                          "and the run went on)")
+        run.stopped = (
+            run.recorder.step,
+            f"timeout: {what} did not return within {limit:g} s (the scenario's time "
+            "limit, --conformance-timeout; the call was abandoned on a daemon thread "
+            "and the run went on)",
+        )
         run.timed_out = True
         run.main = runner.main
     return runner.run
 
 
-__all__ = ["run_scenario", "ScenarioRun", "ScenarioReplies", "StepRecord", "CheckOutcome", "generated_text"]
+__all__ = [
+    "run_scenario",
+    "ScenarioRun",
+    "ScenarioReplies",
+    "StepRecord",
+    "CheckOutcome",
+    "generated_text",
+]

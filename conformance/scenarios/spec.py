@@ -8,16 +8,41 @@ grammar ``[CLAUSE LEVEL] ...`` apply to scenarios exactly as to checks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 #: Step kinds (one per list item).
-STEP_KINDS = ("user", "fault", "model", "compress", "reset", "new", "end", "restart", "branch", "rotate",
-              "timeout_compactions", "subagent", "gateway", "check")
+STEP_KINDS = (
+    "user",
+    "fault",
+    "model",
+    "compress",
+    "reset",
+    "new",
+    "end",
+    "restart",
+    "branch",
+    "rotate",
+    "timeout_compactions",
+    "subagent",
+    "gateway",
+    "check",
+)
 
 #: Expectation kinds (one per expectation), see :mod:`conformance.scenarios.expectations`.
-EXPECTATION_KINDS = ("no_orphan_pairs", "uids_stable", "history_not_rewritten", "no_engine_errors",
-                     "engine_active", "compressions", "turns_failed", "hygiene_runs", "cache_read_ratio",
-                     "tokens_after_compaction", "call_order", "engine_attr")
+EXPECTATION_KINDS = (
+    "no_orphan_pairs",
+    "uids_stable",
+    "history_not_rewritten",
+    "no_engine_errors",
+    "engine_active",
+    "compressions",
+    "turns_failed",
+    "hygiene_runs",
+    "cache_read_ratio",
+    "tokens_after_compaction",
+    "call_order",
+    "engine_attr",
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +66,7 @@ class Expectation:
     kind: str
     params: Any
     line: int = 0
-    step: Optional[str] = None
+    step: str | None = None
     why: str = ""
 
 
@@ -64,10 +89,10 @@ class Scenario:
     name: str
     description: str = ""
     seed: int = 0
-    host: Dict[str, Any] = field(default_factory=dict)
-    tool_outputs: Dict[str, Any] = field(default_factory=dict)
-    steps: List[Dict[str, Any]] = field(default_factory=list)
-    expectations: List[Expectation] = field(default_factory=list)
+    host: dict[str, Any] = field(default_factory=dict)
+    tool_outputs: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    expectations: list[Expectation] = field(default_factory=list)
     source: str = "<string>"
     lines: Any = None
 
@@ -76,25 +101,42 @@ class Scenario:
         return self.lines.line(path) if self.lines is not None else 0
 
     @classmethod
-    def from_data(cls, data: Dict[str, Any], *, source: str = "<string>", lines: Any = None) -> "Scenario":
+    def from_data(
+        cls, data: dict[str, Any], *, source: str = "<string>", lines: Any = None
+    ) -> Scenario:
         """Build from schema-valid data (see :func:`conformance.scenarios.loader.load_text`)."""
-        sc = cls(name=data["name"], description=data.get("description", ""), seed=int(data.get("seed", 0)),
-                 host=dict(data.get("host") or {}), tool_outputs=dict(data.get("tool_outputs") or {}),
-                 steps=list(data["steps"]), source=source, lines=lines)
-        used: Dict[str, int] = {}
+        sc = cls(
+            name=data["name"],
+            description=data.get("description", ""),
+            seed=int(data.get("seed", 0)),
+            host=dict(data.get("host") or {}),
+            tool_outputs=dict(data.get("tool_outputs") or {}),
+            steps=list(data["steps"]),
+            source=source,
+            lines=lines,
+        )
+        used: dict[str, int] = {}
 
-        def make(item: Dict[str, Any], path: tuple, step: Optional[str]) -> Expectation:
+        def make(item: dict[str, Any], path: tuple, step: str | None) -> Expectation:
             kind = next(k for k in item if k in EXPECTATION_KINDS)
             base = item.get("id") or kind.replace("_", "-")
             used[base] = used.get(base, 0) + 1
             ident = base if used[base] == 1 else f"{base}-{used[base]}"
-            return Expectation(ident, item["clause"], item["level"], kind, item[kind],
-                               sc.line_of(path), step, item.get("why", ""))
+            return Expectation(
+                ident,
+                item["clause"],
+                item["level"],
+                kind,
+                item[kind],
+                sc.line_of(path),
+                step,
+                item.get("why", ""),
+            )
 
         for i, item in enumerate(data.get("expect") or ()):
             sc.expectations.append(make(item, ("expect", i), None))
 
-        def walk(steps: List[Dict[str, Any]], base: tuple) -> None:
+        def walk(steps: list[dict[str, Any]], base: tuple) -> None:
             for i, step in enumerate(steps):
                 path = base + (i,)
                 if "check" in step:

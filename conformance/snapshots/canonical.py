@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-UID_RE = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+UID_RE = re.compile(
+    r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+)
 TIMESTAMP_KEYS = frozenset({"timestamp", "created", "created_at", "updated_at", "ts", "time"})
 
 
@@ -29,7 +31,7 @@ class UidMask:
     """Maps each distinct uid-like string to ``<uid-N>`` in order of first appearance."""
 
     def __init__(self) -> None:
-        self.names: Dict[str, str] = {}
+        self.names: dict[str, str] = {}
 
     def name(self, uid: str) -> str:
         """The mask of ``uid`` (assigned on first sight)."""
@@ -41,13 +43,17 @@ class UidMask:
         """``s`` with every uid-like substring masked."""
         return UID_RE.sub(lambda m: self.name(m.group(0)), s)
 
-    def walk(self, value: Any, key: Optional[str] = None) -> Any:
+    def walk(self, value: Any, key: str | None = None) -> Any:
         """A masked deep copy of ``value`` (dicts walked in sorted key order)."""
         if isinstance(value, dict):
             return {str(k): self.walk(value[k], str(k)) for k in sorted(value, key=str)}
         if isinstance(value, (list, tuple)):
             return [self.walk(v) for v in value]
-        if key in TIMESTAMP_KEYS and isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        if (
+            key in TIMESTAMP_KEYS
+            and isinstance(value, (int, float, str))
+            and not isinstance(value, bool)
+        ):
             return "<timestamp>"
         if isinstance(value, str):
             return self.text(value)
@@ -70,7 +76,7 @@ def _canon(m: Any) -> str:
     return json.dumps(m, sort_keys=True, ensure_ascii=False, default=repr)
 
 
-def reference_rows(output: Any, inputs: List[Any]) -> Any:
+def reference_rows(output: Any, inputs: list[Any]) -> Any:
     """``output`` with rows equal to an input row replaced by ``"= input[i] (role)"``.
 
     Equal rows are matched in order (the first unused equal input at or after the last
@@ -78,7 +84,7 @@ def reference_rows(output: Any, inputs: List[Any]) -> Any:
     """
     if not isinstance(output, list):
         return output
-    index: Dict[str, List[int]] = {}
+    index: dict[str, list[int]] = {}
     for i, m in enumerate(inputs):
         index.setdefault(_canon(m), []).append(i)
     used: set = set()
@@ -98,7 +104,7 @@ def reference_rows(output: Any, inputs: List[Any]) -> Any:
     return out
 
 
-def snapshot_text(capture: Dict[str, Any]) -> str:
+def snapshot_text(capture: dict[str, Any]) -> str:
     """The snapshot file text of ``capture`` (see the module doc).
 
     ``capture`` has ``inputs`` (a list of message lists, walked first for uid order and

@@ -18,7 +18,8 @@ Tokens are cl100k counts with persistence-only fields stripped (U9).
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, List
+from collections.abc import Callable
+from typing import Any
 
 from conformance.snapshots.canonical import reference_rows
 from conformance.snapshots.corpus import CORPUS_VERSION, Case
@@ -35,9 +36,13 @@ def _tokens(messages: Any) -> Any:
     return tokens.count_messages(strip_persistence_fields(messages))
 
 
-def _compress(engine: Any, messages: List[Dict[str, Any]], focus: Any, inputs: List[Any]) -> Dict[str, Any]:
-    kwargs = calls.compress_kwargs(engine, current_tokens=_tokens(messages), focus_topic=focus, force=True)
-    out: Dict[str, Any] = {"kwargs": sorted(kwargs)}
+def _compress(
+    engine: Any, messages: list[dict[str, Any]], focus: Any, inputs: list[Any]
+) -> dict[str, Any]:
+    kwargs = calls.compress_kwargs(
+        engine, current_tokens=_tokens(messages), focus_topic=focus, force=True
+    )
+    out: dict[str, Any] = {"kwargs": sorted(kwargs)}
     try:
         result = engine.compress(copy.deepcopy(messages), **kwargs)
     except Exception as exc:
@@ -53,19 +58,25 @@ def _compress(engine: Any, messages: List[Dict[str, Any]], focus: Any, inputs: L
     return out
 
 
-def capture_case(engine_factory: Callable[[], Any], case: Case) -> Dict[str, Any]:
+def capture_case(engine_factory: Callable[[], Any], case: Case) -> dict[str, Any]:
     """Run ``case`` on a fresh engine; returns ``{"inputs", "document"}`` (see the module doc)."""
     engine = engine_factory()
     thresholds.assign_model_thresholds(engine, None)
     engine.update_model(**thresholds.update_model_kwargs(MODEL, case.context_length))
     if callable(getattr(engine, "on_session_start", None)):
-        engine.on_session_start(f"snapshot-{case.id}", platform="cli", model=MODEL,
-                                context_length=case.context_length)
+        engine.on_session_start(
+            f"snapshot-{case.id}", platform="cli", model=MODEL, context_length=case.context_length
+        )
     history = copy.deepcopy(case.messages)
-    inputs: List[Any] = [history]
-    doc: Dict[str, Any] = {"case": case.id, "corpus_version": CORPUS_VERSION, "context_length": case.context_length,
-                           "focus_topic": case.focus_topic, "input_messages": len(history),
-                           "input_tokens": _tokens(history)}
+    inputs: list[Any] = [history]
+    doc: dict[str, Any] = {
+        "case": case.id,
+        "corpus_version": CORPUS_VERSION,
+        "context_length": case.context_length,
+        "focus_topic": case.focus_topic,
+        "input_messages": len(history),
+        "input_tokens": _tokens(history),
+    }
     first = _compress(engine, history, case.focus_topic, inputs)
     result = first.pop("_result", None)
     doc["compress"] = first
@@ -76,27 +87,35 @@ def capture_case(engine_factory: Callable[[], Any], case: Case) -> Dict[str, Any
         second.pop("_result", None)
         second["input_messages"] = len(extended)
         second["input_tokens"] = _tokens(extended)
-        second["output"] = reference_rows(second.get("output"), extended) if "output" in second else None
+        second["output"] = (
+            reference_rows(second.get("output"), extended) if "output" in second else None
+        )
         doc["recompress"] = second
     doc["select_context"] = _select(engine_factory, history)
     return {"inputs": inputs, "document": doc}
 
 
-def _select(engine_factory: Callable[[], Any], history: List[Dict[str, Any]]) -> Any:
+def _select(engine_factory: Callable[[], Any], history: list[dict[str, Any]]) -> Any:
     engine = engine_factory()
     if not hooks.overrides(engine, "select_context"):
         return "not overridden (H2: never called)"
     incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
     try:
-        result = engine.select_context(copy.deepcopy(history), conversation_messages=copy.deepcopy(history),
-                                       incoming_message=incoming,
-                                       budget_tokens=int(getattr(engine, "context_length", 0) or 0))
+        result = engine.select_context(
+            copy.deepcopy(history),
+            conversation_messages=copy.deepcopy(history),
+            incoming_message=incoming,
+            budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+        )
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"}
     if result is None:
         return None
-    return {"output": reference_rows(result, history), "output_messages": len(result) if isinstance(result, list)
-            else None, "output_tokens": _tokens(result)}
+    return {
+        "output": reference_rows(result, history),
+        "output_messages": len(result) if isinstance(result, list) else None,
+        "output_tokens": _tokens(result),
+    }
 
 
 __all__ = ["capture_case"]

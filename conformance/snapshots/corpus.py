@@ -19,22 +19,39 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 CORPUS_VERSION = 1
 CORPUS_SEED = 20261130
-SYSTEM_PROMPT = "You are a helpful assistant working in a software repository. Be precise and cite files."
+SYSTEM_PROMPT = (
+    "You are a helpful assistant working in a software repository. Be precise and cite files."
+)
 
 _TOPICS = {
     "database": "postgres schema migration index query transaction replica vacuum table column constraint planner".split(),
     "frontend": "react component button layout render props state hook router bundle accessibility contrast".split(),
     "deploy": "kubernetes cluster helm container pipeline rollout canary ingress secret namespace autoscaler".split(),
 }
-_FILES = ["src/app.py", "src/db/models.py", "src/api/routes.py", "web/src/App.tsx", "deploy/helm/values.yaml",
-          "tests/test_models.py", "db/migrations/0042_index.sql", "README.md"]
-_CJK = ["数据库迁移需要先备份。", "索引重建完成了吗？", "このクエリは遅いです。", "キャッシュを無効にしてください。",
-        "배포 파이프라인이 실패했습니다.", "테스트를 다시 실행하세요."]
+_FILES = [
+    "src/app.py",
+    "src/db/models.py",
+    "src/api/routes.py",
+    "web/src/App.tsx",
+    "deploy/helm/values.yaml",
+    "tests/test_models.py",
+    "db/migrations/0042_index.sql",
+    "README.md",
+]
+_CJK = [
+    "数据库迁移需要先备份。",
+    "索引重建完成了吗？",
+    "このクエリは遅いです。",
+    "キャッシュを無効にしてください。",
+    "배포 파이프라인이 실패했습니다.",
+    "테스트를 다시 실행하세요.",
+]
 _EMOJI = ["🚀", "✅", "🔥", "🐛", "📦", "👍🏽", "🧪", "⚠️", "🇯🇵", "👩‍💻"]
 
 
@@ -54,10 +71,10 @@ class Case:
 
     id: str
     description: str
-    messages: List[Dict[str, Any]]
+    messages: list[dict[str, Any]]
     context_length: int = 8000
-    focus_topic: Optional[str] = None
-    recompress_with: Optional[List[Dict[str, Any]]] = None
+    focus_topic: str | None = None
+    recompress_with: list[dict[str, Any]] | None = None
 
 
 class _Builder:
@@ -78,31 +95,44 @@ class _Builder:
     def paragraph(self, topic: str, sentences: int = 4) -> str:
         return " ".join(self.sentence(topic) for _ in range(sentences))
 
-    def msg(self, role: str, content: Any, **extra: Any) -> Dict[str, Any]:
+    def msg(self, role: str, content: Any, **extra: Any) -> dict[str, Any]:
         m = {"role": role, "content": content, "message_uid": self.uid()}
         m.update(extra)
         return m
 
-    def system(self) -> Dict[str, Any]:
+    def system(self) -> dict[str, Any]:
         return self.msg("system", SYSTEM_PROMPT)
 
-    def turn(self, topic: str, sentences: int = 4) -> List[Dict[str, Any]]:
-        return [self.msg("user", f"About the {topic}: " + self.paragraph(topic, sentences)),
-                self.msg("assistant", "Noted. " + self.paragraph(topic, max(1, sentences // 2)))]
+    def turn(self, topic: str, sentences: int = 4) -> list[dict[str, Any]]:
+        return [
+            self.msg("user", f"About the {topic}: " + self.paragraph(topic, sentences)),
+            self.msg("assistant", "Noted. " + self.paragraph(topic, max(1, sentences // 2))),
+        ]
 
     def call_id(self) -> str:
         self.calls += 1
         return "call_" + "%024x" % self.rng.getrandbits(96)
 
-    def tool_round(self, names_args: List[tuple], outputs: List[str], *, ids: Optional[List[str]] = None,
-                   content: Optional[str] = None) -> List[Dict[str, Any]]:
+    def tool_round(
+        self,
+        names_args: list[tuple],
+        outputs: list[str],
+        *,
+        ids: list[str] | None = None,
+        content: str | None = None,
+    ) -> list[dict[str, Any]]:
         ids = ids or [self.call_id() for _ in names_args]
         uids = {}
         calls = []
         for cid, (name, args) in zip(ids, names_args):
             uids.setdefault(cid, self.uid())
-            calls.append({"id": cid, "type": "function",
-                          "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}})
+            calls.append(
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)},
+                }
+            )
         out = [self.msg("assistant", content, tool_calls=calls, _tool_call_uids=dict(uids))]
         for cid, text in zip(ids, outputs):
             out.append(self.msg("tool", text, tool_call_id=cid, _tool_call_uid=uids[cid]))
@@ -114,15 +144,20 @@ class _Builder:
         n = 0
         while size < n_bytes:
             n += 1
-            line = f"{n:5d}  " + " ".join(self.rng.choice(_TOPICS["database"] + _TOPICS["deploy"]) for _ in range(10))
+            line = f"{n:5d}  " + " ".join(
+                self.rng.choice(_TOPICS["database"] + _TOPICS["deploy"]) for _ in range(10)
+            )
             lines.append(line)
             size += len(line) + 1
         return "\n".join(lines)[:n_bytes]
 
 
 def _short_chat(b: _Builder) -> Case:
-    return Case("short-chat", "Four messages under the threshold: nothing to compact (A4: a valid list, likely unchanged).",
-                [b.system()] + b.turn("database", 2) + [b.msg("user", "Thanks, that is all for now.")])
+    return Case(
+        "short-chat",
+        "Four messages under the threshold: nothing to compact (A4: a valid list, likely unchanged).",
+        [b.system()] + b.turn("database", 2) + [b.msg("user", "Thanks, that is all for now.")],
+    )
 
 
 def _long_chat(b: _Builder) -> Case:
@@ -130,7 +165,9 @@ def _long_chat(b: _Builder) -> Case:
     for i in range(36):
         msgs += b.turn(("database", "frontend", "deploy")[i // 12], 4)
     msgs.append(b.msg("user", "Summarise where we are and what is left."))
-    return Case("long-chat", "36 plain text turns over three topics, well over the threshold.", msgs)
+    return Case(
+        "long-chat", "36 plain text turns over three topics, well over the threshold.", msgs
+    )
 
 
 def _tool_heavy(b: _Builder) -> Case:
@@ -142,7 +179,11 @@ def _tool_heavy(b: _Builder) -> Case:
         msgs += b.tool_round([("grep", {"pattern": "index", "path": path})], [b.file_text(300)])
         msgs.append(b.msg("assistant", f"{path}: " + b.sentence("database")))
     msgs.append(b.msg("user", "Fix the planner problem you found."))
-    return Case("tool-heavy", "14 turns of sequential tool rounds with 300-900 byte outputs (B2 pruning).", msgs)
+    return Case(
+        "tool-heavy",
+        "14 turns of sequential tool rounds with 300-900 byte outputs (B2 pruning).",
+        msgs,
+    )
 
 
 def _tool_output_40kb(b: _Builder) -> Case:
@@ -155,7 +196,12 @@ def _tool_output_40kb(b: _Builder) -> Case:
     msgs.append(b.msg("assistant", "The worker is healthy. " + b.sentence("deploy")))
     msgs += b.turn("deploy", 3)
     msgs.append(b.msg("user", "Which fix do you propose?"))
-    return Case("tool-output-40kb", "Two 40 KB tool outputs in the middle of the history.", msgs, context_length=32_000)
+    return Case(
+        "tool-output-40kb",
+        "Two 40 KB tool outputs in the middle of the history.",
+        msgs,
+        context_length=32_000,
+    )
 
 
 def _parallel_calls(b: _Builder) -> Case:
@@ -163,36 +209,74 @@ def _parallel_calls(b: _Builder) -> Case:
     for i in range(8):
         msgs.append(b.msg("user", f"Read three files at once ({i + 1}). " + b.sentence("frontend")))
         files = [_FILES[(i + k) % len(_FILES)] for k in range(3)]
-        msgs += b.tool_round([("read_file", {"path": f}) for f in files], [b.file_text(600) for _ in files],
-                             content="Reading three files in parallel.")
+        msgs += b.tool_round(
+            [("read_file", {"path": f}) for f in files],
+            [b.file_text(600) for _ in files],
+            content="Reading three files in parallel.",
+        )
         msgs.append(b.msg("assistant", "Read them. " + b.paragraph("frontend", 2)))
     msgs.append(b.msg("user", "Now compare them."))
-    return Case("parallel-calls", "Assistant rows with three parallel tool calls each (V2 pairing, U8).", msgs)
+    return Case(
+        "parallel-calls",
+        "Assistant rows with three parallel tool calls each (V2 pairing, U8).",
+        msgs,
+    )
 
 
 def _cjk_emoji(b: _Builder) -> Case:
     msgs = [b.system()]
     for i in range(24):
-        text = " ".join(b.rng.choice(_CJK) for _ in range(6)) + " " + "".join(b.rng.choice(_EMOJI) for _ in range(4))
+        text = (
+            " ".join(b.rng.choice(_CJK) for _ in range(6))
+            + " "
+            + "".join(b.rng.choice(_EMOJI) for _ in range(4))
+        )
         msgs.append(b.msg("user", text))
-        msgs.append(b.msg("assistant", "了解しました。" + b.rng.choice(_EMOJI) + " " + b.rng.choice(_CJK) * 3))
+        msgs.append(
+            b.msg(
+                "assistant", "了解しました。" + b.rng.choice(_EMOJI) + " " + b.rng.choice(_CJK) * 3
+            )
+        )
     msgs.append(b.msg("user", "最後に要約してください 🙏"))
-    return Case("cjk-emoji", "Chinese, Japanese and Korean text with emoji (ZWJ sequences, flags, skin tones).", msgs,
-                context_length=4000)
+    return Case(
+        "cjk-emoji",
+        "Chinese, Japanese and Korean text with emoji (ZWJ sequences, flags, skin tones).",
+        msgs,
+        context_length=4000,
+    )
 
 
 def _multipart_image(b: _Builder) -> Case:
     msgs = [b.system()]
     for i in range(16):
-        msgs.append(b.msg("user", [
-            {"type": "text", "text": f"Screenshot {i + 1}: " + b.sentence("frontend")},
-            {"type": "image_url", "image_url": {"url": f"https://example.invalid/screens/{i + 1}.png", "detail": "low"}},
-            {"type": "text", "text": b.sentence("frontend")},
-        ]))
-        msgs.append(b.msg("assistant", [{"type": "text", "text": "The layout: " + b.paragraph("frontend", 3)}]))
+        msgs.append(
+            b.msg(
+                "user",
+                [
+                    {"type": "text", "text": f"Screenshot {i + 1}: " + b.sentence("frontend")},
+                    {
+                        "type": "image_url",
+                        "image_url": {
+                            "url": f"https://example.invalid/screens/{i + 1}.png",
+                            "detail": "low",
+                        },
+                    },
+                    {"type": "text", "text": b.sentence("frontend")},
+                ],
+            )
+        )
+        msgs.append(
+            b.msg(
+                "assistant", [{"type": "text", "text": "The layout: " + b.paragraph("frontend", 3)}]
+            )
+        )
     msgs.append(b.msg("user", [{"type": "text", "text": "Which screen has the contrast bug?"}]))
-    return Case("multipart-image", "User rows with text and image_url parts; assistant rows with text parts (V3).", msgs,
-                context_length=6000)
+    return Case(
+        "multipart-image",
+        "User rows with text and image_url parts; assistant rows with text parts (V3).",
+        msgs,
+        context_length=6000,
+    )
 
 
 def _focus_topic(b: _Builder) -> Case:
@@ -200,8 +284,12 @@ def _focus_topic(b: _Builder) -> Case:
     for i in range(30):
         msgs += b.turn(("database", "frontend", "deploy")[i % 3], 4)
     msgs.append(b.msg("user", "Let us get back to the database work."))
-    return Case("focus-topic", "Interleaved topics compressed with focus_topic='database' (A5).", msgs,
-                focus_topic="database")
+    return Case(
+        "focus-topic",
+        "Interleaved topics compressed with focus_topic='database' (A5).",
+        msgs,
+        focus_topic="database",
+    )
 
 
 def _recompress(b: _Builder) -> Case:
@@ -213,8 +301,13 @@ def _recompress(b: _Builder) -> Case:
     for i in range(14):
         extra += b.turn("deploy", 4)
     extra.append(b.msg("user", "And now the canary."))
-    return Case("recompress", "Compressed once, 14 more turns, compressed again: the second pass builds on the first "
-                              "summary (B6).", msgs, recompress_with=extra)
+    return Case(
+        "recompress",
+        "Compressed once, 14 more turns, compressed again: the second pass builds on the first "
+        "summary (B6).",
+        msgs,
+        recompress_with=extra,
+    )
 
 
 def _missing_and_duplicate_uids(b: _Builder) -> Case:
@@ -226,7 +319,11 @@ def _missing_and_duplicate_uids(b: _Builder) -> Case:
     msgs[20]["message_uid"] = msgs[10]["message_uid"]  # two live rows share a uid (U7)
     msgs[31]["message_uid"] = msgs[30]["message_uid"]
     msgs.append(b.msg("user", "What did we decide about the index?"))
-    return Case("missing-and-duplicate-uids", "Rows without message_uid (U2) and rows sharing one (U7).", msgs)
+    return Case(
+        "missing-and-duplicate-uids",
+        "Rows without message_uid (U2) and rows sharing one (U7).",
+        msgs,
+    )
 
 
 def _no_system_prompt(b: _Builder) -> Case:
@@ -244,8 +341,12 @@ def _repeated_call_ids(b: _Builder) -> Case:
         msgs += b.tool_round([("run_tests", {"suite": "unit"})], [b.file_text(500)], ids=["call_0"])
         msgs.append(b.msg("assistant", "Tests ran. " + b.sentence("database")))
     msgs.append(b.msg("user", "Any flaky test?"))
-    return Case("repeated-call-ids", "Every turn reuses the provider id 'call_0' (V2 pairs per occurrence, U8).", msgs,
-                context_length=6000)
+    return Case(
+        "repeated-call-ids",
+        "Every turn reuses the provider id 'call_0' (V2 pairs per occurrence, U8).",
+        msgs,
+        context_length=6000,
+    )
 
 
 def _absorbed_uids(b: _Builder) -> Case:
@@ -262,19 +363,38 @@ def _reasoning_fields(b: _Builder) -> Case:
     msgs = [b.system()]
     for i in range(24):
         msgs.append(b.msg("user", b.paragraph("database", 4)))
-        msgs.append(b.msg("assistant", b.paragraph("database", 2), reasoning="Think: " + b.sentence("database"),
-                          finish_reason="stop"))
+        msgs.append(
+            b.msg(
+                "assistant",
+                b.paragraph("database", 2),
+                reasoning="Think: " + b.sentence("database"),
+                finish_reason="stop",
+            )
+        )
     msgs.append(b.msg("user", "Next step?"))
-    return Case("reasoning-fields", "Assistant rows with extra fields (reasoning, finish_reason) an engine must keep or "
-                                    "drop consistently.", msgs)
+    return Case(
+        "reasoning-fields",
+        "Assistant rows with extra fields (reasoning, finish_reason) an engine must keep or "
+        "drop consistently.",
+        msgs,
+    )
 
 
-_BUILDERS: Dict[str, Callable[[_Builder], Case]] = {
-    "short-chat": _short_chat, "long-chat": _long_chat, "tool-heavy": _tool_heavy,
-    "tool-output-40kb": _tool_output_40kb, "parallel-calls": _parallel_calls, "cjk-emoji": _cjk_emoji,
-    "multipart-image": _multipart_image, "focus-topic": _focus_topic, "recompress": _recompress,
-    "missing-and-duplicate-uids": _missing_and_duplicate_uids, "no-system-prompt": _no_system_prompt,
-    "repeated-call-ids": _repeated_call_ids, "absorbed-uids": _absorbed_uids, "reasoning-fields": _reasoning_fields,
+_BUILDERS: dict[str, Callable[[_Builder], Case]] = {
+    "short-chat": _short_chat,
+    "long-chat": _long_chat,
+    "tool-heavy": _tool_heavy,
+    "tool-output-40kb": _tool_output_40kb,
+    "parallel-calls": _parallel_calls,
+    "cjk-emoji": _cjk_emoji,
+    "multipart-image": _multipart_image,
+    "focus-topic": _focus_topic,
+    "recompress": _recompress,
+    "missing-and-duplicate-uids": _missing_and_duplicate_uids,
+    "no-system-prompt": _no_system_prompt,
+    "repeated-call-ids": _repeated_call_ids,
+    "absorbed-uids": _absorbed_uids,
+    "reasoning-fields": _reasoning_fields,
 }
 #: Case ids, in a fixed order.
 CASES = tuple(_BUILDERS)

@@ -14,14 +14,14 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 _SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def engine_slug(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> str:
+def engine_slug(spec: str, kwargs: dict[str, Any] | None = None) -> str:
     """Folder name of an engine: ``pkg.mod:Engine`` -> ``pkg.mod.Engine`` (+ ``-<8 hex>`` of its kwargs)."""
     slug = _SLUG_RE.sub("_", spec.replace(":", ".")).strip("._") or "engine"
     if kwargs:
@@ -29,7 +29,7 @@ def engine_slug(spec: str, kwargs: Optional[Dict[str, Any]] = None) -> str:
     return slug
 
 
-def snapshot_dir(rootdir: Path, spec: str, kwargs: Optional[Dict[str, Any]] = None) -> Path:
+def snapshot_dir(rootdir: Path, spec: str, kwargs: dict[str, Any] | None = None) -> Path:
     """``<rootdir>/.conformance/snapshots/<engine-slug>``."""
     return Path(rootdir) / ".conformance" / "snapshots" / engine_slug(spec, kwargs)
 
@@ -50,7 +50,9 @@ class CompressionSnapshotExtension(SingleFileSnapshotExtension):
     @classmethod
     def dirname(cls, *, test_location: Any) -> str:
         if not cls.directory:
-            raise RuntimeError("CompressionSnapshotExtension has no directory; use extension_for(directory)")
+            raise RuntimeError(
+                "CompressionSnapshotExtension has no directory; use extension_for(directory)"
+            )
         return cls.directory
 
     @classmethod
@@ -69,7 +71,11 @@ class CompressionSnapshotExtension(SingleFileSnapshotExtension):
 
 def extension_for(directory: Path) -> type:
     """A :class:`CompressionSnapshotExtension` subclass that stores files in ``directory``."""
-    return type("CompressionSnapshotExtension", (CompressionSnapshotExtension,), {"directory": str(directory)})
+    return type(
+        "CompressionSnapshotExtension",
+        (CompressionSnapshotExtension,),
+        {"directory": str(directory)},
+    )
 
 
 __all__ = ["CompressionSnapshotExtension", "extension_for", "engine_slug", "snapshot_dir"]

@@ -18,7 +18,7 @@ clause and the JSON verdict.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any
 
 from conformance.expect import SHOULD, link
 from conformance.outcome import ConformanceFailure
@@ -34,9 +34,14 @@ def check_id(case_id: str) -> str:
     return f"{CLAUSE}-snapshot[{case_id}]"
 
 
-def item_properties(case_id: str) -> List[Tuple[str, str]]:
+def item_properties(case_id: str) -> list[tuple[str, str]]:
     """``user_properties`` of the item for ``case_id``: check id, clause D1, level SHOULD, kind snapshot."""
-    return [("conformance_check", check_id(case_id)), ("clause", CLAUSE), ("level", LEVEL), ("kind", "snapshot")]
+    return [
+        ("conformance_check", check_id(case_id)),
+        ("clause", CLAUSE),
+        ("level", LEVEL),
+        ("kind", "snapshot"),
+    ]
 
 
 def repro_command(engine_args: str, case_id: str) -> str:
@@ -54,23 +59,34 @@ def mismatch_message(case_id: str, location: str, missing: bool, engine_args: st
         engine_args: the command-line options that select the engine (``EngineFactory.repro_args()``).
     """
     repro = repro_command(engine_args, case_id)
-    got = ("no stored snapshot" if missing
-           else "a different output (diff below: '-' stored snapshot, '+' this run)")
-    advice = ("create it: " if missing else "if the change is intended, accept it: ") + f"{repro} --snapshot-update"
-    return (f"[{CLAUSE} {LEVEL}] compress()/select_context() output of snapshot case '{case_id}': expected the "
-            f"stored snapshot {location}, got {got} (kit practice: same engine, same input, same output). "
-            f"See {link(CLAUSE)}. Repro: {repro}; {advice}")
+    got = (
+        "no stored snapshot"
+        if missing
+        else "a different output (diff below: '-' stored snapshot, '+' this run)"
+    )
+    advice = (
+        "create it: " if missing else "if the change is intended, accept it: "
+    ) + f"{repro} --snapshot-update"
+    return (
+        f"[{CLAUSE} {LEVEL}] compress()/select_context() output of snapshot case '{case_id}': expected the "
+        f"stored snapshot {location}, got {got} (kit practice: same engine, same input, same output). "
+        f"See {link(CLAUSE)}. Repro: {repro}; {advice}"
+    )
 
 
-def _diff_lines(config: Any, snapshot: Any, received: str) -> List[str]:
+def _diff_lines(config: Any, snapshot: Any, received: str) -> list[str]:
     """syrupy's explanation of ``snapshot == received``, as pytest prints it for a failed assert."""
-    for lines in config.hook.pytest_assertrepr_compare(config=config, op="==", left=snapshot, right=received):
+    for lines in config.hook.pytest_assertrepr_compare(
+        config=config, op="==", left=snapshot, right=received
+    ):
         if lines:
             return [str(line) for line in lines]
     return []
 
 
-def assert_snapshot(config: Any, snapshot: Any, case_id: str, received: str, engine_args: str) -> None:
+def assert_snapshot(
+    config: Any, snapshot: Any, case_id: str, received: str, engine_args: str
+) -> None:
     """``snapshot == received`` or :class:`ConformanceFailure` (grammar line, newline, syrupy's diff).
 
     Args:
@@ -83,10 +99,15 @@ def assert_snapshot(config: Any, snapshot: Any, case_id: str, received: str, eng
     __tracebackhide__ = True
     if snapshot == received:
         return
-    result = snapshot.executions[snapshot.num_executions - 1]  # syrupy's record of the comparison just made
+    result = snapshot.executions[
+        snapshot.num_executions - 1
+    ]  # syrupy's record of the comparison just made
     location = Path(str(result.snapshot_location))
     shown = str(location)
-    for base in (Path(str(config.rootpath)), Path(str(config.invocation_params.dir))):  # check: rootdir is a temp dir
+    for base in (
+        Path(str(config.rootpath)),
+        Path(str(config.invocation_params.dir)),
+    ):  # check: rootdir is a temp dir
         if location.is_relative_to(base):
             shown = str(location.relative_to(base))
             break
@@ -101,4 +122,12 @@ def engine_args(factory: Any, spec: str) -> str:
     return repro() if callable(repro) else f"--engine={spec}"
 
 
-__all__ = ["CLAUSE", "LEVEL", "check_id", "item_properties", "mismatch_message", "assert_snapshot", "engine_args"]
+__all__ = [
+    "CLAUSE",
+    "LEVEL",
+    "check_id",
+    "item_properties",
+    "mismatch_message",
+    "assert_snapshot",
+    "engine_args",
+]

@@ -16,7 +16,6 @@ flag, any run. ``conformance_snapshot`` is syrupy's ``snapshot`` bound to that f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -26,16 +25,24 @@ _DIR = pytest.StashKey[Path]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    group.addoption("--conformance-snapshots", action="store_true", default=False,
-                    help="run the snapshot tier (compress/select_context output over the seeded corpus, diffed by "
-                         "syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when that folder "
-                         "exists; create it with --snapshot-update.")
-    group.addoption("--conformance-snapshots-dir", default=None, metavar="DIR",
-                    help="the folder holding the per-engine snapshot folders (default "
-                         "<rootdir>/.conformance/snapshots; context-engine-kit check: ./.conformance/snapshots).")
+    group.addoption(
+        "--conformance-snapshots",
+        action="store_true",
+        default=False,
+        help="run the snapshot tier (compress/select_context output over the seeded corpus, diffed by "
+        "syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when that folder "
+        "exists; create it with --snapshot-update.",
+    )
+    group.addoption(
+        "--conformance-snapshots-dir",
+        default=None,
+        metavar="DIR",
+        help="the folder holding the per-engine snapshot folders (default "
+        "<rootdir>/.conformance/snapshots; context-engine-kit check: ./.conformance/snapshots).",
+    )
 
 
-def _engine_key(config: pytest.Config) -> Optional[tuple]:
+def _engine_key(config: pytest.Config) -> tuple | None:
     """(spec, kwargs) naming the engine's snapshot folder, from :func:`conformance.plugin.engine_factory`.
 
     A plugin folder (``--engine-plugin DIR``) is named ``plugin:<folder name>``, so the
@@ -86,7 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # snapshot files are named after the corpus case, not the test function: syrupy's
     # "Can not relate snapshot name" warning does not apply.
     config.addinivalue_line("filterwarnings", r"ignore:\s*Can not relate snapshot name:UserWarning")
-    if (flag or config.args_source != pytest.Config.ArgsSource.ARGS) and str(SUITE_DIR) not in config.args:
+    if (flag or config.args_source != pytest.Config.ArgsSource.ARGS) and str(
+        SUITE_DIR
+    ) not in config.args:
         config.args.append(str(SUITE_DIR))
 
 
@@ -97,7 +106,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if getattr(item, "originalname", None) == TEST_NAME and callspec is not None and "case_id" in callspec.params:
+        if (
+            getattr(item, "originalname", None) == TEST_NAME
+            and callspec is not None
+            and "case_id" in callspec.params
+        ):
             item.user_properties += item_properties(callspec.params["case_id"])
 
 

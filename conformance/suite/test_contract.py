@@ -23,5 +23,7 @@ def test_contract(check_id, conformance_context, conformance_run_options):
     options = conformance_run_options(chk)
     result = run_check(chk, conformance_context, **options)
     if result.outcome in ("passed", "xpassed") and conformance_context.replay is None:
-        clear_replay(chk, options["failures_dir"])  # a failure file from an earlier run is stale now
+        clear_replay(
+            chk, options["failures_dir"]
+        )  # a failure file from an earlier run is stale now
     raise_for_result(result, strict=conformance_run_options.strict)

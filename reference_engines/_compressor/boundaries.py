@@ -8,7 +8,8 @@ by the history (except :func:`last_real_user`, a backward scan that stops at its
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from reference_engines._compressor.constants import MIN_MIDDLE_ROWS
 from reference_engines._compressor.messages import is_real_user
@@ -38,7 +39,11 @@ def align_backward(messages: Rows, idx: int) -> int:
     check = idx - 1
     while check >= 0 and messages[check].get("role") == "tool":
         check -= 1
-    if check >= 0 and messages[check].get("role") == "assistant" and messages[check].get("tool_calls"):
+    if (
+        check >= 0
+        and messages[check].get("role") == "assistant"
+        and messages[check].get("tool_calls")
+    ):
         if check < idx - 1 or (idx < n and messages[idx].get("role") == "tool"):
             return check
     return idx
@@ -75,7 +80,9 @@ def head_end_decaying(messages: Rows, protect_first_n: int) -> int:
     return align_forward(messages, min(n, start + max(0, protect_first_n)))
 
 
-def first_summary_in(messages: Rows, stop: int, summary_of: Callable[[Mapping[str, Any]], Any]) -> int:
+def first_summary_in(
+    messages: Rows, stop: int, summary_of: Callable[[Mapping[str, Any]], Any]
+) -> int:
     """B3/B6: index of the first row before ``stop`` that ``summary_of`` recognises, or -1.
 
     A summary is never kept as part of the protected head: the head ends before it, so
@@ -121,7 +128,9 @@ def tail_floor(available: int, protect_last_n: int) -> int:
     return max(0, available - MIN_MIDDLE_ROWS)
 
 
-def tail_cut(messages: Rows, head: int, tokens_of: TokensOf, budget: int, protect_last_n: int) -> int:
+def tail_cut(
+    messages: Rows, head: int, tokens_of: TokensOf, budget: int, protect_last_n: int
+) -> int:
     """B3: index where the verbatim tail starts (``head <= cut <= len(messages)``).
 
     Walk back from the end accumulating ``tokens_of`` until the next row would pass
@@ -176,7 +185,7 @@ def latest_summary(messages: Rows, summary_of: Callable[[Mapping[str, Any]], Any
     return -1
 
 
-def indices(start: int, stop: int, skip: List[int]) -> List[int]:
+def indices(start: int, stop: int, skip: list[int]) -> list[int]:
     """Row indices ``start..stop-1`` without those in ``skip``."""
     skipped = set(skip)
     return [i for i in range(start, stop) if i not in skipped]

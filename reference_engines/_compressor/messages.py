@@ -8,7 +8,8 @@ Messages are OpenAI chat-format dicts (``role``, ``content``, ``tool_calls``,
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from reference_engines._compressor.constants import (
     CONTENT_HEAD_CHARS,
@@ -22,7 +23,7 @@ from reference_engines._compressor.constants import (
     TOOL_ARGS_MAX_CHARS,
 )
 
-Message = Dict[str, Any]
+Message = dict[str, Any]
 
 #: B5: content of the stub result given to a call whose result was removed.
 STUB_TOOL_RESULT = "[Tool result removed during context compaction]"
@@ -70,6 +71,7 @@ def fresh_copy(message: Mapping[str, Any]) -> Message:
 
 # -- B2: Phase 1 pruning --------------------------------------------------------------
 
+
 def is_prunable(message: Mapping[str, Any]) -> bool:
     """B2: True for a ``tool`` result whose content text is over 200 characters."""
     if message.get("role") != "tool":
@@ -93,12 +95,13 @@ def pruned(message: Mapping[str, Any]) -> Mapping[str, Any]:
 
 # -- B5/B6: summary rows -------------------------------------------------------------
 
+
 def summary_block(summary: str) -> str:
     """B5: the text of a summary row: prefix line, summary body, end marker."""
     return f"{SUMMARY_PREFIX}\n\n{summary.strip()}\n\n{SUMMARY_END_MARKER}"
 
 
-def split_summary(message: Mapping[str, Any]) -> Tuple[Optional[str], Any]:
+def split_summary(message: Mapping[str, Any]) -> tuple[str | None, Any]:
     """B6: split a row into (summary body, remaining content).
 
     A summary row is a user or assistant row whose text starts with ``SUMMARY_PREFIX``:
@@ -122,19 +125,19 @@ def split_summary(message: Mapping[str, Any]) -> Tuple[Optional[str], Any]:
     if not text.startswith(SUMMARY_PREFIX):
         return None, content
     end = text.find(SUMMARY_END_MARKER)
-    remainder = text[end + len(SUMMARY_END_MARKER):].lstrip("\n") if end >= 0 else ""
+    remainder = text[end + len(SUMMARY_END_MARKER) :].lstrip("\n") if end >= 0 else ""
     return _body_of(text), remainder
 
 
 def _body_of(text: str) -> str:
-    body = text[len(SUMMARY_PREFIX):]
+    body = text[len(SUMMARY_PREFIX) :]
     end = body.find(SUMMARY_END_MARKER)
     if end >= 0:
         body = body[:end]
     return body.strip()
 
 
-def summary_body(message: Mapping[str, Any]) -> Optional[str]:
+def summary_body(message: Mapping[str, Any]) -> str | None:
     """B6: the body of a summary this engine wrote (see :func:`split_summary`), or None."""
     return split_summary(message)[0]
 
@@ -152,7 +155,9 @@ def without_summary(message: Mapping[str, Any]) -> Mapping[str, Any]:
 def is_pure_summary(message: Mapping[str, Any]) -> bool:
     """B6: a row that holds only a summary (no text or tool calls of its own)."""
     body, remainder = split_summary(message)
-    return body is not None and not content_text(remainder).strip() and not message.get("tool_calls")
+    return (
+        body is not None and not content_text(remainder).strip() and not message.get("tool_calls")
+    )
 
 
 def is_real_user(message: Mapping[str, Any]) -> bool:
@@ -183,14 +188,15 @@ def append_text(content: Any, text: str) -> Any:
 
 # -- Phase 3: serialisation for the summariser ----------------------------------------
 
+
 def _clip(text: str, limit: int, head: int, tail: int) -> str:
     if len(text) <= limit:
         return text
-    end = text[len(text) - tail:] if tail > 0 else ""
+    end = text[len(text) - tail :] if tail > 0 else ""
     return f"{text[:head]}\n...[{len(text) - head - tail} chars omitted]...\n{end}"
 
 
-def serialise_parts(message: Mapping[str, Any]) -> List[str]:
+def serialise_parts(message: Mapping[str, Any]) -> list[str]:
     """One row as summariser input, as text parts: a label line, the text, the tool calls.
 
     The label reads ``\n[role]`` (``\n[tool result <id>]`` for a result; the leading
@@ -200,7 +206,9 @@ def serialise_parts(message: Mapping[str, Any]) -> List[str]:
     string objects, so their cl100k counts are cache hits once the row was counted.
     """
     role = str(message.get("role") or "unknown")
-    label = f"\n[tool result {message.get('tool_call_id') or '?'}]" if role == "tool" else f"\n[{role}]"
+    label = (
+        f"\n[tool result {message.get('tool_call_id') or '?'}]" if role == "tool" else f"\n[{role}]"
+    )
     parts = [label]
     text = content_text(message.get("content"))
     if text:
@@ -222,7 +230,8 @@ def serialise(message: Mapping[str, Any]) -> str:
 
 # -- B5: tool-pair repair ---------------------------------------------------------------
 
-def _call_ids(message: Mapping[str, Any]) -> List[str]:
+
+def _call_ids(message: Mapping[str, Any]) -> list[str]:
     ids = []
     for call in message.get("tool_calls") or ():
         if isinstance(call, dict) and call.get("id"):
@@ -230,7 +239,7 @@ def _call_ids(message: Mapping[str, Any]) -> List[str]:
     return ids
 
 
-def repair_tool_pairs(rows: Iterable[Message]) -> List[Message]:
+def repair_tool_pairs(rows: Iterable[Message]) -> list[Message]:
     """B5/V2: drop tool results whose call is gone; give calls whose result is gone a stub.
 
     One pass, pairing per occurrence (seeds, U8; docs/contract-notes.md 1.2): an id that
@@ -242,8 +251,8 @@ def repair_tool_pairs(rows: Iterable[Message]) -> List[Message]:
     in ``tool_calls`` order. Rows passed in are owned by the caller's output (already
     copies); stubs are new.
     """
-    out: List[Message] = []
-    owed: List[str] = []  # call ids of the open assistant row still without a result, in order
+    out: list[Message] = []
+    owed: list[str] = []  # call ids of the open assistant row still without a result, in order
 
     def close_block() -> None:
         for cid in owed:

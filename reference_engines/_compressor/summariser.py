@@ -20,9 +20,12 @@ prompt). A prompt that does not fit the summariser's context window fails with a
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
+from reference_engines._compressor.constants import TEMPLATE_HEADINGS
+from reference_engines._compressor.messages import content_text
 from simulator.provider import tokens
 from simulator.provider.core import Provider, ProviderError
 from simulator.provider.replies import (
@@ -30,11 +33,10 @@ from simulator.provider.replies import (
     Reply,
     SummariserReplies,
     request_text,
+)
+from simulator.provider.replies import (
     summarise as simulator_summarise,
 )
-
-from reference_engines._compressor.constants import TEMPLATE_HEADINGS
-from reference_engines._compressor.messages import content_text
 
 #: Section headers of the user message of a summary request, in order.
 SECTION_FOCUS = "<<FOCUS TOPIC>>"
@@ -67,10 +69,10 @@ class SummaryRequest:
         model: the summary model name (free text; the simulator ignores it).
     """
 
-    messages: List[Dict[str, Any]]
+    messages: list[dict[str, Any]]
     budget_tokens: int
-    focus_topic: Optional[str]
-    previous_summary: Optional[str]
+    focus_topic: str | None
+    previous_summary: str | None
     memory_context: str
     turns_text: str
     turns_total: int
@@ -80,14 +82,14 @@ class SummaryRequest:
 
 def build_messages(
     *,
-    turn_parts: List[str],
+    turn_parts: list[str],
     budget_tokens: int,
-    focus_topic: Optional[str],
-    previous_summary: Optional[str],
+    focus_topic: str | None,
+    previous_summary: str | None,
     memory_context: str,
     turns_total: int,
     turns_sent: int,
-) -> List[Dict[str, Any]]:
+) -> list[dict[str, Any]]:
     """B4: the engine's prompt template as a two-message chat request.
 
     The system message carries :data:`SUMMARY_REQUEST_MARKER`, the instructions and the
@@ -117,7 +119,7 @@ def build_messages(
         f"question in the turns; only record them. {mode}{focus_rule} Use exactly this "
         f"template, in this order:\n{template}\nStay under {budget_tokens} tokens."
     )
-    header: List[str] = []
+    header: list[str] = []
     if focus_topic:
         header += [SECTION_FOCUS, focus_topic]
     if previous_summary:
@@ -133,13 +135,13 @@ def build_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def parse_sections(text: str) -> Dict[str, str]:
+def parse_sections(text: str) -> dict[str, str]:
     """Split a summary request's user text into ``{HEADER: body}`` (headers without ``<<>>``)."""
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     matches = list(_SECTION_RE.finditer(text))
     for k, m in enumerate(matches):
         end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
-        out[m.group(1)] = text[m.end():end].strip("\n")
+        out[m.group(1)] = text[m.end() : end].strip("\n")
     return out
 
 
@@ -160,9 +162,9 @@ _TRIM_ORDER = (
 )
 
 
-def _sections(summary: str) -> Dict[str, List[str]]:
-    out: Dict[str, List[str]] = {h: [] for h in TEMPLATE_HEADINGS}
-    current: Optional[str] = None
+def _sections(summary: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {h: [] for h in TEMPLATE_HEADINGS}
+    current: str | None = None
     for line in summary.splitlines():
         stripped = line.strip()
         if stripped in out:
@@ -173,8 +175,8 @@ def _sections(summary: str) -> Dict[str, List[str]]:
     return out
 
 
-def _render(sections: Mapping[str, List[str]]) -> str:
-    lines: List[str] = []
+def _render(sections: Mapping[str, list[str]]) -> str:
+    lines: list[str] = []
     for h in TEMPLATE_HEADINGS:
         lines.append(h)
         if h != "## Progress":
@@ -190,7 +192,7 @@ def merge_summaries(previous: str, new: str, max_chars: int) -> str:
     Over the cap, the oldest bullets go first, Done first and Critical Context last.
     """
     old, fresh = _sections(previous), _sections(new)
-    merged: Dict[str, List[str]] = {}
+    merged: dict[str, list[str]] = {}
     for h in TEMPLATE_HEADINGS:
         if h == "## Goal":
             items = old[h] or fresh[h]
@@ -207,7 +209,7 @@ def merge_summaries(previous: str, new: str, max_chars: int) -> str:
     return trim_summary(merged, max_chars)
 
 
-def trim_summary(sections: Dict[str, List[str]], max_chars: int) -> str:
+def trim_summary(sections: dict[str, list[str]], max_chars: int) -> str:
     """Render ``sections``, dropping oldest bullets in :data:`_TRIM_ORDER` until it fits."""
     text = _render(sections)
     for h in _TRIM_ORDER:
@@ -244,7 +246,9 @@ def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) 
         hits = [p for p in source.split("\n\n") if needle in p.lower()]
         if hits:
             secs = _sections(new)
-            found = _sections(simulator_summarise("\n\n".join(hits), focus_topic=focus, max_chars=max_chars))
+            found = _sections(
+                simulator_summarise("\n\n".join(hits), focus_topic=focus, max_chars=max_chars)
+            )
             key = "## Critical Context"
             secs[key] = list(dict.fromkeys(found[key] + secs[key]))
             new = trim_summary(secs, max_chars)
@@ -283,12 +287,12 @@ class SimulatorSummariser:
     engine stays deep-copyable (O11/C1).
     """
 
-    context_length: Optional[int] = None
+    context_length: int | None = None
     seed: int = 0
     model: str = "simulated-summariser"
     calls: int = 0
-    last_request: Optional[Dict[str, Any]] = field(default=None, repr=False)
-    last_response: Optional[Dict[str, Any]] = field(default=None, repr=False)
+    last_request: dict[str, Any] | None = field(default=None, repr=False)
+    last_response: dict[str, Any] | None = field(default=None, repr=False)
 
     def __call__(self, request: SummaryRequest) -> str:
         """Return the summary text for ``request``.
@@ -305,7 +309,10 @@ class SimulatorSummariser:
         self.calls += 1
         self.last_request = body
         prompt_tokens = tokens.count_messages(request.messages)
-        if self.context_length is not None and prompt_tokens + request.budget_tokens > self.context_length:
+        if (
+            self.context_length is not None
+            and prompt_tokens + request.budget_tokens > self.context_length
+        ):
             raise ProviderError(
                 400,
                 {
@@ -326,7 +333,7 @@ class SimulatorSummariser:
         return str(response["choices"][0]["message"].get("content") or "")
 
 
-def split_tokens(text: str, budget: int) -> Tuple[str, bool]:
+def split_tokens(text: str, budget: int) -> tuple[str, bool]:
     """Cut ``text`` to at most ``budget`` cl100k tokens; return (text, was_cut)."""
     if tokens.count_text(text) <= budget:
         return text, False

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from .messages import canonical_json
 
@@ -53,24 +53,35 @@ class DagParams:
     condensed_summary_chars: int = 1000
 
     def __post_init__(self) -> None:
-        for name in ("leaf_chunk_messages", "leaf_chunk_tokens", "leaf_summary_chars", "condensed_summary_chars"):
+        for name in (
+            "leaf_chunk_messages",
+            "leaf_chunk_tokens",
+            "leaf_summary_chars",
+            "condensed_summary_chars",
+        ):
             if int(getattr(self, name)) <= 0:
-                raise ValueError(f"DagParams.{name} must be a positive integer, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"DagParams.{name} must be a positive integer, got {getattr(self, name)!r}"
+                )
         if int(self.condense_fanout) < 2:
-            raise ValueError(f"DagParams.condense_fanout must be >= 2, got {self.condense_fanout!r}")
+            raise ValueError(
+                f"DagParams.condense_fanout must be >= 2, got {self.condense_fanout!r}"
+            )
 
 
 _SENTENCE = re.compile(r"[^.!?\n]{3,}[.!?]?")
 
 
-def fallback_summary(text: str, *, max_chars: int = 1000, focus_topic: Optional[str] = None, **_: Any) -> str:
+def fallback_summary(
+    text: str, *, max_chars: int = 1000, focus_topic: str | None = None, **_: Any
+) -> str:
     """Deterministic extractive summary used when no summariser is available or it fails.
 
     Keeps sentences mentioning ``focus_topic`` first, then the first and last sentences;
     at most ``max_chars`` characters. Linear in ``len(text)``.
     """
     sentences = [s.strip() for s in _SENTENCE.findall(text[:100_000]) if s.strip()]
-    picked: List[str] = []
+    picked: list[str] = []
     if focus_topic:
         needle = focus_topic.lower()
         picked += [s for s in sentences if needle in s.lower()][:6]
@@ -94,7 +105,7 @@ def summary_facts(summary: str) -> str:
     bullet markers, and removes repeated lines, so summaries of summaries stay readable.
     One fact per line. Linear in ``len(summary)``.
     """
-    out: List[str] = []
+    out: list[str] = []
     seen = set()
     for raw in summary.splitlines():
         line = raw.strip()
@@ -109,12 +120,12 @@ def summary_facts(summary: str) -> str:
 
 
 def safe_summarise(
-    summariser: Optional[Summariser],
+    summariser: Summariser | None,
     text: str,
     *,
     max_chars: int,
-    focus_topic: Optional[str] = None,
-    previous_summary: Optional[str] = None,
+    focus_topic: str | None = None,
+    previous_summary: str | None = None,
 ) -> str:
     """Call ``summariser``; on any exception or a non-string result use :func:`fallback_summary`.
 
@@ -123,7 +134,7 @@ def safe_summarise(
     """
     if summariser is not None:
         try:
-            kwargs: Dict[str, Any] = {"max_chars": max_chars}
+            kwargs: dict[str, Any] = {"max_chars": max_chars}
             if focus_topic:
                 kwargs["focus_topic"] = focus_topic
             if previous_summary:
@@ -148,13 +159,13 @@ def make_node(
     children: Sequence[Any],
     summary: str,
     message_count: int,
-    first_key: Optional[str],
-    last_key: Optional[str],
+    first_key: str | None,
+    last_key: str | None,
     *,
-    session_id: Optional[str] = None,
-    focus_topic: Optional[str] = None,
-    pass_uid: Optional[str] = None,
-) -> Dict[str, Any]:
+    session_id: str | None = None,
+    focus_topic: str | None = None,
+    pass_uid: str | None = None,
+) -> dict[str, Any]:
     """Build a node dict (see the module docstring for the fields)."""
     children = [list(c) if isinstance(c, (list, tuple)) else c for c in children]
     return {
@@ -173,19 +184,21 @@ def make_node(
 
 
 def chunk_entries(
-    entries: Sequence[Tuple[Mapping[str, Any], int]], params: DagParams
-) -> List[List[int]]:
+    entries: Sequence[tuple[Mapping[str, Any], int]], params: DagParams
+) -> list[list[int]]:
     """Split message indexes into leaf chunks by message count and tokens.
 
     ``entries`` are ``(message, tokens)`` pairs in order. A chunk never starts with a
     ``tool`` message (it stays with the call that precedes it), so a tool pair is
     summarised inside one leaf. Returns lists of indexes into ``entries``.
     """
-    chunks: List[List[int]] = []
-    current: List[int] = []
+    chunks: list[list[int]] = []
+    current: list[int] = []
     used = 0
     for i, (msg, tokens) in enumerate(entries):
-        full = len(current) >= params.leaf_chunk_messages or (current and used + tokens > params.leaf_chunk_tokens)
+        full = len(current) >= params.leaf_chunk_messages or (
+            current and used + tokens > params.leaf_chunk_tokens
+        )
         if current and full and msg.get("role") != "tool":
             chunks.append(current)
             current, used = [], 0
@@ -197,20 +210,20 @@ def chunk_entries(
 
 
 def condense(
-    frontier: List[Dict[str, Any]],
+    frontier: list[dict[str, Any]],
     params: DagParams,
-    summariser: Optional[Summariser],
+    summariser: Summariser | None,
     *,
-    session_id: Optional[str] = None,
-    pass_uid: Optional[str] = None,
-) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    session_id: str | None = None,
+    pass_uid: str | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Fold the frontier upward; returns ``(new frontier, nodes created)``.
 
     ``frontier`` holds node dicts, oldest first. Each time the last ``condense_fanout``
     nodes share a level they become children of one ``condensed`` node a level up.
     """
-    stack: List[Dict[str, Any]] = []
-    created: List[Dict[str, Any]] = []
+    stack: list[dict[str, Any]] = []
+    created: list[dict[str, Any]] = []
     fan = params.condense_fanout
     for node in frontier:
         stack.append(node)

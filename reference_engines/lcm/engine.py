@@ -18,9 +18,9 @@ import logging
 import sqlite3
 import threading
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any
 
 try:  # the kit's agent.* shim (idempotent; never shadows a real hermes-agent). Repeated here
     # because Hermes' loader may execute sibling modules before the package's __init__.py.
@@ -32,7 +32,16 @@ except ImportError:
 
 from agent.context_engine import ContextEngine  # noqa: E402
 
-from .dag import DagParams, Summariser, chunk_entries, condense, fallback_summary, make_node, safe_summarise, summary_facts
+from .dag import (
+    DagParams,
+    Summariser,
+    chunk_entries,
+    condense,
+    fallback_summary,
+    make_node,
+    safe_summarise,
+    summary_facts,
+)
 from .messages import (
     absorbed_of,
     carrier_role,
@@ -118,21 +127,24 @@ class LCMEngine(ContextEngine):
 
     def __init__(
         self,
-        db_path: Optional[str | Path] = None,
+        db_path: str | Path | None = None,
         *,
-        summariser: Optional[Summariser] = None,
-        dag_params: Optional[DagParams] = None,
-        threshold_percent: Optional[float] = None,
-        protect_first_n: Optional[int] = None,
-        protect_last_n: Optional[int] = None,
-        uid_factory: Optional[Callable[[], str]] = None,
+        summariser: Summariser | None = None,
+        dag_params: DagParams | None = None,
+        threshold_percent: float | None = None,
+        protect_first_n: int | None = None,
+        protect_last_n: int | None = None,
+        uid_factory: Callable[[], str] | None = None,
         _backend=None,
     ) -> None:
         if threshold_percent is not None:
             if not (0 < float(threshold_percent) <= 1):
                 raise ValueError(f"threshold_percent must be in (0, 1], got {threshold_percent!r}")
             self.threshold_percent = float(threshold_percent)
-        for name, value in (("protect_first_n", protect_first_n), ("protect_last_n", protect_last_n)):
+        for name, value in (
+            ("protect_first_n", protect_first_n),
+            ("protect_last_n", protect_last_n),
+        ):
             if value is not None:
                 if int(value) < 0:
                     raise ValueError(f"{name} must be >= 0, got {value!r}")
@@ -145,12 +157,12 @@ class LCMEngine(ContextEngine):
         self._uid_factory = uid_factory or (lambda: uuid.uuid4().hex)
         self._lock = threading.RLock()
         self._tools = LCMTools(self._conn, self._backend, lambda: self._session_id)
-        self._session_id: Optional[str] = None
+        self._session_id: str | None = None
         self._ineffective = 0
         self._published = 0
         self._config_threshold_percent = self.threshold_percent
         self.model = ""
-        self.model_thresholds: Dict[str, float] = {}
+        self.model_thresholds: dict[str, float] = {}
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
@@ -169,7 +181,7 @@ class LCMEngine(ContextEngine):
         """The SQLite file this engine (and its clones) use."""
         return self._db_path
 
-    def update_from_response(self, usage: Dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         """A2: record ``prompt_tokens``/``completion_tokens``/``total_tokens`` (tokens).
 
         Missing or non-numeric fields count as 0; optional fields (``input_tokens``,
@@ -188,7 +200,7 @@ class LCMEngine(ContextEngine):
             total = num("total_tokens")
             self.last_total_tokens = total or self.last_prompt_tokens + self.last_completion_tokens
 
-    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """A3/A7: True when ``prompt_tokens`` (default: last usage) reaches threshold_tokens.
 
         False on the -1 sentinel (A7: compaction just ran), with no budget yet
@@ -206,7 +218,7 @@ class LCMEngine(ContextEngine):
                 return False
             return tokens >= self.threshold_tokens
 
-    def should_compress_preflight(self, messages: List[Dict[str, Any]]) -> bool:
+    def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
         """O7: cheap estimate (about 4 characters per token) of ``messages`` against the threshold."""
         with self._lock:
             if self.threshold_tokens <= 0 or self._ineffective >= self.max_ineffective_passes:
@@ -223,12 +235,12 @@ class LCMEngine(ContextEngine):
     # -- compress (A4, A5, V, U, TS2) ---------------------------------------------------
     def compress(
         self,
-        messages: List[Dict[str, Any]],
-        current_tokens: Optional[int] = None,
-        focus_topic: Optional[str] = None,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
         force: bool = False,
-        memory_context: Optional[str] = None,
-    ) -> List[Dict[str, Any]]:
+        memory_context: str | None = None,
+    ) -> list[dict[str, Any]]:
         """A4: head + summary carrier + tail, with everything summarised kept verbatim.
 
         Args:
@@ -246,14 +258,20 @@ class LCMEngine(ContextEngine):
             TypeError: ``messages`` is not a list of dicts (says which index is wrong).
         """
         if not isinstance(messages, list):
-            raise TypeError(f"LCMEngine.compress() expects a list of message dicts, got {type(messages).__name__}")
+            raise TypeError(
+                f"LCMEngine.compress() expects a list of message dicts, got {type(messages).__name__}"
+            )
         for i, m in enumerate(messages):
             if not isinstance(m, Mapping):
-                raise TypeError(f"LCMEngine.compress(): messages[{i}] is {type(m).__name__}, expected a dict")
+                raise TypeError(
+                    f"LCMEngine.compress(): messages[{i}] is {type(m).__name__}, expected a dict"
+                )
         with self._lock:
             self.compression_count += 1  # A6 (seeds, contract 1.1): every compress() run counts
         self._observe(messages, may_discard=True)
-        focus = focus_topic.strip() if isinstance(focus_topic, str) and focus_topic.strip() else None
+        focus = (
+            focus_topic.strip() if isinstance(focus_topic, str) and focus_topic.strip() else None
+        )
         with self._lock:
             session_id = self._session_id
             protect_first_n, protect_last_n = self.protect_first_n, self.protect_last_n
@@ -285,15 +303,17 @@ class LCMEngine(ContextEngine):
             return messages
 
         # 1. verbatim versions of everything summarised (U1, U4, U5, U7, U2/U10)
-        versions: List[MessageVersion] = []
-        absorbed: List[tuple] = []
-        version_at: Dict[int, int] = {}
+        versions: list[MessageVersion] = []
+        absorbed: list[tuple] = []
+        version_at: dict[int, int] = {}
         for i in fresh:
             m = messages[i]
             vh = version_hash(m)
             version_at[i] = len(versions)
             versions.append(
-                MessageVersion(message_key(m, vh), vh, m.get("role"), searchable_text(m), dict(m), session_id)
+                MessageVersion(
+                    message_key(m, vh), vh, m.get("role"), searchable_text(m), dict(m), session_id
+                )
             )
             uid = uid_of(m)
             if uid:
@@ -304,10 +324,10 @@ class LCMEngine(ContextEngine):
         #    roots of earlier carriers where those carriers sit; then condense upward.
         carrier_uid = self._uid_factory()
         previous_roots, previous_top = self._previous_frontier(carriers, middle)
-        frontier: List[Dict[str, Any]] = []
-        leaves: List[Dict[str, Any]] = []
+        frontier: list[dict[str, Any]] = []
+        leaves: list[dict[str, Any]] = []
         placed: set = set()
-        run: List[int] = []
+        run: list[int] = []
 
         def flush_run() -> None:
             entries = [(messages[i], tokens[i]) for i in run]
@@ -346,10 +366,12 @@ class LCMEngine(ContextEngine):
                     continue
             run.append(i)
         flush_run()
-        roots, condensed = condense(frontier, self._params, self._summariser, session_id=session_id, pass_uid=carrier_uid)
+        roots, condensed = condense(
+            frontier, self._params, self._summariser, session_id=session_id, pass_uid=carrier_uid
+        )
 
         # 3. the top summary, steered by focus_topic (A5)
-        parts: List[str] = []
+        parts: list[str] = []
         if focus:
             hits = self._focus_hits(focus, versions, session_id)
             if hits:
@@ -407,7 +429,9 @@ class LCMEngine(ContextEngine):
             )
         )
         tokens_in = sum(tokens)
-        tokens_out = sum(tokens[: cut.head_end]) + count_tokens(carrier) + sum(tokens[cut.tail_start :])
+        tokens_out = (
+            sum(tokens[: cut.head_end]) + count_tokens(carrier) + sum(tokens[cut.tail_start :])
+        )
         self._note_effect(effective=tokens_out < tokens_in * self.ineffective_ratio)
         return out
 
@@ -421,14 +445,14 @@ class LCMEngine(ContextEngine):
             return 4000
         return max(1200, min(16000, int(threshold * 0.05) * 4))
 
-    def _find_carriers(self, messages: Sequence[Mapping[str, Any]]) -> Dict[int, Dict[str, Any]]:
+    def _find_carriers(self, messages: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
         """``{index: {"passes": [pass dicts], "pure": bool}}`` for messages carrying a committed carrier.
 
         A message is a *pure* carrier when its uid is a carrier uid and its content is still
         exactly what the engine returned; a carrier merged with other text (U4, U5) is also
         summarised as a fresh message so the merged-in text is kept.
         """
-        candidates: Dict[int, List[str]] = {}
+        candidates: dict[int, list[str]] = {}
         for i, m in enumerate(messages):
             ids = identities_of(m)
             if ids and CARRIER_TAG in searchable_text(m):
@@ -436,21 +460,23 @@ class LCMEngine(ContextEngine):
         if not candidates:
             return {}
         known = self._conn.passes_for([u for ids in candidates.values() for u in ids])
-        out: Dict[int, Dict[str, Any]] = {}
+        out: dict[int, dict[str, Any]] = {}
         for i, ids in candidates.items():
             passes = [known[u] for u in ids if u in known]
             if passes:
                 uid = uid_of(messages[i])
-                pure = uid in known and version_hash(messages[i]) == known[uid]["carrier_hash"] and not absorbed_of(
-                    messages[i]
+                pure = (
+                    uid in known
+                    and version_hash(messages[i]) == known[uid]["carrier_hash"]
+                    and not absorbed_of(messages[i])
                 )
                 out[i] = {"passes": passes, "pure": pure}
         return out
 
-    def _previous_frontier(self, carriers: Dict[int, Dict[str, Any]], middle: range):
+    def _previous_frontier(self, carriers: dict[int, dict[str, Any]], middle: range):
         """``({root id: node}, previous top summary)`` of the carriers in the middle."""
-        root_ids: List[str] = []
-        top_ids: List[str] = []
+        root_ids: list[str] = []
+        top_ids: list[str] = []
         for i in sorted(carriers):
             if i not in middle:
                 continue
@@ -459,19 +485,23 @@ class LCMEngine(ContextEngine):
                 top_ids.append(p["top_node_id"])
         root_ids = list(dict.fromkeys(root_ids))
         found = self._conn.nodes(root_ids + top_ids)
-        roots: Dict[str, Dict[str, Any]] = {}
+        roots: dict[str, dict[str, Any]] = {}
         for rid in root_ids:
             if rid in found:
                 roots[rid] = found[rid]
             else:
-                log.warning("LCM: root node %s of a previous pass is missing from %s", rid, self._db_path)
+                log.warning(
+                    "LCM: root node %s of a previous pass is missing from %s", rid, self._db_path
+                )
         previous_top = found[top_ids[-1]]["summary"] if top_ids and top_ids[-1] in found else None
         return roots, previous_top
 
-    def _focus_hits(self, focus: str, versions: Sequence[MessageVersion], session_id: Optional[str]) -> List[str]:
+    def _focus_hits(
+        self, focus: str, versions: Sequence[MessageVersion], session_id: str | None
+    ) -> list[str]:
         """Up to 12 lines mentioning ``focus``: earlier stored messages first, then this pass's."""
         needle = focus.lower()
-        hits: List[str] = []
+        hits: list[str] = []
         if focus.isascii():
             for row in self._conn.find_messages(focus, session_id, 6):
                 hits.append(_line_with(row[3], needle))
@@ -523,12 +553,14 @@ class LCMEngine(ContextEngine):
         try:
             stored = self._conn.session_pass_count(session_id)
         except (sqlite3.Error, OSError) as exc:
-            log.warning("LCM: could not load session %s from %s: %s", session_id, self._db_path, exc)
+            log.warning(
+                "LCM: could not load session %s from %s: %s", session_id, self._db_path, exc
+            )
             stored = 0
         with self._lock:
             self.compression_count = max(self.compression_count, stored)
 
-    def on_session_end(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """O2: publish passes the host committed, then flush the transcript verbatim.
 
         Every message (except unmodified carriers) is stored as a version under its uid,
@@ -538,14 +570,16 @@ class LCMEngine(ContextEngine):
         if not isinstance(messages, (list, tuple)):
             return
         carriers = self._find_carriers([m for m in messages if isinstance(m, Mapping)])
-        versions: List[MessageVersion] = []
-        absorbed: List[tuple] = []
+        versions: list[MessageVersion] = []
+        absorbed: list[tuple] = []
         for i, m in enumerate(x for x in messages if isinstance(x, Mapping)):
             if carriers.get(i, {}).get("pure"):
                 continue
             vh = version_hash(m)
             versions.append(
-                MessageVersion(message_key(m, vh), vh, m.get("role"), searchable_text(m), dict(m), session_id)
+                MessageVersion(
+                    message_key(m, vh), vh, m.get("role"), searchable_text(m), dict(m), session_id
+                )
             )
             uid = uid_of(m)
             if uid:
@@ -562,7 +596,9 @@ class LCMEngine(ContextEngine):
             super().on_session_reset()
             self._ineffective = 0
 
-    def on_turn_complete(self, messages: List[Dict[str, Any]], usage: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+    def on_turn_complete(
+        self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         """O10/H5: observe the finished turn; publishes a committed pass (TS2). Returns None."""
         self._observe(messages, may_discard=True)
         return None
@@ -587,13 +623,21 @@ class LCMEngine(ContextEngine):
         Raises:
             ValueError: ``context_length`` is negative or not an integer.
         """
-        if isinstance(context_length, bool) or not isinstance(context_length, (int, float)) or context_length < 0:
-            raise ValueError(f"update_model: context_length must be a non-negative integer, got {context_length!r}")
+        if (
+            isinstance(context_length, bool)
+            or not isinstance(context_length, (int, float))
+            or context_length < 0
+        ):
+            raise ValueError(
+                f"update_model: context_length must be a non-negative integer, got {context_length!r}"
+            )
         ctx = int(context_length)
         with self._lock:
             mapping = dict(getattr(self, "model_thresholds", None) or {})
             if _resolve_threshold is not None:
-                percent = _resolve_threshold(model, mapping, self._config_threshold_percent, provider)
+                percent = _resolve_threshold(
+                    model, mapping, self._config_threshold_percent, provider
+                )
             else:
                 percent = _local_model_threshold(model, mapping, self._config_threshold_percent)
             threshold = int(ctx * percent)
@@ -605,7 +649,7 @@ class LCMEngine(ContextEngine):
             self.threshold_tokens = threshold
             self._ineffective = 0
 
-    def get_status(self) -> Dict[str, Any]:
+    def get_status(self) -> dict[str, Any]:
         """O8: the ABC's fields (last_prompt_tokens never negative, usage_percent 0-100) plus
         ``engine``, ``db_path``, ``session_id``, ``staged_passes``, ``published_passes``,
         ``ineffective_passes`` and ``compression_blocked`` (A3)."""
@@ -625,13 +669,13 @@ class LCMEngine(ContextEngine):
             return status
 
     # -- T: tools ----------------------------------------------------------------------------
-    def get_tool_schemas(self) -> List[Dict[str, Any]]:
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
         """O5/T1: the ``lcm_grep``, ``lcm_describe``, ``lcm_expand`` schemas (fresh copies)."""
         import copy
 
         return copy.deepcopy(TOOL_SCHEMAS)
 
-    def handle_tool_call(self, name: str, args: Dict[str, Any], **kwargs: Any) -> str:
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """O6/T2: run an LCM tool; returns a JSON string, errors included (unknown name too).
 
         ``messages=`` (the live transcript the host passes) is observed first, so a pass
@@ -656,7 +700,7 @@ class LCMEngine(ContextEngine):
         "protect_last_n",
     )
 
-    def clone_for_agent(self) -> "LCMEngine":
+    def clone_for_agent(self) -> LCMEngine:
         """O11/C1: a per-agent engine sharing this one's backend (database, staging) with its
         own connection; only the budget fields are copied, usage counters start at 0, and
         ``model_thresholds`` is a copy, so a child's update_model never changes the parent (C2)."""
@@ -673,7 +717,7 @@ class LCMEngine(ContextEngine):
             clone.model_thresholds = dict(getattr(self, "model_thresholds", None) or {})
         return clone
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "LCMEngine":
+    def __deepcopy__(self, memo: dict[int, Any]) -> LCMEngine:
         """``copy.deepcopy`` (0.19.0's clone path) gives the same safe clone as clone_for_agent."""
         return self.clone_for_agent()
 
@@ -697,7 +741,9 @@ def _line_with(text: str, needle: str, width: int = 300) -> str:
     return line.strip()
 
 
-def render_carrier(top: Mapping[str, Any], roots: Sequence[Mapping[str, Any]], focus: Optional[str]) -> str:
+def render_carrier(
+    top: Mapping[str, Any], roots: Sequence[Mapping[str, Any]], focus: str | None
+) -> str:
     """The carrier's text: what LCM kept, the node ids to expand, and the top summary."""
     lines = [
         f"{CARRIER_TAG} {top['message_count']} earlier messages were compacted by Lossless Context "

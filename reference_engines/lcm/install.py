@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Optional, Union
 
 #: Files and folders never copied into an installed plugin.
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
@@ -19,7 +18,7 @@ def plugin_source_dir() -> Path:
     return Path(__file__).resolve().parent
 
 
-def install_plugin(name: str = "lcm", hermes_home: Optional[Union[str, Path]] = None) -> Path:
+def install_plugin(name: str = "lcm", hermes_home: str | Path | None = None) -> Path:
     """Copy this plugin folder to ``<hermes_home>/plugins/<name>/`` and return that path.
 
     An existing install there is replaced. ``hermes_home`` defaults to ``$HERMES_HOME`` or
@@ -58,8 +57,12 @@ def main(argv=None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(description="Install the LCM context engine plugin into a Hermes home.")
-    parser.add_argument("--hermes-home", default=None, help="Hermes home (default: $HERMES_HOME or ~/.hermes)")
+    parser = argparse.ArgumentParser(
+        description="Install the LCM context engine plugin into a Hermes home."
+    )
+    parser.add_argument(
+        "--hermes-home", default=None, help="Hermes home (default: $HERMES_HOME or ~/.hermes)"
+    )
     args = parser.parse_args(argv)
     try:
         target = install_plugin("lcm", args.hermes_home)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 MESSAGE_UID = "message_uid"
 ABSORBED_MESSAGE_UIDS = "_absorbed_message_uids"
@@ -25,7 +25,7 @@ IDENTITY_FIELDS = frozenset(
 ANON_KEY_PREFIX = "anon:"
 
 
-def uid_of(message: Mapping[str, Any]) -> Optional[str]:
+def uid_of(message: Mapping[str, Any]) -> str | None:
     """The message's ``message_uid`` if it is a non-empty string, else None (U1, U2).
 
     A missing, blank or non-string uid means "no identity yet", never an error (U2, U10).
@@ -34,7 +34,7 @@ def uid_of(message: Mapping[str, Any]) -> Optional[str]:
     return uid if isinstance(uid, str) and uid else None
 
 
-def absorbed_of(message: Mapping[str, Any]) -> List[str]:
+def absorbed_of(message: Mapping[str, Any]) -> list[str]:
     """The uids folded into ``message`` by a merge, in text order (U5); [] when none.
 
     Non-string or blank entries are ignored rather than raising.
@@ -45,7 +45,7 @@ def absorbed_of(message: Mapping[str, Any]) -> List[str]:
     return [u for u in raw if isinstance(u, str) and u]
 
 
-def identities_of(message: Mapping[str, Any]) -> List[str]:
+def identities_of(message: Mapping[str, Any]) -> list[str]:
     """``message_uid`` followed by the absorbed uids: every logical message this row carries."""
     uid = uid_of(message)
     return ([uid] if uid else []) + absorbed_of(message)
@@ -56,7 +56,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def version_body(message: Mapping[str, Any]) -> Dict[str, Any]:
+def version_body(message: Mapping[str, Any]) -> dict[str, Any]:
     """The message without identity fields: what a *version* of a logical message is (U4)."""
     return {k: v for k, v in message.items() if k not in IDENTITY_FIELDS}
 
@@ -66,7 +66,7 @@ def version_hash(message: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(version_body(message)).encode("utf-8")).hexdigest()[:32]
 
 
-def message_key(message: Mapping[str, Any], vhash: Optional[str] = None) -> str:
+def message_key(message: Mapping[str, Any], vhash: str | None = None) -> str:
     """Storage key of a logical message: its uid, or ``anon:<version hash>`` without one (U2)."""
     uid = uid_of(message)
     if uid:
@@ -118,7 +118,7 @@ def transcript_text(messages: Iterable[Mapping[str, Any]]) -> str:
     return "\n\n".join(lines)
 
 
-def call_ids(message: Mapping[str, Any]) -> List[str]:
+def call_ids(message: Mapping[str, Any]) -> list[str]:
     """Provider ids of an assistant message's ``tool_calls`` (empty for other roles)."""
     if message.get("role") != "assistant":
         return []
@@ -150,7 +150,7 @@ def pair_safe_end(messages: Sequence[Mapping[str, Any]], index: int) -> int:
     return i
 
 
-def carrier_role(prev_role: Optional[str], next_role: Optional[str]) -> str:
+def carrier_role(prev_role: str | None, next_role: str | None) -> str:
     """Role for the summary carrier so that no two same roles touch, when possible (B5, V1).
 
     Tries ``user`` then ``assistant``; a system or missing neighbour constrains nothing.
@@ -158,6 +158,7 @@ def carrier_role(prev_role: Optional[str], next_role: Optional[str]) -> str:
     previous message is not a user message, else ``assistant``; the host's alternation
     repair may then merge it (U5), which the engine follows.
     """
+
     def clashes(role: str) -> bool:
         return role == prev_role or role == next_role
 

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from collections.abc import Mapping
-from typing import Any, List, Optional, Sequence
+from typing import Any
 
 from .messages import pair_safe_end, pair_safe_start
 
@@ -32,10 +32,10 @@ def split(
     *,
     protect_first_n: int,
     protect_last_n: int,
-    tail_budget: Optional[int],
-    tail_hard_cap: Optional[int],
+    tail_budget: int | None,
+    tail_hard_cap: int | None,
     has_summary: bool,
-    last_carrier_index: Optional[int],
+    last_carrier_index: int | None,
 ) -> Split:
     """Choose the head and tail of a pass.
 
@@ -85,12 +85,12 @@ def split(
     return Split(head_end=head, tail_start=max(head, tail))
 
 
-def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> List[str]:
+def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """Problems with tool pairing (V2) in ``messages``; [] when every call and result match.
 
     Used by the engine's self-check and by tests. Each problem is a sentence naming the index.
     """
-    problems: List[str] = []
+    problems: list[str] = []
     open_calls: dict = {}
     for idx, m in enumerate(messages):
         role = m.get("role")
@@ -102,7 +102,9 @@ def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> List[str]:
         elif role == "tool":
             cid = m.get("tool_call_id")
             if open_calls.get(cid, 0) <= 0:
-                problems.append(f"tool message at index {idx} answers {cid!r}, which no earlier assistant call awaits")
+                problems.append(
+                    f"tool message at index {idx} answers {cid!r}, which no earlier assistant call awaits"
+                )
             else:
                 open_calls[cid] -= 1
     for cid, count in open_calls.items():
@@ -114,7 +116,7 @@ def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> List[str]:
 _TURN_ROLES = ("user", "assistant")
 
 
-def roles_clash(prev_role: Optional[str], next_role: Optional[str]) -> bool:
+def roles_clash(prev_role: str | None, next_role: str | None) -> bool:
     """True when no carrier role fits between ``prev_role`` and ``next_role`` (B5).
 
     That is the case exactly when both neighbours are turn roles (``user``/``assistant``)
@@ -128,8 +130,8 @@ def align_roles(
     tokens: Sequence[int],
     cut: Split,
     *,
-    tail_budget: Optional[int],
-    last_carrier_index: Optional[int],
+    tail_budget: int | None,
+    last_carrier_index: int | None,
 ) -> Split:
     """Move the tail start so the summary carrier can take a role that touches neither
     neighbour (B5: no two same-role messages adjacent around the summary).

@@ -29,10 +29,10 @@ import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -108,10 +108,10 @@ class MessageVersion:
 
     key: str
     version_hash: str
-    role: Optional[str]
+    role: str | None
     text: str
-    message: Dict[str, Any]
-    session_id: Optional[str] = None
+    message: dict[str, Any]
+    session_id: str | None = None
 
 
 @dataclass
@@ -134,16 +134,16 @@ class StagedPass:
 
     carrier_uid: str
     carrier_hash: str
-    session_id: Optional[str]
+    session_id: str | None
     top_node_id: str
-    roots: List[str]
-    nodes: List[Dict[str, Any]]
-    versions: List[MessageVersion]
-    absorbed: List[Tuple[str, str]]
+    roots: list[str]
+    nodes: list[dict[str, Any]]
+    versions: list[MessageVersion]
+    absorbed: list[tuple[str, str]]
     middle_uids: frozenset
-    focus_topic: Optional[str] = None
-    node_index: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    version_index: Dict[Tuple[str, str], MessageVersion] = field(default_factory=dict)
+    focus_topic: str | None = None
+    node_index: dict[str, dict[str, Any]] = field(default_factory=dict)
+    version_index: dict[tuple[str, str], MessageVersion] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.node_index = {n["node_id"]: n for n in self.nodes}
@@ -161,7 +161,7 @@ class LCMBackend:
         self.db_path = Path(db_path)
         self.write_lock = threading.RLock()
         self._stage_lock = threading.RLock()
-        self._staged: "OrderedDict[str, StagedPass]" = OrderedDict()
+        self._staged: OrderedDict[str, StagedPass] = OrderedDict()
         self._schema_ready = False
         self._schema_lock = threading.Lock()
 
@@ -178,18 +178,18 @@ class LCMBackend:
         with self._stage_lock:
             return len(self._staged)
 
-    def staged_carriers(self) -> List[str]:
+    def staged_carriers(self) -> list[str]:
         """Carrier uids of the staged passes, oldest first."""
         with self._stage_lock:
             return list(self._staged)
 
-    def take_committed(self, seen_uids: "set[str]") -> List[StagedPass]:
+    def take_committed(self, seen_uids: set[str]) -> list[StagedPass]:
         """Remove and return (oldest first) the staged passes whose carrier uid is in ``seen_uids``."""
         with self._stage_lock:
             hits = [uid for uid in self._staged if uid in seen_uids]
             return [self._staged.pop(uid) for uid in hits]
 
-    def drop_discarded(self, seen_uids: "set[str]") -> List[str]:
+    def drop_discarded(self, seen_uids: set[str]) -> list[str]:
         """Drop staged passes shown discarded: a summarised uid is present, the carrier is not.
 
         Returns the dropped carrier uids. Nothing durable was written for them (TS2).
@@ -204,7 +204,7 @@ class LCMBackend:
                 del self._staged[uid]
             return gone
 
-    def drop_superseded(self, committed: Sequence["StagedPass"]) -> List[str]:
+    def drop_superseded(self, committed: Sequence[StagedPass]) -> list[str]:
         """Drop staged passes that summarised the same messages as a just-committed pass.
 
         They competed for the same history (e.g. a retried pass after a timeout) and lost;
@@ -221,7 +221,7 @@ class LCMBackend:
                 del self._staged[uid]
             return gone
 
-    def drop_session(self, session_id: Optional[str]) -> int:
+    def drop_session(self, session_id: str | None) -> int:
         """Drop every staged pass of ``session_id`` (on_session_reset); returns how many."""
         with self._stage_lock:
             gone = [uid for uid, p in self._staged.items() if p.session_id == session_id]
@@ -229,12 +229,12 @@ class LCMBackend:
                 del self._staged[uid]
             return len(gone)
 
-    def staged_pass(self, carrier_uid: str) -> Optional[StagedPass]:
+    def staged_pass(self, carrier_uid: str) -> StagedPass | None:
         """The staged pass with this carrier uid, or None."""
         with self._stage_lock:
             return self._staged.get(carrier_uid)
 
-    def staged_node(self, node_id: str) -> Optional[Dict[str, Any]]:
+    def staged_node(self, node_id: str) -> dict[str, Any] | None:
         """A node from a staged (uncommitted) pass, or None."""
         with self._stage_lock:
             for p in self._staged.values():
@@ -243,7 +243,7 @@ class LCMBackend:
                     return node
         return None
 
-    def staged_version(self, key: str, vhash: str) -> Optional[MessageVersion]:
+    def staged_version(self, key: str, vhash: str) -> MessageVersion | None:
         """A message version held by a staged pass, or None."""
         with self._stage_lock:
             for p in self._staged.values():
@@ -252,7 +252,7 @@ class LCMBackend:
                     return v
         return None
 
-    def staged_snapshot(self) -> List[StagedPass]:
+    def staged_snapshot(self) -> list[StagedPass]:
         """The staged passes, oldest first (a copy of the list; the passes are shared)."""
         with self._stage_lock:
             return list(self._staged.values())
@@ -293,7 +293,7 @@ class LCMBackend:
 
 
 #: Live backends by resolved path; an entry goes away with the last engine that holds it.
-_BACKENDS: "weakref.WeakValueDictionary[str, LCMBackend]" = weakref.WeakValueDictionary()
+_BACKENDS: weakref.WeakValueDictionary[str, LCMBackend] = weakref.WeakValueDictionary()
 _BACKENDS_LOCK = threading.Lock()
 
 
@@ -308,7 +308,7 @@ def backend_for(db_path: Path) -> LCMBackend:
         return backend
 
 
-def node_row(node: Mapping[str, Any]) -> Tuple:
+def node_row(node: Mapping[str, Any]) -> tuple:
     """The ``nodes`` row tuple of a node dict."""
     return (
         node["node_id"],
@@ -325,7 +325,7 @@ def node_row(node: Mapping[str, Any]) -> Tuple:
     )
 
 
-def _node_from_row(row: Sequence[Any]) -> Dict[str, Any]:
+def _node_from_row(row: Sequence[Any]) -> dict[str, Any]:
     return {
         "node_id": row[0],
         "level": row[1],
@@ -363,7 +363,7 @@ class LCMConnection:
 
     def __init__(self, backend: LCMBackend) -> None:
         self.backend = backend
-        self._conn: Optional[sqlite3.Connection] = None
+        self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
 
     def _db(self) -> sqlite3.Connection:
@@ -414,7 +414,9 @@ class LCMConnection:
         base = LCMConnection._next_seq(db, len(versions))
         # seen_seq follows sighting order (U7); rows go in sorted by key so the unique
         # index is filled in order (random uids would otherwise touch random pages).
-        order = sorted(range(len(versions)), key=lambda i: (versions[i].key, versions[i].version_hash))
+        order = sorted(
+            range(len(versions)), key=lambda i: (versions[i].key, versions[i].version_hash)
+        )
         db.executemany(
             "INSERT INTO messages(msg_key, version_hash, session_id, role, text, message_json, seen_seq) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(msg_key, version_hash) DO UPDATE SET seen_seq=excluded.seen_seq",
@@ -433,7 +435,7 @@ class LCMConnection:
         )
 
     @staticmethod
-    def _put_absorbed(db: sqlite3.Connection, pairs: Sequence[Tuple[str, str]]) -> None:
+    def _put_absorbed(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> None:
         if pairs:
             db.executemany(
                 "INSERT INTO absorbed(absorbed_uid, survivor_uid) VALUES (?, ?) "
@@ -442,7 +444,7 @@ class LCMConnection:
             )
 
     def ingest(
-        self, versions: Sequence[MessageVersion], absorbed: Sequence[Tuple[str, str]] = ()
+        self, versions: Sequence[MessageVersion], absorbed: Sequence[tuple[str, str]] = ()
     ) -> None:
         """Store committed message versions and absorbed-uid links (U4, U5, U7) in one transaction."""
         if not versions and not absorbed:
@@ -494,7 +496,7 @@ class LCMConnection:
         self._write(run)
 
     # -- reads ---------------------------------------------------------------------------
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> List[Tuple]:
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run a query; [] while the database file does not exist yet (a read never creates it,
         so a pass that is later discarded leaves no file behind, TS2)."""
         with self._lock:
@@ -506,9 +508,9 @@ class LCMConnection:
         rows = self._read(sql, params)
         return int(rows[0][0]) if rows else 0
 
-    def passes_for(self, uids: Sequence[str]) -> Dict[str, Dict[str, Any]]:
+    def passes_for(self, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Committed passes whose carrier uid is in ``uids``: ``{carrier_uid: pass dict}``."""
-        out: Dict[str, Dict[str, Any]] = {}
+        out: dict[str, dict[str, Any]] = {}
         uniq = list(dict.fromkeys(uids))
         for chunk in _chunks(uniq):
             rows = self._read(
@@ -528,26 +530,27 @@ class LCMConnection:
                 }
         return out
 
-    def session_pass_count(self, session_id: Optional[str]) -> int:
+    def session_pass_count(self, session_id: str | None) -> int:
         """Committed passes recorded for ``session_id``."""
         if session_id is None:
             return 0
         return self._scalar("SELECT COUNT(*) FROM passes WHERE session_id=?", (session_id,))
 
-    def nodes(self, node_ids: Sequence[str]) -> Dict[str, Dict[str, Any]]:
+    def nodes(self, node_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Committed nodes by id (missing ids are simply absent from the result)."""
-        out: Dict[str, Dict[str, Any]] = {}
+        out: dict[str, dict[str, Any]] = {}
         uniq = list(dict.fromkeys(node_ids))
         for chunk in _chunks(uniq):
             for r in self._read(
-                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE node_id IN ({','.join('?' * len(chunk))})", chunk
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE node_id IN ({','.join('?' * len(chunk))})",
+                chunk,
             ):
                 out[r[0]] = _node_from_row(r)
         return out
 
-    def versions(self, refs: Sequence[Tuple[str, str]]) -> Dict[Tuple[str, str], Dict[str, Any]]:
+    def versions(self, refs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """Committed message versions by ``(msg_key, version_hash)``: the verbatim dicts."""
-        out: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        out: dict[tuple[str, str], dict[str, Any]] = {}
         uniq = list(dict.fromkeys((k, h) for k, h in refs))
         for chunk in _chunks(uniq, _BATCH // 2):
             where = " OR ".join("(msg_key=? AND version_hash=?)" for _ in chunk)
@@ -558,7 +561,7 @@ class LCMConnection:
                 out[(k, h)] = json.loads(js)
         return out
 
-    def message_history(self, key: str) -> List[Dict[str, Any]]:
+    def message_history(self, key: str) -> list[dict[str, Any]]:
         """Every stored version of ``key``, oldest sighting first; the last is current (U7)."""
         rows = self._read(
             "SELECT version_hash, role, text, message_json, seen_seq, session_id FROM messages "
@@ -577,7 +580,7 @@ class LCMConnection:
             for r in rows
         ]
 
-    def survivor_of(self, uid: str) -> Optional[str]:
+    def survivor_of(self, uid: str) -> str | None:
         """Follow absorbed links (U5) to the uid that now carries ``uid``'s text, or None."""
         seen = {uid}
         current = uid
@@ -590,13 +593,16 @@ class LCMConnection:
                 return current
             seen.add(current)
 
-    def leaves_covering(self, key: str) -> List[str]:
+    def leaves_covering(self, key: str) -> list[str]:
         """Ids of committed leaf nodes that cover any version of ``key``."""
-        return [r[0] for r in self._read("SELECT DISTINCT node_id FROM leaf_members WHERE msg_key=?", (key,))]
+        return [
+            r[0]
+            for r in self._read("SELECT DISTINCT node_id FROM leaf_members WHERE msg_key=?", (key,))
+        ]
 
-    def current_seq(self, keys: Sequence[str]) -> Dict[str, int]:
+    def current_seq(self, keys: Sequence[str]) -> dict[str, int]:
         """Highest ``seen_seq`` per key: the current version's sighting number (U7)."""
-        out: Dict[str, int] = {}
+        out: dict[str, int] = {}
         uniq = list(dict.fromkeys(keys))
         for chunk in _chunks(uniq):
             for k, s in self._read(
@@ -607,7 +613,7 @@ class LCMConnection:
                 out[k] = s
         return out
 
-    def iter_messages(self, session_id: Optional[str]) -> List[Tuple]:
+    def iter_messages(self, session_id: str | None) -> list[tuple]:
         """``(msg_key, version_hash, role, text, seen_seq, session_id)`` rows, oldest first.
 
         With ``session_id`` None, every session's rows.
@@ -622,13 +628,13 @@ class LCMConnection:
             (session_id,),
         )
 
-    def find_messages(self, needle: str, session_id: Optional[str], limit: int) -> List[Tuple]:
+    def find_messages(self, needle: str, session_id: str | None, limit: int) -> list[tuple]:
         """Rows whose text contains ``needle`` (ASCII case-insensitive), oldest first, at most ``limit``."""
         sql = (
             "SELECT msg_key, version_hash, role, text, seen_seq, session_id FROM messages "
             "WHERE instr(lower(text), ?) > 0"
         )
-        params: List[Any] = [needle.lower()]
+        params: list[Any] = [needle.lower()]
         if session_id is not None:
             sql += " AND session_id=?"
             params.append(session_id)
@@ -636,15 +642,17 @@ class LCMConnection:
         params.append(int(limit))
         return self._read(sql, params)
 
-    def iter_nodes(self, session_id: Optional[str]) -> List[Dict[str, Any]]:
+    def iter_nodes(self, session_id: str | None) -> list[dict[str, Any]]:
         """Committed nodes (of ``session_id``, or all when None)."""
         if session_id is None:
             rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes")
         else:
-            rows = self._read(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE session_id=?", (session_id,))
+            rows = self._read(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE session_id=?", (session_id,)
+            )
         return [_node_from_row(r) for r in rows]
 
-    def counts(self) -> Dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """Row counts of the main tables (for status and tests; a full scan, not per turn)."""
         out = {}
         for table in ("messages", "nodes", "passes", "absorbed"):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .messages import ANON_KEY_PREFIX
 from .store import LCMBackend, LCMConnection
@@ -23,7 +23,7 @@ MAX_GREP_LIMIT = 200
 MAX_EXPAND_LIMIT = 500
 DEFAULT_EXPAND_LIMIT = 100
 
-TOOL_SCHEMAS: List[Dict[str, Any]] = [
+TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "lcm_grep",
         "description": (
@@ -40,7 +40,11 @@ TOOL_SCHEMAS: List[Dict[str, Any]] = [
                     "minLength": 1,
                     "description": "Text to find (case-insensitive), or a Python regular expression when regex is true.",
                 },
-                "regex": {"type": "boolean", "default": False, "description": "Treat pattern as a regular expression."},
+                "regex": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Treat pattern as a regular expression.",
+                },
                 "scope": {
                     "type": "string",
                     "enum": ["all", "messages", "summaries"],
@@ -74,7 +78,11 @@ TOOL_SCHEMAS: List[Dict[str, Any]] = [
         "parameters": {
             "type": "object",
             "properties": {
-                "id": {"type": "string", "minLength": 1, "description": "A summary node id (lcm_...) or a message_uid."}
+                "id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "A summary node id (lcm_...) or a message_uid.",
+                }
             },
             "required": ["id"],
             "additionalProperties": False,
@@ -94,7 +102,12 @@ TOOL_SCHEMAS: List[Dict[str, Any]] = [
                     "minLength": 1,
                     "description": "A summary node id (lcm_...) or a message_uid.",
                 },
-                "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Messages to skip."},
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Messages to skip.",
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
@@ -122,13 +135,15 @@ def _snippet(text: str, needle_at: int = 0) -> str:
     return ("…" if start else "") + out + ("…" if start + SNIPPET_CHARS < len(text) else "")
 
 
-def _check_args(name: str, args: Any) -> Dict[str, Any]:
+def _check_args(name: str, args: Any) -> dict[str, Any]:
     """Validate ``args`` against the tool's schema (types, required, enum, bounds, extras)."""
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
         except ValueError as exc:
-            raise ToolArgumentError(f"arguments are not valid JSON ({exc}); pass a JSON object") from exc
+            raise ToolArgumentError(
+                f"arguments are not valid JSON ({exc}); pass a JSON object"
+            ) from exc
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
@@ -138,11 +153,13 @@ def _check_args(name: str, args: Any) -> Dict[str, Any]:
     extra = sorted(set(args) - set(props))
     if extra:
         raise ToolArgumentError(f"unknown argument(s) {extra}; allowed: {sorted(props)}")
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for key, spec in props.items():
         if key not in args or args[key] is None:
             if key in schema.get("required", ()):
-                raise ToolArgumentError(f"missing required argument {key!r} ({spec['description']})")
+                raise ToolArgumentError(
+                    f"missing required argument {key!r} ({spec['description']})"
+                )
             if "default" in spec:
                 out[key] = spec["default"]
             continue
@@ -150,9 +167,13 @@ def _check_args(name: str, args: Any) -> Dict[str, Any]:
         kind = spec["type"]
         if kind == "string":
             if not isinstance(value, str) or len(value) < spec.get("minLength", 0):
-                raise ToolArgumentError(f"argument {key!r} must be a non-empty string, got {value!r}")
+                raise ToolArgumentError(
+                    f"argument {key!r} must be a non-empty string, got {value!r}"
+                )
             if "enum" in spec and value not in spec["enum"]:
-                raise ToolArgumentError(f"argument {key!r} must be one of {spec['enum']}, got {value!r}")
+                raise ToolArgumentError(
+                    f"argument {key!r} must be one of {spec['enum']}, got {value!r}"
+                )
         elif kind == "boolean":
             if not isinstance(value, bool):
                 raise ToolArgumentError(f"argument {key!r} must be true or false, got {value!r}")
@@ -161,7 +182,9 @@ def _check_args(name: str, args: Any) -> Dict[str, Any]:
                 raise ToolArgumentError(f"argument {key!r} must be an integer, got {value!r}")
             lo, hi = spec.get("minimum"), spec.get("maximum")
             if (lo is not None and value < lo) or (hi is not None and value > hi):
-                raise ToolArgumentError(f"argument {key!r} must be between {lo} and {hi}, got {value}")
+                raise ToolArgumentError(
+                    f"argument {key!r} must be between {lo} and {hi}, got {value}"
+                )
         out[key] = value
     return out
 
@@ -175,7 +198,9 @@ class LCMTools:
         session_id: zero-argument callable returning the engine's current session id.
     """
 
-    def __init__(self, conn: LCMConnection, backend: LCMBackend, session_id: Callable[[], Optional[str]]):
+    def __init__(
+        self, conn: LCMConnection, backend: LCMBackend, session_id: Callable[[], str | None]
+    ):
         self.conn = conn
         self.backend = backend
         self._session_id = session_id
@@ -190,18 +215,20 @@ class LCMTools:
         except ToolArgumentError as exc:
             return json.dumps({"error": f"{name}: {exc}", "tool": name})
         except Exception as exc:  # T2: a failure is reported as JSON, never raised into the agent
-            return json.dumps({"error": f"{name} failed: {type(exc).__name__}: {exc}", "tool": name})
+            return json.dumps(
+                {"error": f"{name} failed: {type(exc).__name__}: {exc}", "tool": name}
+            )
         return json.dumps(result, ensure_ascii=False, default=str)
 
     # -- node lookup (committed first, then staged) ------------------------------------
-    def _node(self, node_id: str) -> Tuple[Optional[Dict[str, Any]], bool]:
+    def _node(self, node_id: str) -> tuple[dict[str, Any] | None, bool]:
         found = self.conn.nodes([node_id]).get(node_id)
         if found is not None:
             return found, True
         staged = self.backend.staged_node(node_id)
         return staged, False
 
-    def _nodes(self, ids: List[str]) -> Dict[str, Dict[str, Any]]:
+    def _nodes(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         out = self.conn.nodes(ids)
         for nid in ids:
             if nid not in out:
@@ -210,13 +237,13 @@ class LCMTools:
                     out[nid] = staged
         return out
 
-    def _leaf_refs(self, root: Dict[str, Any]) -> List[Tuple[str, str]]:
+    def _leaf_refs(self, root: dict[str, Any]) -> list[tuple[str, str]]:
         """All ``(msg_key, version_hash)`` refs under ``root``, in order (iterative, batched)."""
-        frontier: List[Dict[str, Any]] = [root]
+        frontier: list[dict[str, Any]] = [root]
         while any(n["kind"] != "leaf" for n in frontier):
             need = [c for n in frontier if n["kind"] != "leaf" for c in n["children"]]
             found = self._nodes(need)
-            nxt: List[Dict[str, Any]] = []
+            nxt: list[dict[str, Any]] = []
             for item in frontier:
                 if item["kind"] == "leaf":
                     nxt.append(item)
@@ -224,15 +251,17 @@ class LCMTools:
                 for c in item["children"]:
                     child = found.get(c)
                     if child is None:
-                        raise LookupError(f"node {c} (child of {item['node_id']}) is missing from the store")
+                        raise LookupError(
+                            f"node {c} (child of {item['node_id']}) is missing from the store"
+                        )
                     nxt.append(child)
             frontier = nxt
-        refs: List[Tuple[str, str]] = []
+        refs: list[tuple[str, str]] = []
         for leaf in frontier:
             refs.extend((c[0], c[1]) for c in leaf["children"])
         return refs
 
-    def _resolve_versions(self, refs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
+    def _resolve_versions(self, refs: list[tuple[str, str]]) -> list[dict[str, Any]]:
         stored = self.conn.versions(refs)
         out = []
         for ref in refs:
@@ -240,12 +269,14 @@ class LCMTools:
             if msg is None:
                 staged = self.backend.staged_version(*ref)
                 if staged is None:
-                    raise LookupError(f"message version {ref[0]}@{ref[1]} is missing from the store")
+                    raise LookupError(
+                        f"message version {ref[0]}@{ref[1]} is missing from the store"
+                    )
                 msg = staged.message
             out.append(msg)
         return out
 
-    def _follow(self, uid: str) -> Tuple[str, Optional[str]]:
+    def _follow(self, uid: str) -> tuple[str, str | None]:
         """``(key to read, absorbed uid followed from)``: follows U5 links when ``uid`` has no rows."""
         if self.conn.message_history(uid):
             return uid, None
@@ -255,7 +286,9 @@ class LCMTools:
         return uid, None
 
     # -- the tools -----------------------------------------------------------------------
-    def lcm_grep(self, pattern: str, regex: bool, scope: str, all_sessions: bool, limit: int) -> Dict[str, Any]:
+    def lcm_grep(
+        self, pattern: str, regex: bool, scope: str, all_sessions: bool, limit: int
+    ) -> dict[str, Any]:
         """Search verbatim messages and/or summaries. Returns ``{matches, truncated, ...}``."""
         session = None if all_sessions else self._session_id()
         matcher = None
@@ -263,7 +296,9 @@ class LCMTools:
             try:
                 compiled = re.compile(pattern, re.IGNORECASE)
             except re.error as exc:
-                raise ToolArgumentError(f"pattern is not a valid regular expression: {exc}") from exc
+                raise ToolArgumentError(
+                    f"pattern is not a valid regular expression: {exc}"
+                ) from exc
             matcher = compiled.search
         else:
             low = pattern.lower()
@@ -272,13 +307,13 @@ class LCMTools:
                 pos = text.lower().find(low)
                 return pos if pos >= 0 else None
 
-        def where(text: str) -> Optional[int]:
+        def where(text: str) -> int | None:
             m = matcher(text)
             if m is None:
                 return None
             return m if isinstance(m, int) else m.start()
 
-        matches: List[Dict[str, Any]] = []
+        matches: list[dict[str, Any]] = []
         truncated = False
         if scope in ("all", "messages"):
             if regex or not pattern.isascii():
@@ -361,7 +396,7 @@ class LCMTools:
             "truncated": truncated,
         }
 
-    def lcm_describe(self, id: str) -> Dict[str, Any]:  # noqa: A002 - schema field name
+    def lcm_describe(self, id: str) -> dict[str, Any]:  # noqa: A002 - schema field name
         """Describe a node (by ``lcm_...`` id) or a message (by uid, following U5 links)."""
         node, committed = self._node(id)
         if node is not None:
@@ -424,7 +459,7 @@ class LCMTools:
             "node_ids": self.conn.leaves_covering(key),
         }
 
-    def lcm_expand(self, node_id: str, offset: int, limit: int) -> Dict[str, Any]:
+    def lcm_expand(self, node_id: str, offset: int, limit: int) -> dict[str, Any]:
         """The verbatim messages under a node, paged; or a message's current version (U5, U7)."""
         node, committed = self._node(node_id)
         if node is None:

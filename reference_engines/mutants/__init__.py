@@ -9,9 +9,10 @@ The H6 reshuffling router (``h6_reshuffle``) comes from the host work and joins 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Dict, Optional
 
 PLUGIN_DIRS = Path(__file__).parent / "plugin_dirs"
 REFERENCE_PLUGIN_DIR = PLUGIN_DIRS / "minimal"
@@ -21,11 +22,14 @@ REFERENCES = {
     "reference_engines.mutants._base:HookedEngine": None,
     "reference_engines.mutants._compressor_base:MiniCompressor": None,
 }
-_OPTIONAL_REFERENCES = ("reference_engines.compressor:ReferenceCompressor", "reference_engines.lcm:LCMEngine",
-                        "reference_engines.router:ReferenceRouter")
+_OPTIONAL_REFERENCES = (
+    "reference_engines.compressor:ReferenceCompressor",
+    "reference_engines.lcm:LCMEngine",
+    "reference_engines.router:ReferenceRouter",
+)
 #: Findings of the kit's checks on reference engines of other parts of the kit, reported to
 #: their owners; run as expected failures (strict in the tests, so a fix shows up as XPASS).
-KNOWN_FINDINGS: Dict[str, Dict[str, str]] = {}
+KNOWN_FINDINGS: dict[str, dict[str, str]] = {}
 
 
 @dataclass(frozen=True)
@@ -42,82 +46,163 @@ class Kill:
 
     clause: str
     pattern: str
-    plugin_dir: Optional[Path] = None
-    xfails: Optional[Mapping[str, str]] = None
+    plugin_dir: Path | None = None
+    xfails: Mapping[str, str] | None = None
     host_profile: str = "documented"
 
 
 M = "reference_engines.mutants."
-KILLS: Dict[str, Kill] = {
-    M + "misc:QuacksLikeAnEngine": Kill("S0", r"does not subclass agent\.context_engine\.ContextEngine"),
-    M + "a1_name_method:NameIsMethod": Kill("A1", r"engine\.name: expected a short identifier string"),
-    M + "a_surface:DropsCompletionTokens": Kill("A2", r"engine\.last_completion_tokens after update_from_response"),
-    M + "a_surface:ShouldCompressReturnsInt": Kill("A3", r"should_compress\(.*\): expected a bool, got int"),
-    M + "a_surface:ThrashesWhenIneffective": Kill("A3", r"compress\(\) attempts over 20 turns .*host practice"),
-    M + "a_surface:CompressReturnsTuple": Kill("A4", r"expected a list(| of dicts with a role), got (a )?tuple"),
-    M + "a_surface:TypeErrorOnFocus": Kill("A4", r"compress\(\) raised: .*TypeError: \"?compress\(\) got an unexpected focus_topic"),
+KILLS: dict[str, Kill] = {
+    M + "misc:QuacksLikeAnEngine": Kill(
+        "S0", r"does not subclass agent\.context_engine\.ContextEngine"
+    ),
+    M + "a1_name_method:NameIsMethod": Kill(
+        "A1", r"engine\.name: expected a short identifier string"
+    ),
+    M + "a_surface:DropsCompletionTokens": Kill(
+        "A2", r"engine\.last_completion_tokens after update_from_response"
+    ),
+    M + "a_surface:ShouldCompressReturnsInt": Kill(
+        "A3", r"should_compress\(.*\): expected a bool, got int"
+    ),
+    M + "a_surface:ThrashesWhenIneffective": Kill(
+        "A3", r"compress\(\) attempts over 20 turns .*host practice"
+    ),
+    M + "a_surface:CompressReturnsTuple": Kill(
+        "A4", r"expected a list(| of dicts with a role), got (a )?tuple"
+    ),
+    M + "a_surface:TypeErrorOnFocus": Kill(
+        "A4", r"compress\(\) raised: .*TypeError: \"?compress\(\) got an unexpected focus_topic"
+    ),
     M + "a_surface:IgnoresFocus": Kill("A5", r"to keep the planted fact 'QUARTZ-HERON-417'"),
     M + "a6_never_counts:NeverCounts": Kill("A6", r"compression_count after"),
-    M + "a_surface:CompressesOnSentinel": Kill("A7", r"right after a compaction \(last_prompt_tokens == -1"),
+    M + "a_surface:CompressesOnSentinel": Kill(
+        "A7", r"right after a compaction \(last_prompt_tokens == -1"
+    ),
     M + "v_messages:DeveloperRoleSummary": Kill("V1", r"has role \"developer\""),
-    M + "v2_orphan_result:OrphanToolResult": Kill("V2", r"which no earlier assistant message calls|has no tool result after it"),
+    M + "v2_orphan_result:OrphanToolResult": Kill(
+        "V2", r"which no earlier assistant message calls|has no tool result after it"
+    ),
     M + "v_messages:DictContentSummary": Kill("V3", r"has content of type dict"),
-    M + "v4_drops_system:DropsSystemPrompt": Kill("V4", r"expected the system prompt to stay first"),
-    M + "o_optional:StrictSessionStart": Kill("O1", r"on_session_start\(\) raised: .*unexpected session keys"),
+    M + "v4_drops_system:DropsSystemPrompt": Kill(
+        "V4", r"expected the system prompt to stay first"
+    ),
+    M + "o_optional:StrictSessionStart": Kill(
+        "O1", r"on_session_start\(\) raised: .*unexpected session keys"
+    ),
     M + "o_optional:EndWithoutStart": Kill("O2", r"on_session_end\(\) raised: .*was never started"),
-    M + "o_optional:ResetKeepsCompletion": Kill("O3", r"engine\.last_completion_tokens after on_session_reset\(\)"),
-    M + "o_optional:StaleThreshold": Kill("O4", r"threshold_tokens|\(context_length, threshold_tokens\)"),
-    M + "o_optional:StaleSessionWindow": Kill("O4", r"on_session_start\(\) carrying stale model metadata"),
+    M + "o_optional:ResetKeepsCompletion": Kill(
+        "O3", r"engine\.last_completion_tokens after on_session_reset\(\)"
+    ),
+    M + "o_optional:StaleThreshold": Kill(
+        "O4", r"threshold_tokens|\(context_length, threshold_tokens\)"
+    ),
+    M + "o_optional:StaleSessionWindow": Kill(
+        "O4", r"on_session_start\(\) carrying stale model metadata"
+    ),
     M + "o_optional:SchemasAsDict": Kill("O5", r"get_tool_schemas\(\): expected a list of dicts"),
     M + "o_optional:PlainTextUnknownTool": Kill("O6", r"expected a JSON string like"),
-    M + "o_optional:PreflightReturnsNone": Kill("O7", r"should_compress_preflight\(.*\): expected a bool, got NoneType"),
+    M + "o_optional:PreflightReturnsNone": Kill(
+        "O7", r"should_compress_preflight\(.*\): expected a bool, got NoneType"
+    ),
     M + "o_optional:StatusWithoutPercent": Kill("O8", r"missing usage_percent"),
-    M + "o_optional:SelectReturnsTuple": Kill("O9", r"expected None or a list of messages, got tuple"),
+    M + "o_optional:SelectReturnsTuple": Kill(
+        "O9", r"expected None or a list of messages, got tuple"
+    ),
     M + "o_optional:TurnCompleteNoKwargs": Kill("O10", r"on_turn_complete|\[O10\]"),
-    M + "o_optional:CloneRenamed": Kill("O11", r"expected an engine named 'minimal', got _Renamed named \"minimal-clone\""),
+    M + "o_optional:CloneRenamed": Kill(
+        "O11", r"expected an engine named 'minimal', got _Renamed named \"minimal-clone\""
+    ),
     M + "h_hooks:SelectRaises": Kill("H1", r"select_context\(\): expected a normal return"),
-    M + "h_hooks:SelectMutatesHistory": Kill("H3", r"argument conversation_messages: expected left unchanged"),
-    M + "h_hooks:TurnCompleteStripsUids": Kill("H5", r"on_turn_complete\(\) on the host's message \d+ .*changed keys"),
-    M + "h_hooks:RotatingSelection": Kill("H6", r"select_context\(\) call \d with inputs identical to call 1"),
+    M + "h_hooks:SelectMutatesHistory": Kill(
+        "H3", r"argument conversation_messages: expected left unchanged"
+    ),
+    M + "h_hooks:TurnCompleteStripsUids": Kill(
+        "H5", r"on_turn_complete\(\) on the host's message \d+ .*changed keys"
+    ),
+    M + "h_hooks:RotatingSelection": Kill(
+        "H6", r"select_context\(\) call \d with inputs identical to call 1"
+    ),
     M + "u_identity:RequiresUidOnOldRows": Kill("U2", r"compress\(\) raised: .*KeyError"),
     M + "u_identity:StaleContentByUid": Kill("U4", r"the stale content from the previous call"),
-    M + "u_identity:BadSummaryUid": Kill("U6", r"message_uid stamped by compress\(\) .*'summary-\d+'"),
-    M + "u_identity:RejectsDuplicateUids": Kill("U7", r"compress\(\) raised: .*duplicate message_uid"),
+    M + "u_identity:BadSummaryUid": Kill(
+        "U6", r"message_uid stamped by compress\(\) .*'summary-\d+'"
+    ),
+    M + "u_identity:RejectsDuplicateUids": Kill(
+        "U7", r"compress\(\) raised: .*duplicate message_uid"
+    ),
     M + "u_identity:RequiresUidOnCurrentTurn": Kill("U10", r"raised: .*KeyError"),
-    M + "t_tools:InvalidToolSchema": Kill("T1", r"expected a valid JSON Schema, got 'strin' is not valid"),
-    M + "t_tools:ToolReturnsDict": Kill("T2", r"handle_tool_call\('context_recall'.*expected a JSON string, got dict"),
-    M + "c_clones:SharedCounters": Kill("C1", r"state shared between agents|the clone's last_prompt_tokens"),
-    M + "c_clones:UnpicklableDefaultClone": Kill("C1", r"clone_for_agent\(\) raised|the ABC default \(copy\.deepcopy\)"),
-    M + "c_clones:DeepcopyRaises": Kill("C1", r"copy\.deepcopy\(engine\) \(the host profile .hermes-0\.19. never calls clone_for_agent",
-                                       host_profile="hermes-0.19"),
-    M + "c_clones:SharedBudget": Kill("C2", r"after (the child's|a sibling child's|a child's) update_model"),
-    M + "l_k_ts:ClosedAfterSessionEnd": Kill("L1", r"compress\(\) raised: .*RuntimeError: \"?engine closed"),
-    M + "l_k_ts:DropsModelThresholds": Kill("K1", r"threshold_tokens after update_model\(.*with model_thresholds"),
-    M + "l_k_ts:ThreadAffine": Kill("TS1", r"compress\(\) on a pool thread: expected the same output"),
-    M + "l_k_ts:LeaksThreads": Kill("TS1", r"compress\(\): expected no threads left running.*leaky-indexer"),
-    M + "l_k_ts:WritesDuringPass": Kill("TS2", r"files under \$HERMES_HOME after a compress\(\) pass the host timed out"),
+    M + "t_tools:InvalidToolSchema": Kill(
+        "T1", r"expected a valid JSON Schema, got 'strin' is not valid"
+    ),
+    M + "t_tools:ToolReturnsDict": Kill(
+        "T2", r"handle_tool_call\('context_recall'.*expected a JSON string, got dict"
+    ),
+    M + "c_clones:SharedCounters": Kill(
+        "C1", r"state shared between agents|the clone's last_prompt_tokens"
+    ),
+    M + "c_clones:UnpicklableDefaultClone": Kill(
+        "C1", r"clone_for_agent\(\) raised|the ABC default \(copy\.deepcopy\)"
+    ),
+    M + "c_clones:DeepcopyRaises": Kill(
+        "C1",
+        r"copy\.deepcopy\(engine\) \(the host profile .hermes-0\.19. never calls clone_for_agent",
+        host_profile="hermes-0.19",
+    ),
+    M + "c_clones:SharedBudget": Kill(
+        "C2", r"after (the child's|a sibling child's|a child's) update_model"
+    ),
+    M + "l_k_ts:ClosedAfterSessionEnd": Kill(
+        "L1", r"compress\(\) raised: .*RuntimeError: \"?engine closed"
+    ),
+    M + "l_k_ts:DropsModelThresholds": Kill(
+        "K1", r"threshold_tokens after update_model\(.*with model_thresholds"
+    ),
+    M + "l_k_ts:ThreadAffine": Kill(
+        "TS1", r"compress\(\) on a pool thread: expected the same output"
+    ),
+    M + "l_k_ts:LeaksThreads": Kill(
+        "TS1", r"compress\(\): expected no threads left running.*leaky-indexer"
+    ),
+    M + "l_k_ts:WritesDuringPass": Kill(
+        "TS2", r"files under \$HERMES_HOME after a compress\(\) pass the host timed out"
+    ),
     M + "l_k_ts:RacyInstance": Kill("TS3", r"message\(s\) of another session"),
-    M + "b_compressor:ThresholdSeventyFive": Kill("B1", r"threshold_tokens on a 200000-token window: expected 100000"),
-    M + "b_compressor:KeepsOldToolOutput": Kill("B2", r"outside the protected tail .*characters kept"),
+    M + "b_compressor:ThresholdSeventyFive": Kill(
+        "B1", r"threshold_tokens on a 200000-token window: expected 100000"
+    ),
+    M + "b_compressor:KeepsOldToolOutput": Kill(
+        "B2", r"outside the protected tail .*characters kept"
+    ),
     M + "b_compressor:HeadDecays": Kill("B3", r"head message \d of the first history verbatim"),
-    M + "b_compressor:DeclaresHeadDecayButKeepsHead": Kill("B3", r"no verbatim first user message \(head decay\)"),
+    M + "b_compressor:DeclaresHeadDecayButKeepsHead": Kill(
+        "B3", r"no verbatim first user message \(head decay\)"
+    ),
     M + "b_compressor:PlainSummary": Kill("B4", r"expected the template headings"),
     M + "b_compressor:NoteEveryTime": Kill("B5", r"exactly once, got 2 times"),
-    M + "b_compressor:SummaryAlwaysUser": Kill("B5", r"no two same-role messages touching around the summary"),
+    M + "b_compressor:SummaryAlwaysUser": Kill(
+        "B5", r"no two same-role messages touching around the summary"
+    ),
     M + "b_compressor:StartsOver": Kill("B6", r"a summary that shares nothing with the first one"),
     M + "misc:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
     M + "_base:MinimalEngine[r4]": Kill("R4", r"version", PLUGIN_DIRS / "r4_no_version"),
-    M + "_base:MinimalEngine[r5]": Kill("R5", r"register_context_engine 2 times", PLUGIN_DIRS / "r5_registers_twice"),
-    M + "_base:MinimalEngine[r6]": Kill("R6", r"expected 'r6_wrong_name'", PLUGIN_DIRS / "r6_wrong_name"),
+    M + "_base:MinimalEngine[r5]": Kill(
+        "R5", r"register_context_engine 2 times", PLUGIN_DIRS / "r5_registers_twice"
+    ),
+    M + "_base:MinimalEngine[r6]": Kill(
+        "R6", r"expected 'r6_wrong_name'", PLUGIN_DIRS / "r6_wrong_name"
+    ),
 }
 
 if importlib.util.find_spec("reference_engines.router") is not None:  # from the host work (H6)
     KILLS[M + "h6_reshuffle:ReshufflingRouter"] = Kill(
-        "H6", r"select_context\(\) call \d|prompt-cache reads",
-        xfails=KNOWN_FINDINGS.get("reference_engines.router:ReferenceRouter"))
+        "H6",
+        r"select_context\(\) call \d|prompt-cache reads",
+        xfails=KNOWN_FINDINGS.get("reference_engines.router:ReferenceRouter"),
+    )
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
-MUTANTS: Dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}
+MUTANTS: dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}
 
 
 def engine_spec(spec: str) -> str:

@@ -7,7 +7,7 @@ that applies to it; a mutant overrides one method to break one clause.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from agent.context_engine import ContextEngine
 
@@ -16,7 +16,7 @@ from simulator.provider.tokens import count_messages
 SUMMARY_PREFIX = "[Summary of earlier conversation]"
 
 
-def safe_tail_start(messages: List[Dict[str, Any]], start: int) -> int:
+def safe_tail_start(messages: list[dict[str, Any]], start: int) -> int:
     """Move ``start`` back so the tail does not begin with tool results cut from their call (V2)."""
     while 0 < start < len(messages) and messages[start].get("role") == "tool":
         start -= 1
@@ -35,7 +35,7 @@ class MinimalEngine(ContextEngine):
     def name(self) -> str:
         return "minimal"
 
-    def update_from_response(self, usage: Dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
         self.last_completion_tokens = int(usage.get("completion_tokens", 0) or 0)
         self.last_total_tokens = int(usage.get("total_tokens", 0) or 0)
@@ -44,7 +44,7 @@ class MinimalEngine(ContextEngine):
     max_ineffective = 2
     ineffective_passes = 0
 
-    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
         if self.ineffective_passes >= self.max_ineffective:
             return False
@@ -66,7 +66,7 @@ class MinimalEngine(ContextEngine):
         """The compaction itself (mutants override this); returns the new list."""
         self.compression_count += 1  # A6 (seeds): counts every call
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
-        body = messages[len(head):]
+        body = messages[len(head) :]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return list(messages)
         start = safe_tail_start(body, len(body) - self.keep_last)
@@ -74,7 +74,10 @@ class MinimalEngine(ContextEngine):
         if start == 0:
             return list(messages)
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
-        summary = {"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages were compacted."}
+        summary = {
+            "role": role,
+            "content": f"{SUMMARY_PREFIX} {start} earlier messages were compacted.",
+        }
         return head + [summary] + tail
 
 
@@ -91,34 +94,51 @@ class HookedEngine(MinimalEngine):
 
     def __init__(self) -> None:
         self.turns_seen = 0
-        self.uids_seen: List[str] = []
+        self.uids_seen: list[str] = []
 
     @property
     def name(self) -> str:
         return "hooked"
 
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,
-                       budget_tokens=0, **kwargs):
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,
+        budget_tokens=0,
+        **kwargs,
+    ):
         if len(request_messages) <= 8:
             return None
         head = [dict(request_messages[0])] if request_messages[0].get("role") == "system" else []
-        body = request_messages[len(head):]
+        body = request_messages[len(head) :]
         start = safe_tail_start(body, len(body) - self.keep_selected)
         return head + [dict(m) for m in body[start:]]
 
     def on_turn_complete(self, messages, usage=None, **kwargs):
         self.turns_seen += 1
-        self.uids_seen.extend(m["message_uid"] for m in messages if isinstance(m, dict) and "message_uid" in m)
+        self.uids_seen.extend(
+            m["message_uid"] for m in messages if isinstance(m, dict) and "message_uid" in m
+        )
         del self.uids_seen[:-1000]
 
-    def tool_parameters(self) -> Dict[str, Any]:
+    def tool_parameters(self) -> dict[str, Any]:
         """JSON Schema of ``context_recall`` arguments (T1)."""
-        return {"type": "object", "properties": {"query": {"type": "string", "description": "what to recall"}},
-                "required": ["query"]}
+        return {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "what to recall"}},
+            "required": ["query"],
+        }
 
     def get_tool_schemas(self):
-        return [{"name": "context_recall", "description": "Search the compacted conversation.",
-                 "parameters": self.tool_parameters()}]
+        return [
+            {
+                "name": "context_recall",
+                "description": "Search the compacted conversation.",
+                "parameters": self.tool_parameters(),
+            }
+        ]
 
     def handle_tool_call(self, name, args, **kwargs):
         import json

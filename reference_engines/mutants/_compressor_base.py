@@ -14,19 +14,21 @@ merged into the first tail message (B5).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from reference_engines.mutants._base import MinimalEngine
 from simulator.provider.replies import summarise
 from simulator.provider.tokens import count_message, count_messages
 
-NOTE = ("[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve "
-        "context space.]")
+NOTE = (
+    "[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve "
+    "context space.]"
+)
 SUMMARY_PREFIX = "[CONTEXT COMPACTION] Earlier turns were compacted into the summary below."
 PRUNED = "[Old tool output cleared to save context space]"
 
 
-def text_of(m: Dict[str, Any]) -> str:
+def text_of(m: dict[str, Any]) -> str:
     """The text of a message content (str, or the text parts of a list)."""
     c = m.get("content")
     if isinstance(c, str):
@@ -51,21 +53,24 @@ class MiniCompressor(MinimalEngine):
         return "mini-compressor"
 
     def should_compress_preflight(self, messages):
-        return count_messages(messages) >= self.threshold_tokens > 0 and self.ineffective_passes < self.max_ineffective
+        return (
+            count_messages(messages) >= self.threshold_tokens > 0
+            and self.ineffective_passes < self.max_ineffective
+        )
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         self._focus = focus_topic
         return super().compress(messages, current_tokens, focus_topic, **kwargs)
 
     # -- phases ----------------------------------------------------------------------
-    def head_end(self, messages: List[Dict[str, Any]]) -> int:
+    def head_end(self, messages: list[dict[str, Any]]) -> int:
         """B3: end of the head (protect_first_n), extended over tool results."""
         end = min(self.protect_first_n, len(messages))
         while end < len(messages) and messages[end].get("role") == "tool":
             end += 1
         return end
 
-    def tail_start(self, messages: List[Dict[str, Any]], head_end: int) -> int:
+    def tail_start(self, messages: list[dict[str, Any]], head_end: int) -> int:
         """B3: start of the tail by token budget, at least protect_last_n + 1 rows, not on a tool result."""
         budget = int(self.threshold_tokens * self.target_ratio)
         start, used = len(messages), 0
@@ -80,30 +85,36 @@ class MiniCompressor(MinimalEngine):
             start -= 1
         return start
 
-    def prune(self, m: Dict[str, Any]) -> Dict[str, Any]:
+    def prune(self, m: dict[str, Any]) -> dict[str, Any]:
         """B2: a tool result over 200 characters becomes the placeholder."""
         if m.get("role") == "tool" and len(text_of(m)) > 200:
             m = dict(m)
             m["content"] = PRUNED
         return m
 
-    def note(self, system: Dict[str, Any]) -> Dict[str, Any]:
+    def note(self, system: dict[str, Any]) -> dict[str, Any]:
         """B5: the note, appended once."""
         system = dict(system)
         if NOTE not in text_of(system):
             system["content"] = text_of(system) + "\n\n" + NOTE
         return system
 
-    def summary_text(self, middle: List[Dict[str, Any]]) -> str:
+    def summary_text(self, middle: list[dict[str, Any]]) -> str:
         """B4/B6: the summary of the middle, updating the previous summary found there."""
         previous = next((text_of(m) for m in middle if text_of(m).startswith(SUMMARY_PREFIX)), None)
         rest = [self.prune(m) for m in middle if not text_of(m).startswith(SUMMARY_PREFIX)]
         text = "\n".join(f"{m.get('role')}: {text_of(m)}" for m in rest)
-        body = summarise(text, focus_topic=getattr(self, "_focus", None), max_chars=self.summary_max_chars,
-                         previous_summary=previous[len(SUMMARY_PREFIX):].strip() if previous else None)
+        body = summarise(
+            text,
+            focus_topic=getattr(self, "_focus", None),
+            max_chars=self.summary_max_chars,
+            previous_summary=previous[len(SUMMARY_PREFIX) :].strip() if previous else None,
+        )
         return SUMMARY_PREFIX + "\n" + body
 
-    def summary_role(self, before: Optional[Dict[str, Any]], after: Optional[Dict[str, Any]]) -> Optional[str]:
+    def summary_role(
+        self, before: dict[str, Any] | None, after: dict[str, Any] | None
+    ) -> str | None:
         """B5: a role unlike both neighbours, or None (merge into the first tail row)."""
         taken = {m.get("role") for m in (before, after) if m is not None}
         for role in ("user", "assistant"):

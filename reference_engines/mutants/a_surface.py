@@ -33,7 +33,9 @@ class CompressReturnsTuple(MinimalEngine):
     mutant_of = "A4"
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
-        return tuple(super().compress(messages, current_tokens, focus_topic, **kwargs))  # the defect
+        return tuple(
+            super().compress(messages, current_tokens, focus_topic, **kwargs)
+        )  # the defect
 
 
 class TypeErrorOnFocus(MinimalEngine):

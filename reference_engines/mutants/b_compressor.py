@@ -36,7 +36,9 @@ class DeclaresHeadDecayButKeepsHead(MiniCompressor):
     """Breaks B3 (REG-i): declares 'head-decay' but keeps the first user message forever."""
 
     mutant_of = "B3"
-    conformance_capabilities = frozenset({"compressor", "focus", "head-decay"})  # the defect: a false claim
+    conformance_capabilities = frozenset(
+        {"compressor", "focus", "head-decay"}
+    )  # the defect: a false claim
 
 
 class PlainSummary(MiniCompressor):
@@ -46,7 +48,9 @@ class PlainSummary(MiniCompressor):
 
     def summary_text(self, middle):
         text = super().summary_text(middle)
-        return "\n".join(line for line in text.splitlines() if not line.startswith("#"))  # the defect
+        return "\n".join(
+            line for line in text.splitlines() if not line.startswith("#")
+        )  # the defect
 
 
 class NoteEveryTime(MiniCompressor):
@@ -55,8 +59,11 @@ class NoteEveryTime(MiniCompressor):
     mutant_of = "B5"
 
     def note(self, system):
-        return dict(system, content=text_of(system) + "\n\n" + "[Note: Some earlier conversation turns have been "
-                    "compacted into a handoff summary to preserve context space.]")  # the defect
+        return dict(
+            system,
+            content=text_of(system) + "\n\n" + "[Note: Some earlier conversation turns have been "
+            "compacted into a handoff summary to preserve context space.]",
+        )  # the defect
 
 
 class SummaryAlwaysUser(MiniCompressor):
@@ -74,4 +81,6 @@ class StartsOver(MiniCompressor):
     mutant_of = "B6"
 
     def summary_text(self, middle):
-        return super().summary_text([m for m in middle if not text_of(m).startswith(SUMMARY_PREFIX)])  # the defect
+        return super().summary_text(
+            [m for m in middle if not text_of(m).startswith(SUMMARY_PREFIX)]
+        )  # the defect

@@ -7,7 +7,12 @@ import sqlite3
 
 from reference_engines.mutants._base import MinimalEngine
 
-_COUNTERS = ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens", "compression_count")
+_COUNTERS = (
+    "last_prompt_tokens",
+    "last_completion_tokens",
+    "last_total_tokens",
+    "compression_count",
+)
 
 
 class _SharedCounter:
@@ -60,7 +65,9 @@ class SharedBudget(MinimalEngine):
 
     def clone_for_agent(self):
         clone = copy.copy(self)  # the defect: the budget dict is shared
-        clone.__dict__ = {k: (copy.deepcopy(v) if k != "budget" else v) for k, v in self.__dict__.items()}
+        clone.__dict__ = {
+            k: (copy.deepcopy(v) if k != "budget" else v) for k, v in self.__dict__.items()
+        }
         return clone
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from reference_engines.router import ReferenceRouter, split_groups
 
@@ -20,12 +20,21 @@ class ReshufflingRouter(ReferenceRouter):
 
     mutant_of = "H6"
 
-    def select_context(self, request_messages: List[Dict[str, Any]], *,
-                       conversation_messages: Optional[List[Dict[str, Any]]] = None,
-                       incoming_message: Optional[Dict[str, Any]] = None, budget_tokens: int = 0,
-                       **kwargs: Any) -> Optional[List[Dict[str, Any]]]:
-        selected = super().select_context(request_messages, conversation_messages=conversation_messages,
-                                          incoming_message=incoming_message, budget_tokens=budget_tokens)
+    def select_context(
+        self,
+        request_messages: list[dict[str, Any]],
+        *,
+        conversation_messages: list[dict[str, Any]] | None = None,
+        incoming_message: dict[str, Any] | None = None,
+        budget_tokens: int = 0,
+        **kwargs: Any,
+    ) -> list[dict[str, Any]] | None:
+        selected = super().select_context(
+            request_messages,
+            conversation_messages=conversation_messages,
+            incoming_message=incoming_message,
+            budget_tokens=budget_tokens,
+        )
         head, groups = split_groups(selected if selected is not None else list(request_messages))
         if len(groups) < 3:
             return selected

@@ -20,7 +20,9 @@ class SelectMutatesHistory(HookedEngine):
     mutant_of = "H3"
 
     def select_context(self, request_messages, *, conversation_messages=None, **kwargs):
-        out = super().select_context(request_messages, conversation_messages=conversation_messages, **kwargs)
+        out = super().select_context(
+            request_messages, conversation_messages=conversation_messages, **kwargs
+        )
         if conversation_messages:
             conversation_messages.pop()  # the defect
         return out
@@ -50,8 +52,10 @@ class RotatingSelection(HookedEngine):
         self.calls += 1
         out = list(request_messages)
         head = out[:1] if out and out[0].get("role") == "system" else []
-        body = out[len(head):]
+        body = out[len(head) :]
         if len(body) <= 10:
             return None
-        start = safe_tail_start(body, max(1, len(body) - (6 + self.calls)))  # the defect: a new cut per call
+        start = safe_tail_start(
+            body, max(1, len(body) - (6 + self.calls))
+        )  # the defect: a new cut per call
         return head + body[start:]

@@ -64,7 +64,9 @@ class LeaksThreads(MinimalEngine):
     mutant_of = "TS1"
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
-        threading.Thread(target=time.sleep, args=(2.0,), name="leaky-indexer", daemon=True).start()  # the defect
+        threading.Thread(
+            target=time.sleep, args=(2.0,), name="leaky-indexer", daemon=True
+        ).start()  # the defect
         return super().compress(messages, current_tokens, focus_topic, **kwargs)
 
 

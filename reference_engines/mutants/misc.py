@@ -53,9 +53,15 @@ class NumberedSummaries(MinimalEngine):
     mutant_of = "D1"
 
     def __init__(self):
-        self.instance = next(_INSTANCES)  # the defect: output depends on how many engines were built
+        self.instance = next(
+            _INSTANCES
+        )  # the defect: output depends on how many engines were built
 
     def _compress(self, messages):
         out = super()._compress(messages)
-        return [dict(m, content=m["content"] + f" (engine #{self.instance})") if isinstance(m.get("content"), str)
-                and m["content"].startswith(SUMMARY_PREFIX) else m for m in out]
+        return [
+            dict(m, content=m["content"] + f" (engine #{self.instance})")
+            if isinstance(m.get("content"), str) and m["content"].startswith(SUMMARY_PREFIX)
+            else m
+            for m in out
+        ]

@@ -47,7 +47,9 @@ class StaleThreshold(MinimalEngine):
 
     mutant_of = "O4"
 
-    def update_model(self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kwargs):
+    def update_model(
+        self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kwargs
+    ):
         first = self.threshold_tokens
         super().update_model(model, context_length, base_url, api_key, provider, api_mode, **kwargs)
         if first:

@@ -12,4 +12,6 @@ class RecomputesThreshold(MinimalEngine):
 
     def update_from_response(self, usage):
         super().update_from_response(usage)
-        self.threshold_tokens = int(self.context_length * type(self).threshold_percent)  # the defect
+        self.threshold_tokens = int(
+            self.context_length * type(self).threshold_percent
+        )  # the defect

@@ -13,8 +13,15 @@ class SelectMutatesInPlace(ReferenceRouter):
 
     mutant_of = "H3"
 
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,
-                       budget_tokens=0, **kwargs):
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,
+        budget_tokens=0,
+        **kwargs,
+    ):
         self.selections += 1
         for m in request_messages[1:-4]:  # the defect: edits the caller's dicts
             if isinstance(m.get("content"), str) and len(m["content"]) > 80:

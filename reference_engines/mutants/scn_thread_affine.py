@@ -21,4 +21,8 @@ class ThreadAffine(MinimalEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         session_id = _LOCAL.session_id  # AttributeError on any other thread
-        return super().compress(messages, current_tokens, focus_topic, **kwargs) if session_id else messages
+        return (
+            super().compress(messages, current_tokens, focus_topic, **kwargs)
+            if session_id
+            else messages
+        )

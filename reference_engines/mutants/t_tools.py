@@ -11,7 +11,11 @@ class InvalidToolSchema(HookedEngine):
     mutant_of = "T1"
 
     def tool_parameters(self):
-        return {"type": "object", "properties": {"query": {"type": "strin"}}, "required": ["query"]}  # the defect
+        return {
+            "type": "object",
+            "properties": {"query": {"type": "strin"}},
+            "required": ["query"],
+        }  # the defect
 
 
 class ToolReturnsDict(HookedEngine):

@@ -17,7 +17,9 @@ class RequiresUidOnOldRows(MinimalEngine):
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         if _uses_uids(messages):
             for m in messages[:-1]:
-                _ = m["message_uid"]  # the defect: KeyError on rows written before the column existed
+                _ = m[
+                    "message_uid"
+                ]  # the defect: KeyError on rows written before the column existed
         return super().compress(messages, current_tokens, focus_topic, **kwargs)
 
 
@@ -47,8 +49,12 @@ class BadSummaryUid(MinimalEngine):
 
     def _compress(self, messages):
         out = super()._compress(messages)
-        return [dict(m, message_uid=f"summary-{self.compression_count}") if isinstance(m.get("content"), str)
-                and m["content"].startswith("[Summary") else m for m in out]  # the defect
+        return [
+            dict(m, message_uid=f"summary-{self.compression_count}")
+            if isinstance(m.get("content"), str) and m["content"].startswith("[Summary")
+            else m
+            for m in out
+        ]  # the defect
 
 
 class RejectsDuplicateUids(MinimalEngine):

@@ -12,7 +12,7 @@ class OrphanToolResult(MinimalEngine):
     def _compress(self, messages):
         self.compression_count += 1
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
-        body = messages[len(head):]
+        body = messages[len(head) :]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return list(messages)
         start = len(body) - self.keep_last  # the defect: no safe_tail_start()
@@ -22,4 +22,6 @@ class OrphanToolResult(MinimalEngine):
                 break
         tail = [dict(m) for m in body[start:]]
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
-        return head + [{"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}] + tail
+        return (
+            head + [{"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}] + tail
+        )

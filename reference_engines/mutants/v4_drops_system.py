@@ -10,6 +10,11 @@ class DropsSystemPrompt(MinimalEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         out = super().compress(messages, current_tokens, focus_topic, **kwargs)
-        if out is not messages and out and out[0].get("role") == "system" and len(out) != len(messages):
+        if (
+            out is not messages
+            and out
+            and out[0].get("role") == "system"
+            and len(out) != len(messages)
+        ):
             return out[1:]  # the defect
         return out

@@ -12,8 +12,12 @@ class DeveloperRoleSummary(MinimalEngine):
 
     def _compress(self, messages):
         out = super()._compress(messages)
-        return [dict(m, role="developer") if m.get("content", "").__class__ is str
-                and m["content"].startswith("[Summary") else m for m in out]  # the defect
+        return [
+            dict(m, role="developer")
+            if m.get("content", "").__class__ is str and m["content"].startswith("[Summary")
+            else m
+            for m in out
+        ]  # the defect
 
 
 class DictContentSummary(MinimalEngine):
@@ -23,5 +27,9 @@ class DictContentSummary(MinimalEngine):
 
     def _compress(self, messages):
         out = super()._compress(messages)
-        return [dict(m, content={"text": m["content"]}) if isinstance(m.get("content"), str)
-                and m["content"].startswith("[Summary") else m for m in out]  # the defect
+        return [
+            dict(m, content={"text": m["content"]})
+            if isinstance(m.get("content"), str) and m["content"].startswith("[Summary")
+            else m
+            for m in out
+        ]  # the defect

@@ -18,7 +18,8 @@ import copy
 import json
 import re
 from abc import ABC, abstractmethod
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 #: Characters kept by :func:`sanitize_memory_context`: head + marker + tail.
 MEMORY_CONTEXT_HEAD_CHARS = 4000
@@ -55,31 +56,31 @@ class ContextEngine(ABC):
         """A1: short identifier; equals ``context.engine`` in config.yaml (R6)."""
 
     @abstractmethod
-    def update_from_response(self, usage: Dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         """A2: called after every provider call with the canonical usage dict."""
 
     @abstractmethod
-    def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """A3: True when the engine wants a compaction now."""
 
     @abstractmethod
     def compress(
         self,
-        messages: List[Dict[str, Any]],
-        current_tokens: Optional[int] = None,
-        focus_topic: Optional[str] = None,
-    ) -> List[Dict[str, Any]]:
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+    ) -> list[dict[str, Any]]:
         """A4: return a new, valid (V1-V4) and possibly shorter message list."""
 
     # -- O: optional methods with defaults -------------------------------------------
-    def should_compress_preflight(self, messages: List[Dict[str, Any]]) -> bool:
+    def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
         """O7: cheap estimate before the provider call; default False."""
         return False
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         """O1: no-op. Load persisted state here."""
 
-    def on_session_end(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """O2: no-op. Called only at a real session boundary."""
 
     def on_session_reset(self) -> None:
@@ -89,15 +90,15 @@ class ContextEngine(ABC):
         self.last_total_tokens = 0
         self.compression_count = 0
 
-    def get_tool_schemas(self) -> List[Dict[str, Any]]:
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
         """O5/T1: tool schemas ``{name, description, parameters}``; default none."""
         return []
 
-    def handle_tool_call(self, name: str, args: Dict[str, Any], **kwargs: Any) -> str:
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """O6/T2: a JSON string; the default answers every name with a JSON error."""
         return json.dumps({"error": f"Unknown context engine tool: {name}"})
 
-    def get_status(self) -> Dict[str, Any]:
+    def get_status(self) -> dict[str, Any]:
         """O8: status dict; ``last_prompt_tokens`` never negative, usage_percent in 0-100."""
         last = max(int(self.last_prompt_tokens or 0), 0)
         ctx = int(self.context_length or 0)
@@ -139,30 +140,30 @@ class ContextEngine(ABC):
 
     def select_context(
         self,
-        request_messages: List[Dict[str, Any]],
+        request_messages: list[dict[str, Any]],
         *,
-        conversation_messages: Optional[List[Dict[str, Any]]] = None,
-        incoming_message: Optional[Dict[str, Any]] = None,
+        conversation_messages: list[dict[str, Any]] | None = None,
+        incoming_message: dict[str, Any] | None = None,
         budget_tokens: int = 0,
         **kwargs: Any,
-    ) -> Optional[List[Dict[str, Any]]]:
+    ) -> list[dict[str, Any]] | None:
         """O9/H3: None (no change). A list replaces the messages of one provider call."""
         return None
 
     def on_turn_complete(
-        self, messages: List[Dict[str, Any]], usage: Optional[Dict[str, Any]] = None, **kwargs: Any
+        self, messages: list[dict[str, Any]], usage: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """O10/H5: no-op observer of a finished turn (read-only shallow copy)."""
         return None
 
-    def clone_for_agent(self) -> "ContextEngine":
+    def clone_for_agent(self) -> ContextEngine:
         """O11/C1: a per-agent engine; default ``copy.deepcopy(self)``."""
         return copy.deepcopy(self)
 
 
 def resolve_model_threshold(
     model: str,
-    model_thresholds: Optional[Mapping[str, float]],
+    model_thresholds: Mapping[str, float] | None,
     default: float,
     provider: str = "",
 ) -> float:
@@ -175,7 +176,7 @@ def resolve_model_threshold(
     """
     if not model or not model_thresholds:
         return float(default)
-    best: Optional[tuple] = None
+    best: tuple | None = None
     prov = (provider or "").strip().lower()
     for key, value in model_thresholds.items():
         scoped = 0
@@ -200,7 +201,7 @@ _SECRET_PATTERNS = [
 ]
 
 
-def sanitize_memory_context(text: Optional[str], *, force: bool = False) -> str:
+def sanitize_memory_context(text: str | None, *, force: bool = False) -> str:
     """Redact secret-looking substrings and cap ``text`` at 6000 characters.
 
     Over the cap it keeps the first 4000 and the last 1500 characters around a marker.
@@ -210,7 +211,9 @@ def sanitize_memory_context(text: Optional[str], *, force: bool = False) -> str:
         return ""
     out = text
     for pattern in _SECRET_PATTERNS:
-        out = pattern.sub(lambda m: (m.group(1) if m.re is _SECRET_PATTERNS[2] else "") + "[REDACTED]", out)
+        out = pattern.sub(
+            lambda m: (m.group(1) if m.re is _SECRET_PATTERNS[2] else "") + "[REDACTED]", out
+        )
     if len(out) > MEMORY_CONTEXT_MAX_CHARS:
         out = (
             out[:MEMORY_CONTEXT_HEAD_CHARS]

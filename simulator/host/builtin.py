@@ -11,16 +11,19 @@ to go on when the selected engine could not be used; it is not the B-clause refe
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, Optional
+from collections.abc import Callable
+from typing import Any
 
 from simulator.host import shim
 
 log = logging.getLogger("simulator.host")
 
 BUILTIN_NAME = "compressor"
-SUMMARY_PREFIX = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below."
+SUMMARY_PREFIX = (
+    "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below."
+)
 
-_minimal_class: Optional[type] = None
+_minimal_class: type | None = None
 
 
 def _text(content: Any) -> str:
@@ -49,19 +52,19 @@ def minimal_compressor_class() -> type:
         def name(self) -> str:
             return BUILTIN_NAME
 
-        def update_from_response(self, usage: Dict[str, Any]) -> None:
+        def update_from_response(self, usage: dict[str, Any]) -> None:
             usage = usage or {}
             self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
             self.last_completion_tokens = int(usage.get("completion_tokens", 0) or 0)
             self.last_total_tokens = int(usage.get("total_tokens", 0) or 0)
 
-        def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
+        def should_compress(self, prompt_tokens: int | None = None) -> bool:
             tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
             return self.threshold_tokens > 0 and int(tokens or 0) >= self.threshold_tokens
 
         def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
             head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
-            body = list(messages[len(head):])
+            body = list(messages[len(head) :])
             start = max(len(body) - self.protect_last_n, 0)
             while 0 < start < len(body) and body[start].get("role") == "tool":
                 start -= 1
@@ -70,7 +73,10 @@ def minimal_compressor_class() -> type:
             middle = "\n".join(_text(m.get("content")) for m in body[:start])
             tail = [dict(m) for m in body[start:]]
             role = "assistant" if tail and tail[0].get("role") == "user" else "user"
-            summary = {"role": role, "content": SUMMARY_PREFIX + "\n" + summarise(middle, focus_topic=focus_topic)}
+            summary = {
+                "role": role,
+                "content": SUMMARY_PREFIX + "\n" + summarise(middle, focus_topic=focus_topic),
+            }
             self.compression_count += 1
             return head + [summary] + tail
 

@@ -17,16 +17,16 @@ The input is never mutated: marked rows are copies; other rows are the same obje
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+from typing import Any
 
 TTL_5M = "5m"
 TTL_1H = "1h"
 MAX_BREAKPOINTS = 4
 
-Message = Dict[str, Any]
+Message = dict[str, Any]
 
 
-def marker(ttl: str = TTL_5M) -> Dict[str, str]:
+def marker(ttl: str = TTL_5M) -> dict[str, str]:
     """The P1 marker for ``ttl`` ("5m" or "1h").
 
     Raises:
@@ -55,7 +55,7 @@ def can_carry_marker(message: Message, *, native_anthropic: bool) -> bool:
     return isinstance(content, list) and isinstance(content[-1], dict)
 
 
-def place_marker(message: Message, mark: Dict[str, str], *, native_anthropic: bool) -> Message:
+def place_marker(message: Message, mark: dict[str, str], *, native_anthropic: bool) -> Message:
     """A copy of ``message`` carrying ``mark`` where P2 puts it."""
     m = copy.deepcopy(message)
     content = m.get("content")
@@ -70,8 +70,9 @@ def place_marker(message: Message, mark: Dict[str, str], *, native_anthropic: bo
     return m
 
 
-def apply_cache_control(messages: List[Message], *, ttl: str = TTL_5M,
-                        native_anthropic: bool = False) -> List[Message]:
+def apply_cache_control(
+    messages: list[Message], *, ttl: str = TTL_5M, native_anthropic: bool = False
+) -> list[Message]:
     """Stage 4: system_and_3 (P1) with P2 placement; returns a new list.
 
     Args:
@@ -98,7 +99,7 @@ def apply_cache_control(messages: List[Message], *, ttl: str = TTL_5M,
     return out
 
 
-def count_markers(messages: List[Message]) -> int:
+def count_markers(messages: list[Message]) -> int:
     """Number of ``cache_control`` markers in ``messages`` (on messages and on parts)."""
     n = 0
     for m in messages:

@@ -17,16 +17,19 @@ import copy
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 from simulator.host.profiles import get_profile
 
 log = logging.getLogger("simulator.host")
 
-TIMEOUT_WARNING = ("Context compression exceeded the host timeout of %.3fs (host compress_context timeout); "
-                   "keeping the original messages, cooldown %ss")
+TIMEOUT_WARNING = (
+    "Context compression exceeded the host timeout of %.3fs (host compress_context timeout); "
+    "keeping the original messages, cooldown %ss"
+)
 
 
 class DaemonPool:
@@ -40,8 +43,8 @@ class DaemonPool:
     def __init__(self, max_workers: int = 8, name: str = "ctx-compress") -> None:
         self.max_workers = max_workers
         self.name = name
-        self._jobs: "queue.Queue[tuple]" = queue.Queue()
-        self._threads: List[threading.Thread] = []
+        self._jobs: queue.Queue[tuple] = queue.Queue()
+        self._threads: list[threading.Thread] = []
         self._idle = 0
         self._lock = threading.Lock()
 
@@ -54,7 +57,9 @@ class DaemonPool:
         fut: Future = Future()
         with self._lock:
             if self._idle <= self._jobs.qsize() and len(self._threads) < self.max_workers:
-                t = threading.Thread(target=self._work, name=f"{self.name}-{len(self._threads) + 1}", daemon=True)
+                t = threading.Thread(
+                    target=self._work, name=f"{self.name}-{len(self._threads) + 1}", daemon=True
+                )
                 self._threads.append(t)
                 self._idle += 1
                 t.start()
@@ -75,7 +80,7 @@ class DaemonPool:
                 self._idle += 1
 
 
-_POOL: Optional[DaemonPool] = None
+_POOL: DaemonPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
@@ -105,20 +110,28 @@ class PassOutcome:
     """
 
     committed: bool
-    result: Optional[List[Dict[str, Any]]]
-    original: List[Dict[str, Any]]
+    result: list[dict[str, Any]] | None
+    original: list[dict[str, Any]]
     timed_out: bool = False
     noop: bool = False
     error: str = ""
     thread: str = ""
-    worker: Optional[Future] = None
+    worker: Future | None = None
     late_discarded: bool = False
     _cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
-def run_pass(engine: Any, messages: List[Dict[str, Any]], *, kwargs: Dict[str, Any], profile: Any = None,
-             timeout_seconds: float = 0.0, recorder: Any = None, force_timeout: bool = False,
-             pool: Optional[DaemonPool] = None) -> PassOutcome:
+def run_pass(
+    engine: Any,
+    messages: list[dict[str, Any]],
+    *,
+    kwargs: dict[str, Any],
+    profile: Any = None,
+    timeout_seconds: float = 0.0,
+    recorder: Any = None,
+    force_timeout: bool = False,
+    pool: DaemonPool | None = None,
+) -> PassOutcome:
     """Run ``engine.compress`` once the way the profile's host does (TS1, TS2).
 
     Args:
@@ -170,8 +183,10 @@ def run_pass(engine: Any, messages: List[Dict[str, Any]], *, kwargs: Dict[str, A
         return outcome
     if not isinstance(result, list):
         outcome.error = f"compress() returned {type(result).__name__}, not a list"
-        log.warning("Context engine compress() returned %s, not a list; keeping the original messages",
-                    type(result).__name__)
+        log.warning(
+            "Context engine compress() returned %s, not a list; keeping the original messages",
+            type(result).__name__,
+        )
         return outcome
     outcome.committed = True
     outcome.result = result

@@ -30,9 +30,10 @@ import os
 import sys
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
 
 import jsonschema
 import yaml
@@ -43,13 +44,15 @@ from simulator.host.profiles import get_profile
 log = logging.getLogger("simulator.host")
 
 NOT_FOUND = "Context engine '%s' not found — falling back to built-in compressor"
-ALREADY_REGISTERED = ("Plugin '%s' tried to register a context engine, but one is already registered. "
-                      "Only one context engine plugin is allowed.")
+ALREADY_REGISTERED = (
+    "Plugin '%s' tried to register a context engine, but one is already registered. "
+    "Only one context engine plugin is allowed."
+)
 NOT_AN_ENGINE = "Plugin '%s' tried to register a context engine that does not inherit from ContextEngine. Ignoring."
 USING_ENGINE = "Using context engine: %s"
 
 #: R4: the plugin.yaml fields a context-engine plugin must carry.
-PLUGIN_YAML_SCHEMA: Dict[str, Any] = {
+PLUGIN_YAML_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "required": ["name", "description", "version"],
@@ -74,7 +77,7 @@ def default_hermes_home() -> Path:
     return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
 
 
-def read_config(hermes_home: Optional[os.PathLike] = None) -> Dict[str, Any]:
+def read_config(hermes_home: os.PathLike | None = None) -> dict[str, Any]:
     """Parse ``<hermes_home>/config.yaml`` with PyYAML; a missing file gives ``{}`` (R1).
 
     Raises:
@@ -87,22 +90,26 @@ def read_config(hermes_home: Optional[os.PathLike] = None) -> Dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc}); fix the syntax or remove the file") from None
+        raise ValueError(
+            f"{path}: not valid YAML ({exc}); fix the syntax or remove the file"
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: the top level must be a mapping such as 'context: {{engine: <name>}}'")
+        raise ValueError(
+            f"{path}: the top level must be a mapping such as 'context: {{engine: <name>}}'"
+        )
     return data
 
 
-def configured_engine_name(config: Optional[Dict[str, Any]]) -> str:
+def configured_engine_name(config: dict[str, Any] | None) -> str:
     """R1: ``context.engine`` from a parsed config, default ``"compressor"``."""
     ctx = (config or {}).get("context") or {}
     name = ctx.get("engine") if isinstance(ctx, dict) else None
     return str(name).strip() if name else builtin.BUILTIN_NAME
 
 
-def validate_plugin_yaml(plugin_dir: os.PathLike) -> Tuple[Optional[Dict[str, Any]], List[str]]:
+def validate_plugin_yaml(plugin_dir: os.PathLike) -> tuple[dict[str, Any] | None, list[str]]:
     """R4: parse and validate ``plugin.yaml``; returns (data or None, error strings)."""
     path = Path(plugin_dir) / "plugin.yaml"
     if not path.is_file():
@@ -112,8 +119,10 @@ def validate_plugin_yaml(plugin_dir: os.PathLike) -> Tuple[Optional[Dict[str, An
     except yaml.YAMLError as exc:
         return None, [f"{path}: not valid YAML ({exc})"]
     validator = jsonschema.Draft202012Validator(PLUGIN_YAML_SCHEMA)
-    errors = [f"{path}: {'.'.join(str(p) for p in e.path) or 'top level'}: {e.message}"
-              for e in sorted(validator.iter_errors(data), key=lambda e: list(e.path))]
+    errors = [
+        f"{path}: {'.'.join(str(p) for p in e.path) or 'top level'}: {e.message}"
+        for e in sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+    ]
     return (data if isinstance(data, dict) else None), errors
 
 
@@ -133,7 +142,9 @@ def _namespace(ns: str) -> None:
         sys.modules[ns] = pkg
 
 
-def load_plugin_module(plugin_dir: os.PathLike, namespace: str = "_kit_context_engine_plugins") -> types.ModuleType:
+def load_plugin_module(
+    plugin_dir: os.PathLike, namespace: str = "_kit_context_engine_plugins"
+) -> types.ModuleType:
     """Import ``plugin_dir`` as a package under a synthetic namespace (R3, R4).
 
     The module name carries a digest of the resolved path, so two trees with the same
@@ -147,7 +158,9 @@ def load_plugin_module(plugin_dir: os.PathLike, namespace: str = "_kit_context_e
     d = Path(plugin_dir).resolve()
     init = d / "__init__.py"
     if not init.is_file():
-        raise FileNotFoundError(f"{d} has no __init__.py; a plugin directory must be a Python package (R4)")
+        raise FileNotFoundError(
+            f"{d} has no __init__.py; a plugin directory must be a Python package (R4)"
+        )
     shim.install()
     digest = hashlib.sha256(str(d).encode()).hexdigest()[:10]
     safe = "".join(c if c.isalnum() or c == "_" else "_" for c in d.name)
@@ -157,7 +170,9 @@ def load_plugin_module(plugin_dir: os.PathLike, namespace: str = "_kit_context_e
         if cached is not None and getattr(cached, "__file__", None):
             return cached
         _namespace(namespace)
-        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(d)])
+        spec = importlib.util.spec_from_file_location(
+            name, init, submodule_search_locations=[str(d)]
+        )
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {init}")
         module = importlib.util.module_from_spec(spec)
@@ -181,7 +196,7 @@ class EngineCollector:
     def __init__(self, engine_name: str = "") -> None:
         self.engine_name = engine_name
         self.engine: Any = None
-        self.registrations: List[Any] = []
+        self.registrations: list[Any] = []
 
     def register_context_engine(self, engine: Any) -> None:
         """Collect ``engine`` (R4 register path)."""
@@ -204,7 +219,7 @@ class EngineCollector:
         """Accepted and ignored."""
 
 
-def engine_classes(module: types.ModuleType) -> List[type]:
+def engine_classes(module: types.ModuleType) -> list[type]:
     """ContextEngine subclasses exported by ``module``, in ``dir()`` (alphabetical) order."""
     base = shim.context_engine_base()
     out = []
@@ -215,7 +230,9 @@ def engine_classes(module: types.ModuleType) -> List[type]:
     return out
 
 
-def instance_from_module(module: types.ModuleType, engine_name: str = "") -> Tuple[Any, EngineCollector]:
+def instance_from_module(
+    module: types.ModuleType, engine_name: str = ""
+) -> tuple[Any, EngineCollector]:
     """R4: an engine from a loaded plugin module: ``register(ctx)`` first, else the first subclass.
 
     Returns (engine or None, the collector used). ``register()`` errors are logged (debug,
@@ -262,19 +279,21 @@ class PluginManager:
 
     def __init__(self) -> None:
         self.context_engine: Any = None
-        self.loaded: List[str] = []
-        self.refused: List[str] = []
+        self.loaded: list[str] = []
+        self.refused: list[str] = []
 
-    def context_for(self, plugin_name: str) -> "PluginContext":
+    def context_for(self, plugin_name: str) -> PluginContext:
         """The ``ctx`` handed to one plugin's ``register``."""
         return PluginContext(self, plugin_name)
 
-    def load_plugins(self, hermes_home: os.PathLike, enabled: List[str]) -> None:
+    def load_plugins(self, hermes_home: os.PathLike, enabled: list[str]) -> None:
         """Load every enabled plugin directory under ``<hermes_home>/plugins`` (sorted)."""
         root = Path(hermes_home) / "plugins"
         if not root.is_dir():
             return
-        for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        for d in sorted(
+            p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
+        ):
             data, errors = validate_plugin_yaml(d)
             pname = str((data or {}).get("name") or d.name)
             if data is None:
@@ -332,12 +351,17 @@ class Selection:
     name: str
     source: str
     fell_back: bool = False
-    path: Optional[Path] = None
+    path: Path | None = None
 
 
-def select_engine(config: Optional[Dict[str, Any]] = None, *, hermes_home: Optional[os.PathLike] = None,
-                  bundled_root: Optional[os.PathLike] = None, profile: Any = None,
-                  plugin_manager: Optional[PluginManager] = None) -> Selection:
+def select_engine(
+    config: dict[str, Any] | None = None,
+    *,
+    hermes_home: os.PathLike | None = None,
+    bundled_root: os.PathLike | None = None,
+    profile: Any = None,
+    plugin_manager: PluginManager | None = None,
+) -> Selection:
     """R1-R3: select the one active engine as the host does.
 
     Args:
@@ -382,15 +406,19 @@ def select_engine(config: Optional[Dict[str, Any]] = None, *, hermes_home: Optio
     return Selection(builtin.new_builtin(), name, "fallback", fell_back=True)
 
 
-def discover_engines(bundled_root: Optional[os.PathLike], hermes_home: Optional[os.PathLike] = None, *,
-                     profile: Any = None) -> List[Tuple[str, str, Path]]:
+def discover_engines(
+    bundled_root: os.PathLike | None,
+    hermes_home: os.PathLike | None = None,
+    *,
+    profile: Any = None,
+) -> list[tuple[str, str, Path]]:
     """R3: (name, plugin.yaml description or "", directory) of every discoverable engine.
 
     Bundled folders first (sorted, skipping ``_``/``.`` names), then user folders whose
     name is not already seen and that pass the heuristic (documented profile only).
     """
-    seen: Dict[str, Tuple[str, str, Path]] = {}
-    roots: List[Tuple[Path, bool]] = []
+    seen: dict[str, tuple[str, str, Path]] = {}
+    roots: list[tuple[Path, bool]] = []
     if bundled_root is not None:
         roots.append((Path(bundled_root), False))
     if get_profile(profile).user_plugin_dir:
@@ -429,14 +457,14 @@ class PluginReport:
 
     plugin_dir: Path
     name: str
-    findings: List[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """True when every finding passed."""
         return all(f.ok for f in self.findings)
 
-    def failures(self) -> List[Finding]:
+    def failures(self) -> list[Finding]:
         """The failed findings."""
         return [f for f in self.findings if not f.ok]
 
@@ -444,7 +472,7 @@ class PluginReport:
         self.findings.append(Finding(clause, ok, message))
 
 
-def load_engine_plugin(plugin_dir: os.PathLike) -> Tuple[Optional[Callable[[], Any]], PluginReport]:
+def load_engine_plugin(plugin_dir: os.PathLike) -> tuple[Callable[[], Any] | None, PluginReport]:
     """Load a plugin folder as the host does and check R4-R6 on it.
 
     Returns ``(engine_factory, report)``. ``engine_factory()`` makes a fresh engine the
@@ -465,10 +493,17 @@ def load_engine_plugin(plugin_dir: os.PathLike) -> Tuple[Optional[Callable[[], A
     data, yaml_errors = validate_plugin_yaml(d)
     name = str((data or {}).get("name") or d.name)
     report = PluginReport(d, name)
-    report.add("R4", not yaml_errors, "plugin.yaml is valid (name, description, version)" if not yaml_errors
-               else "; ".join(yaml_errors))
+    report.add(
+        "R4",
+        not yaml_errors,
+        "plugin.yaml is valid (name, description, version)"
+        if not yaml_errors
+        else "; ".join(yaml_errors),
+    )
     if not (d / "__init__.py").is_file():
-        report.add("R4", False, f"{d} has no __init__.py; export a ContextEngine subclass or register(ctx)")
+        report.add(
+            "R4", False, f"{d} has no __init__.py; export a ContextEngine subclass or register(ctx)"
+        )
         return None, report
     try:
         module = load_plugin_module(d, "_kit_checked_plugins")
@@ -477,26 +512,45 @@ def load_engine_plugin(plugin_dir: os.PathLike) -> Tuple[Optional[Callable[[], A
         return None, report
     has_register = callable(getattr(module, "register", None))
     classes = engine_classes(module)
-    report.add("R4", has_register or bool(classes),
-               "exports " + ("register(ctx)" if has_register else f"ContextEngine subclass {classes[0].__name__}")
-               if (has_register or classes) else "__init__.py exports neither register(ctx) nor a ContextEngine subclass")
+    report.add(
+        "R4",
+        has_register or bool(classes),
+        "exports "
+        + ("register(ctx)" if has_register else f"ContextEngine subclass {classes[0].__name__}")
+        if (has_register or classes)
+        else "__init__.py exports neither register(ctx) nor a ContextEngine subclass",
+    )
     engine, collector = instance_from_module(module, name)
     if engine is None:
-        report.add("R4", False, "no engine instance: register(ctx) registered none and no subclass could be built")
+        report.add(
+            "R4",
+            False,
+            "no engine instance: register(ctx) registered none and no subclass could be built",
+        )
         return None, report
     report.add("R4", True, f"yields engine {type(engine).__name__}")
     if has_register:
         n = len(collector.registrations)
-        report.add("R5", n == 1, "register(ctx) registers exactly one engine" if n == 1 else
-                   f"register(ctx) called register_context_engine {n} times; the host keeps one and refuses the rest")
+        report.add(
+            "R5",
+            n == 1,
+            "register(ctx) registers exactly one engine"
+            if n == 1
+            else f"register(ctx) called register_context_engine {n} times; the host keeps one and refuses the rest",
+        )
     try:
         ename = engine.name
     except Exception as exc:
         ename = f"<name raised {type(exc).__name__}>"
     ok6 = ename == name == d.name
-    report.add("R6", ok6, f"engine.name == plugin.yaml name == folder name == {name!r}" if ok6 else
-               f"engine.name is {ename!r}, plugin.yaml name is {name!r}, folder is {d.name!r}; "
-               f"they must all equal the configured context.engine")
+    report.add(
+        "R6",
+        ok6,
+        f"engine.name == plugin.yaml name == folder name == {name!r}"
+        if ok6
+        else f"engine.name is {ename!r}, plugin.yaml name is {name!r}, folder is {d.name!r}; "
+        f"they must all equal the configured context.engine",
+    )
 
     def factory() -> Any:
         fresh, _ = instance_from_module(module, name)

@@ -11,7 +11,7 @@ stored history before the user's turn runs.
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from simulator.host import hygiene
 from simulator.host.session import HostConfig, HostSession, TurnResult
@@ -36,16 +36,21 @@ class Gateway:
     def __init__(self, registered: Any, **session_kwargs: Any) -> None:
         self.registered = registered
         self.session_kwargs = session_kwargs
-        self.sessions: Dict[str, HostSession] = {}
-        self.hygiene_log: List[hygiene.HygieneDecision] = []
-        self.hygiene_agents: List[HostSession] = []
+        self.sessions: dict[str, HostSession] = {}
+        self.hygiene_log: list[hygiene.HygieneDecision] = []
+        self.hygiene_agents: list[HostSession] = []
 
     def session(self, key: str) -> HostSession:
         """The session of conversation ``key`` (built and started on first use)."""
         sess = self.sessions.get(key)
         if sess is None:
-            sess = HostSession(self.registered, clone=True, platform="gateway", conversation_id=key,
-                               **self.session_kwargs)
+            sess = HostSession(
+                self.registered,
+                clone=True,
+                platform="gateway",
+                conversation_id=key,
+                **self.session_kwargs,
+            )
             sess.start()
             self.sessions[key] = sess
         return sess
@@ -61,23 +66,37 @@ class Gateway:
         self.run_hygiene(sess)
         return sess.user_turn(text)
 
-    def run_hygiene(self, sess: HostSession) -> Optional[bool]:
+    def run_hygiene(self, sess: HostSession) -> bool | None:
         """B7: compress ``sess`` before the turn when :func:`hygiene.decide` says so.
 
         Returns None when hygiene did not fire, else whether the pass committed.
         """
         config: HostConfig = sess.config
         last = int(getattr(sess.engine, "last_prompt_tokens", 0) or 0)
-        decision = hygiene.decide(sess.history(), context_length=sess.context_length, last_prompt_tokens=last,
-                                  compression_enabled=config.compression_enabled,
-                                  hard_message_limit=config.hygiene_hard_message_limit)
+        decision = hygiene.decide(
+            sess.history(),
+            context_length=sess.context_length,
+            last_prompt_tokens=last,
+            compression_enabled=config.compression_enabled,
+            hard_message_limit=config.hygiene_hard_message_limit,
+        )
         self.hygiene_log.append(decision)
         if not decision.run:
             return None
-        agent = HostSession(self.registered, sess.provider, sess.store, model=sess.model,
-                            context_length=sess.context_length, system_prompt=sess.system_prompt,
-                            profile=sess.profile, config=config, recorder=sess.recorder, clone=True,
-                            platform=sess.platform, conversation_id=sess.conversation_id)
+        agent = HostSession(
+            self.registered,
+            sess.provider,
+            sess.store,
+            model=sess.model,
+            context_length=sess.context_length,
+            system_prompt=sess.system_prompt,
+            profile=sess.profile,
+            config=config,
+            recorder=sess.recorder,
+            clone=True,
+            platform=sess.platform,
+            conversation_id=sess.conversation_id,
+        )
         agent.start()
         self.hygiene_agents.append(agent)
         agent.session_id = sess.session_id

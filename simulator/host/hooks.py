@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from simulator.host import shim
 
 log = logging.getLogger("simulator.host")
 
-SELECT_CONTEXT_FAILED = "Context engine select_context hook failed; using unmodified request messages (session=%s)"
+SELECT_CONTEXT_FAILED = (
+    "Context engine select_context hook failed; using unmodified request messages (session=%s)"
+)
 SELECT_CONTEXT_INVALID = (
     "Context engine select_context returned an invalid value (not a non-empty list of dicts); "
     "ignoring (session=%s)"
@@ -50,19 +52,21 @@ def overrides(engine: Any, name: str) -> bool:
 
 def valid_selection(selected: Any) -> bool:
     """H3: a replacement is accepted only as a non-empty list of dicts."""
-    return isinstance(selected, list) and bool(selected) and all(isinstance(m, dict) for m in selected)
+    return (
+        isinstance(selected, list) and bool(selected) and all(isinstance(m, dict) for m in selected)
+    )
 
 
 def apply_select_context(
     engine: Any,
-    request_messages: List[Dict[str, Any]],
+    request_messages: list[dict[str, Any]],
     *,
-    conversation_messages: Optional[List[Dict[str, Any]]],
-    incoming_message: Optional[Dict[str, Any]],
+    conversation_messages: list[dict[str, Any]] | None,
+    incoming_message: dict[str, Any] | None,
     budget_tokens: int,
     recorder: Any = None,
     session_id: str = "",
-) -> List[Dict[str, Any]]:
+) -> list[dict[str, Any]]:
     """H1-H3: return the messages for one provider call.
 
     Skipped by identity when the engine keeps the ABC default (H2): the very same list
@@ -75,8 +79,14 @@ def apply_select_context(
     """
     if not overrides(engine, "select_context"):
         return request_messages
-    conv = [copy.deepcopy(m) for m in conversation_messages] if conversation_messages is not None else None
-    incoming = copy.deepcopy(incoming_message) if isinstance(incoming_message, dict) else incoming_message
+    conv = (
+        [copy.deepcopy(m) for m in conversation_messages]
+        if conversation_messages is not None
+        else None
+    )
+    incoming = (
+        copy.deepcopy(incoming_message) if isinstance(incoming_message, dict) else incoming_message
+    )
     call = recorder.call if recorder is not None else _plain_call
     try:
         selected = call(
@@ -100,8 +110,8 @@ def apply_select_context(
 
 def fire_on_turn_complete(
     engine: Any,
-    transcript: List[Dict[str, Any]],
-    usage: Optional[Dict[str, Any]],
+    transcript: list[dict[str, Any]],
+    usage: dict[str, Any] | None,
     recorder: Any = None,
     session_id: str = "",
     **meta: Any,

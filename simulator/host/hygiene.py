@@ -11,7 +11,7 @@ rough character estimate (:func:`rough_tokens`, "estimated"). The engine's own
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any
 
 HYGIENE_TRIGGER_RATIO = 0.85
 HYGIENE_WARNING_RATIO = 0.95
@@ -19,7 +19,7 @@ HYGIENE_MIN_MESSAGES = 4
 HYGIENE_HARD_MESSAGE_LIMIT = 5000
 
 
-def rough_tokens(messages: List[Dict[str, Any]]) -> int:
+def rough_tokens(messages: list[dict[str, Any]]) -> int:
     """Hermes' rough estimate (tokens): ceil(len(str(message dict)) / 4) summed over messages."""
     chars = sum(len(str(m)) for m in messages)
     return (chars + 3) // 4
@@ -44,8 +44,14 @@ class HygieneDecision:
     reason: str
 
 
-def decide(history: List[Dict[str, Any]], *, context_length: int, last_prompt_tokens: int,
-           compression_enabled: bool, hard_message_limit: int = HYGIENE_HARD_MESSAGE_LIMIT) -> HygieneDecision:
+def decide(
+    history: list[dict[str, Any]],
+    *,
+    context_length: int,
+    last_prompt_tokens: int,
+    compression_enabled: bool,
+    hard_message_limit: int = HYGIENE_HARD_MESSAGE_LIMIT,
+) -> HygieneDecision:
     """B7: decide whether gateway hygiene compresses ``history`` before the agent runs.
 
     Args:
@@ -63,9 +69,17 @@ def decide(history: List[Dict[str, Any]], *, context_length: int, last_prompt_to
     if not compression_enabled:
         return HygieneDecision(False, tokens, source, threshold, "compression disabled")
     if len(history) < HYGIENE_MIN_MESSAGES:
-        return HygieneDecision(False, tokens, source, threshold, f"fewer than {HYGIENE_MIN_MESSAGES} messages")
+        return HygieneDecision(
+            False, tokens, source, threshold, f"fewer than {HYGIENE_MIN_MESSAGES} messages"
+        )
     if len(history) >= hard_message_limit:
-        return HygieneDecision(True, tokens, source, threshold, f"message count >= {hard_message_limit}")
+        return HygieneDecision(
+            True, tokens, source, threshold, f"message count >= {hard_message_limit}"
+        )
     if tokens >= threshold:
-        return HygieneDecision(True, tokens, source, threshold, f"{source} ~{tokens} tokens >= {threshold}")
-    return HygieneDecision(False, tokens, source, threshold, f"{source} ~{tokens} tokens < {threshold}")
+        return HygieneDecision(
+            True, tokens, source, threshold, f"{source} ~{tokens} tokens >= {threshold}"
+        )
+    return HygieneDecision(
+        False, tokens, source, threshold, f"{source} ~{tokens} tokens < {threshold}"
+    )

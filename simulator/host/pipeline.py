@@ -19,24 +19,26 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 from simulator.host import hooks
-from simulator.host.cache_control import TTL_5M, apply_cache_control as _cache_control
+from simulator.host.cache_control import TTL_5M
+from simulator.host.cache_control import apply_cache_control as _cache_control
 from simulator.host.profiles import HostProfile, get_profile
 from simulator.host.sanitize import sanitize as _sanitize
 from simulator.host.sanitize import strip_persistence_fields  # noqa: F401  (re-exported, U9)
 
-Message = Dict[str, Any]
+Message = dict[str, Any]
 _log = logging.getLogger("simulator.host")
 
 
 def assemble(
-    system_prompt: Optional[str],
-    history: List[Message],
-    incoming: Optional[Message] = None,
-) -> List[Message]:
+    system_prompt: str | None,
+    history: list[Message],
+    incoming: Message | None = None,
+) -> list[Message]:
     """Stage 1: the assembled request as per-call deep clones.
 
     ``history`` is the persisted transcript; if its first message is already the system
@@ -51,7 +53,9 @@ def assemble(
     return out
 
 
-def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., Any]]) -> List[Message]:
+def inject_pre_llm_context(
+    request: list[Message], hooks_: list[Callable[..., Any]]
+) -> list[Message]:
     """H7: run ``pre_llm_call`` plugin hooks; each may only *append* text to the user message.
 
     Every hook gets copies (``messages=``, ``incoming=``) and returns a string or None;
@@ -61,7 +65,9 @@ def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., An
     """
     if not hooks_:
         return request
-    idx = next((i for i in range(len(request) - 1, -1, -1) if request[i].get("role") == "user"), None)
+    idx = next(
+        (i for i in range(len(request) - 1, -1, -1) if request[i].get("role") == "user"), None
+    )
     if idx is None:
         return request
     extra = []
@@ -74,8 +80,10 @@ def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., An
         if text is None:
             continue
         if not isinstance(text, str):
-            _log.warning("pre_llm_call hook returned %s, not a string; ignoring it (H7: inject-only)",
-                         type(text).__name__)
+            _log.warning(
+                "pre_llm_call hook returned %s, not a string; ignoring it (H7: inject-only)",
+                type(text).__name__,
+            )
             continue
         if text.strip():
             extra.append(text)
@@ -92,13 +100,18 @@ def inject_pre_llm_context(request: List[Message], hooks_: List[Callable[..., An
     return out
 
 
-def sanitize(messages: List[Message], *, strip_underscore: bool = True) -> List[Message]:
+def sanitize(messages: list[Message], *, strip_underscore: bool = True) -> list[Message]:
     """Stage 3: tool-pair repair, alternation repair, U9 stripping (copy-on-write)."""
     return _sanitize(messages, strip_underscore=strip_underscore)
 
 
-def apply_cache_control(messages: List[Message], *, enabled: bool = False, ttl: str = TTL_5M,
-                        native_anthropic: bool = False) -> List[Message]:
+def apply_cache_control(
+    messages: list[Message],
+    *,
+    enabled: bool = False,
+    ttl: str = TTL_5M,
+    native_anthropic: bool = False,
+) -> list[Message]:
     """Stage 4: system_and_3 markers when ``enabled`` (P4 decides), else ``messages`` unchanged."""
     if not enabled:
         return messages
@@ -126,9 +139,9 @@ class RequestContext:
     """
 
     engine: Any
-    system_prompt: Optional[str]
-    history: List[Message]
-    incoming: Optional[Message]
+    system_prompt: str | None
+    history: list[Message]
+    incoming: Message | None
     budget_tokens: int
     cache_control: bool = False
     ttl: str = TTL_5M
@@ -136,32 +149,40 @@ class RequestContext:
     recorder: Any = None
     session_id: str = ""
     strip_underscore: bool = True
-    pre_llm_call: List[Callable[..., Any]] = field(default_factory=list)
-    stages_run: List[str] = field(default_factory=list)
+    pre_llm_call: list[Callable[..., Any]] = field(default_factory=list)
+    stages_run: list[str] = field(default_factory=list)
 
 
-def _stage_assemble(ctx: RequestContext, _: Optional[List[Message]]) -> List[Message]:
-    return inject_pre_llm_context(assemble(ctx.system_prompt, ctx.history, ctx.incoming), ctx.pre_llm_call)
-
-
-def _stage_select_context(ctx: RequestContext, request: List[Message]) -> List[Message]:
-    return hooks.apply_select_context(
-        ctx.engine, request, conversation_messages=ctx.history, incoming_message=ctx.incoming,
-        budget_tokens=ctx.budget_tokens, recorder=ctx.recorder, session_id=ctx.session_id,
+def _stage_assemble(ctx: RequestContext, _: list[Message] | None) -> list[Message]:
+    return inject_pre_llm_context(
+        assemble(ctx.system_prompt, ctx.history, ctx.incoming), ctx.pre_llm_call
     )
 
 
-def _stage_sanitize(ctx: RequestContext, request: List[Message]) -> List[Message]:
+def _stage_select_context(ctx: RequestContext, request: list[Message]) -> list[Message]:
+    return hooks.apply_select_context(
+        ctx.engine,
+        request,
+        conversation_messages=ctx.history,
+        incoming_message=ctx.incoming,
+        budget_tokens=ctx.budget_tokens,
+        recorder=ctx.recorder,
+        session_id=ctx.session_id,
+    )
+
+
+def _stage_sanitize(ctx: RequestContext, request: list[Message]) -> list[Message]:
     return sanitize(request, strip_underscore=ctx.strip_underscore)
 
 
-def _stage_cache_control(ctx: RequestContext, request: List[Message]) -> List[Message]:
-    return apply_cache_control(request, enabled=ctx.cache_control, ttl=ctx.ttl,
-                               native_anthropic=ctx.native_anthropic)
+def _stage_cache_control(ctx: RequestContext, request: list[Message]) -> list[Message]:
+    return apply_cache_control(
+        request, enabled=ctx.cache_control, ttl=ctx.ttl, native_anthropic=ctx.native_anthropic
+    )
 
 
 #: Stage name -> function(ctx, request) -> request. Profiles list the names in order.
-STAGE_FUNCTIONS: Dict[str, Callable[[RequestContext, Any], List[Message]]] = {
+STAGE_FUNCTIONS: dict[str, Callable[[RequestContext, Any], list[Message]]] = {
     "assemble": _stage_assemble,
     "select_context": _stage_select_context,
     "sanitize": _stage_sanitize,
@@ -169,7 +190,7 @@ STAGE_FUNCTIONS: Dict[str, Callable[[RequestContext, Any], List[Message]]] = {
 }
 
 
-def run_stages(ctx: RequestContext, profile: Optional[HostProfile] = None) -> List[Message]:
+def run_stages(ctx: RequestContext, profile: HostProfile | None = None) -> list[Message]:
     """Run the profile's stages in order (H4); returns the ``messages`` for the provider."""
     request: Any = None
     for name in get_profile(profile).stages:
@@ -181,9 +202,9 @@ def run_stages(ctx: RequestContext, profile: Optional[HostProfile] = None) -> Li
 def build_request(
     engine: Any,
     *,
-    system_prompt: Optional[str],
-    history: List[Message],
-    incoming: Optional[Message],
+    system_prompt: str | None,
+    history: list[Message],
+    incoming: Message | None,
     budget_tokens: int,
     cache_control: bool = False,
     recorder: Any = None,
@@ -191,9 +212,20 @@ def build_request(
     ttl: str = TTL_5M,
     native_anthropic: bool = False,
     session_id: str = "",
-) -> List[Message]:
+) -> list[Message]:
     """Stages 1-4 in the profile's order; returns the ``messages`` to send (H4)."""
     prof = get_profile(profile)
-    ctx = RequestContext(engine, system_prompt, history, incoming, budget_tokens, cache_control, ttl,
-                         native_anthropic, recorder, session_id, prof.strip_underscore_keys)
+    ctx = RequestContext(
+        engine,
+        system_prompt,
+        history,
+        incoming,
+        budget_tokens,
+        cache_control,
+        ttl,
+        native_anthropic,
+        recorder,
+        session_id,
+        prof.strip_underscore_keys,
+    )
     return run_stages(ctx, prof)

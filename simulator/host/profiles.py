@@ -18,7 +18,6 @@ author can see whether an engine works on both:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple, Union
 
 DOCUMENTED = "documented"
 HERMES_019 = "hermes-0.19"
@@ -47,7 +46,7 @@ class HostProfile:
     """
 
     name: str
-    stages: Tuple[str, ...]
+    stages: tuple[str, ...]
     calls_on_turn_complete: bool
     compress_with_system: bool
     compress_snapshot: bool
@@ -97,7 +96,7 @@ PROFILES = {
 }
 
 
-def get_profile(profile: Union[str, HostProfile, None]) -> HostProfile:
+def get_profile(profile: str | HostProfile | None) -> HostProfile:
     """Resolve ``profile`` (a name, a :class:`HostProfile`, or None for ``documented``).
 
     Raises:

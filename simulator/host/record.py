@@ -13,8 +13,9 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any
 
 
 def _digest(args: Any, kwargs: Any) -> str:
@@ -56,7 +57,7 @@ class CallRecord:
 class Recorder:
     """Calls engine methods and records them in ``calls`` (thread-safe)."""
 
-    calls: List[CallRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -74,22 +75,31 @@ class Recorder:
             raise
         finally:
             current = threading.current_thread()
-            rec = CallRecord(method, _digest(args, kwargs), current.name, time.perf_counter() - started, outcome,
-                             tuple(sorted(kwargs)), current is threading.main_thread(), seq, id(engine))
+            rec = CallRecord(
+                method,
+                _digest(args, kwargs),
+                current.name,
+                time.perf_counter() - started,
+                outcome,
+                tuple(sorted(kwargs)),
+                current is threading.main_thread(),
+                seq,
+                id(engine),
+            )
             with self._lock:
                 self.calls.append(rec)
 
-    def methods(self) -> List[str]:
+    def methods(self) -> list[str]:
         """The called method names, in completion order."""
         with self._lock:
             return [c.method for c in self.calls]
 
-    def of(self, method: str) -> List[CallRecord]:
+    def of(self, method: str) -> list[CallRecord]:
         """Every record of ``method``, in completion order."""
         with self._lock:
             return [c for c in self.calls if c.method == method]
 
-    def last(self, method: str) -> Optional[CallRecord]:
+    def last(self, method: str) -> CallRecord | None:
         """The last record of ``method`` (None if never called)."""
         with self._lock:
             return next((c for c in reversed(self.calls) if c.method == method), None)
@@ -105,7 +115,7 @@ class Recorder:
         it = iter(seq)
         return all(any(m == x for x in it) for m in methods)
 
-    def threads(self, method: str) -> List[str]:
+    def threads(self, method: str) -> list[str]:
         """Thread names ``method`` was called from, in order."""
         return [c.thread for c in self.of(method)]
 

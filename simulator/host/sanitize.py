@@ -20,7 +20,7 @@ same list object when it changed nothing. Behaviour follows Hermes'
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List
+from typing import Any
 
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
 
@@ -29,10 +29,10 @@ log = logging.getLogger("simulator.host")
 #: Content of the stub result the host adds for an assistant call that has none (V2).
 MISSING_TOOL_RESULT = "[No tool output recorded for this call]"
 
-Message = Dict[str, Any]
+Message = dict[str, Any]
 
 
-def _call_ids(message: Message) -> List[str]:
+def _call_ids(message: Message) -> list[str]:
     ids = []
     for call in message.get("tool_calls") or ():
         if isinstance(call, dict) and call.get("id"):
@@ -40,7 +40,7 @@ def _call_ids(message: Message) -> List[str]:
     return ids
 
 
-def repair_tool_pairs(messages: List[Message]) -> List[Message]:
+def repair_tool_pairs(messages: list[Message]) -> list[Message]:
     """V2 on the wire: drop orphan/duplicate tool results, stub missing ones.
 
     Args:
@@ -48,8 +48,8 @@ def repair_tool_pairs(messages: List[Message]) -> List[Message]:
     Returns:
         The same list when nothing changed, else a new list (tokens are not counted here).
     """
-    out: List[Message] = []
-    pending: List[str] = []  # ids of the latest assistant's calls still unanswered, in order
+    out: list[Message] = []
+    pending: list[str] = []  # ids of the latest assistant's calls still unanswered, in order
     known: set = set()
     changed = False
 
@@ -76,7 +76,9 @@ def repair_tool_pairs(messages: List[Message]) -> List[Message]:
         if role == "assistant":
             ids = _call_ids(m)
             known = set(ids)
-            pending = list(ids)  # per occurrence: a repeated id is owed one result each (seeds U8, V2)
+            pending = list(
+                ids
+            )  # per occurrence: a repeated id is owed one result each (seeds U8, V2)
         out.append(m)
     flush_pending()
     if changed:
@@ -94,13 +96,13 @@ def _join(a: Any, b: Any, sep: str) -> Any:
     return a  # one side is a list: keep the existing content (Hermes)
 
 
-def repair_alternation(messages: List[Message]) -> List[Message]:
+def repair_alternation(messages: list[Message]) -> list[Message]:
     """Merge consecutive same-role user/assistant rows (research/host.md §15).
 
     Returns the same list when nothing changed, else a new list whose merged rows are new
     dicts (the inputs are never mutated).
     """
-    out: List[Message] = []
+    out: list[Message] = []
     repairs = 0
     for m in messages:
         prev = out[-1] if out else None
@@ -114,8 +116,12 @@ def repair_alternation(messages: List[Message]) -> List[Message]:
             out[-1] = merged
             repairs += 1
             continue
-        if (prev is not None and role == prev.get("role") == "user"
-                and isinstance(m.get("content"), str) and isinstance(prev.get("content"), str)):
+        if (
+            prev is not None
+            and role == prev.get("role") == "user"
+            and isinstance(m.get("content"), str)
+            and isinstance(prev.get("content"), str)
+        ):
             merged = dict(prev)
             merged["content"] = _join(prev["content"], m["content"], "\n\n")
             merged.pop("api_content", None)
@@ -129,7 +135,9 @@ def repair_alternation(messages: List[Message]) -> List[Message]:
     return messages
 
 
-def strip_persistence_fields(messages: List[Message], *, strip_underscore: bool = True) -> List[Message]:
+def strip_persistence_fields(
+    messages: list[Message], *, strip_underscore: bool = True
+) -> list[Message]:
     """U9: copies without persistence-only fields (and ``_*`` keys when ``strip_underscore``).
 
     Rows that carry none of them are kept as the same dict objects.
@@ -139,18 +147,28 @@ def strip_persistence_fields(messages: List[Message], *, strip_underscore: bool 
         if isinstance(m, dict) and any(
             k in PERSISTENCE_ONLY_FIELDS or (strip_underscore and k.startswith("_")) for k in m
         ):
-            m = {k: v for k, v in m.items()
-                 if k not in PERSISTENCE_ONLY_FIELDS and not (strip_underscore and k.startswith("_"))}
+            m = {
+                k: v
+                for k, v in m.items()
+                if k not in PERSISTENCE_ONLY_FIELDS and not (strip_underscore and k.startswith("_"))
+            }
         out.append(m)
     return out
 
 
 #: Reasoning keys only an assistant row may carry (research/host.md §9 step 5).
-REASONING_KEYS = frozenset({"reasoning", "reasoning_content", "reasoning_details", "_reasoning_route",
-                            "anthropic_content_blocks"})
+REASONING_KEYS = frozenset(
+    {
+        "reasoning",
+        "reasoning_content",
+        "reasoning_details",
+        "_reasoning_route",
+        "anthropic_content_blocks",
+    }
+)
 
 
-def strip_foreign_reasoning(messages: List[Message]) -> List[Message]:
+def strip_foreign_reasoning(messages: list[Message]) -> list[Message]:
     """Reasoning re-validation: non-assistant rows lose reasoning keys (an engine's
     replacement cannot smuggle reasoning onto a user/tool/system row). Copy-on-write."""
     out, changed = [], False
@@ -162,7 +180,7 @@ def strip_foreign_reasoning(messages: List[Message]) -> List[Message]:
     return out if changed else messages
 
 
-def sanitize(messages: List[Message], *, strip_underscore: bool = True) -> List[Message]:
+def sanitize(messages: list[Message], *, strip_underscore: bool = True) -> list[Message]:
     """Stage 3, in Hermes' order: reasoning re-validation, tool-pair repair, alternation
     repair, U9 stripping."""
     messages = strip_foreign_reasoning(messages)

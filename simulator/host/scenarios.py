@@ -11,26 +11,35 @@ loses the cache every call.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, List, Sequence, Tuple
+from typing import Any
 
 from simulator.host.session import HostConfig, HostSession
 from simulator.provider.core import Provider
 
-SYSTEM_PROMPT = ("You are a careful engineering assistant. Answer briefly, cite files you touch, "
-                 "and keep every decision traceable.")
+SYSTEM_PROMPT = (
+    "You are a careful engineering assistant. Answer briefly, cite files you touch, "
+    "and keep every decision traceable."
+)
 
 TOPICS = {
-    "database": ("postgres schema migration index query transaction replica vacuum table column "
-                 "constraint foreign partition backup restore latency planner").split(),
-    "frontend": ("react component button styling layout render props state hook router bundle "
-                 "accessibility contrast responsive animation webpack").split(),
-    "deploy": ("kubernetes cluster helm container pipeline rollout canary ingress secret namespace "
-               "autoscaler registry terraform manifest probe").split(),
+    "database": (
+        "postgres schema migration index query transaction replica vacuum table column "
+        "constraint foreign partition backup restore latency planner"
+    ).split(),
+    "frontend": (
+        "react component button styling layout render props state hook router bundle "
+        "accessibility contrast responsive animation webpack"
+    ).split(),
+    "deploy": (
+        "kubernetes cluster helm container pipeline rollout canary ingress secret namespace "
+        "autoscaler registry terraform manifest probe"
+    ).split(),
 }
 
 #: Topic of each of the 30 turns: blocks, with a return to the first topic.
-DEFAULT_PLAN: Tuple[str, ...] = ("database",) * 12 + ("frontend",) * 10 + ("database",) * 8
+DEFAULT_PLAN: tuple[str, ...] = ("database",) * 12 + ("frontend",) * 10 + ("database",) * 8
 
 
 def user_message(topic: str, turn: int, seed: int = 0, words: int = 240) -> str:
@@ -54,15 +63,21 @@ class CacheReport:
     """
 
     ratio: float
-    prompt_tokens: List[int] = field(default_factory=list)
-    cache_read_tokens: List[int] = field(default_factory=list)
+    prompt_tokens: list[int] = field(default_factory=list)
+    cache_read_tokens: list[int] = field(default_factory=list)
     system_share: float = 0.0
     mean_turn_tokens: float = 0.0
 
 
-def run_cache_scenario(engine: Any, *, plan: Sequence[str] = DEFAULT_PLAN, seed: int = 0,
-                       model: str = "anthropic/claude-sonnet-4", context_length: int = 200_000,
-                       profile: Any = None) -> CacheReport:
+def run_cache_scenario(
+    engine: Any,
+    *,
+    plan: Sequence[str] = DEFAULT_PLAN,
+    seed: int = 0,
+    model: str = "anthropic/claude-sonnet-4",
+    context_length: int = 200_000,
+    profile: Any = None,
+) -> CacheReport:
     """Run the H6 scenario with ``engine`` (cloned for the agent) and measure cache reuse.
 
     Returns a :class:`CacheReport`; raises whatever the host raises for a broken engine.
@@ -71,8 +86,16 @@ def run_cache_scenario(engine: Any, *, plan: Sequence[str] = DEFAULT_PLAN, seed:
 
     provider = Provider(seed=seed)
     config = HostConfig(seconds_per_turn=10.0, context_timeout_seconds=0)
-    session = HostSession(engine, provider, model=model, context_length=context_length,
-                          system_prompt=SYSTEM_PROMPT, profile=profile, config=config, clone=True)
+    session = HostSession(
+        engine,
+        provider,
+        model=model,
+        context_length=context_length,
+        system_prompt=SYSTEM_PROMPT,
+        profile=profile,
+        config=config,
+        clone=True,
+    )
     session.start()
     for turn, topic in enumerate(plan, 1):
         session.user_turn(user_message(topic, turn, seed))
@@ -84,4 +107,6 @@ def run_cache_scenario(engine: Any, *, plan: Sequence[str] = DEFAULT_PLAN, seed:
     system_tokens = tokens.count_text(SYSTEM_PROMPT)
     mean_prompt = sum(measured_p) / len(measured_p) if measured_p else 0.0
     turn_tokens = tokens.count_messages(session.history()) / max(len(plan), 1)
-    return CacheReport(ratio, prompts, reads, system_tokens / mean_prompt if mean_prompt else 0.0, turn_tokens)
+    return CacheReport(
+        ratio, prompts, reads, system_tokens / mean_prompt if mean_prompt else 0.0, turn_tokens
+    )

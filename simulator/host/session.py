@@ -30,8 +30,9 @@ import copy
 import itertools
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any
 
 from simulator.host import calls, clones, hooks, pipeline, thresholds
 from simulator.host.builtin import is_builtin
@@ -75,10 +76,10 @@ class HostConfig:
     compression_enabled: bool = True
     context_timeout_seconds: float = 120.0
     failure_cooldown_seconds: float = 60.0
-    model_thresholds: Optional[Dict[str, float]] = None
+    model_thresholds: dict[str, float] | None = None
     max_retries: int = 2
-    fallback_model: Optional[str] = None
-    fallback_context_length: Optional[int] = None
+    fallback_model: str | None = None
+    fallback_context_length: int | None = None
     cache_ttl: str = "5m"
     native_anthropic: bool = False
     max_compression_attempts: int = 3
@@ -87,7 +88,7 @@ class HostConfig:
     hygiene_hard_message_limit: int = 5000
 
     @classmethod
-    def from_config(cls, config: Optional[Mapping[str, Any]]) -> "HostConfig":
+    def from_config(cls, config: Mapping[str, Any] | None) -> HostConfig:
         """Build from a parsed config.yaml dict (``compression`` block; K1, TS1, B7).
 
         Raises:
@@ -102,11 +103,15 @@ class HostConfig:
                 try:
                     setattr(out, attr, float(comp[key]))
                 except (TypeError, ValueError):
-                    raise ValueError(f"compression.{key} must be a number of seconds, got {comp[key]!r}") from None
+                    raise ValueError(
+                        f"compression.{key} must be a number of seconds, got {comp[key]!r}"
+                    ) from None
         if "model_thresholds" in comp:
             mt = comp["model_thresholds"] or {}
             if not isinstance(mt, Mapping):
-                raise ValueError("compression.model_thresholds must be a mapping {model substring: percent}")
+                raise ValueError(
+                    "compression.model_thresholds must be a mapping {model substring: percent}"
+                )
             out.model_thresholds = {str(k): float(v) for k, v in mt.items()}
         if "hygiene_hard_message_limit" in comp:
             out.hygiene_hard_message_limit = int(comp["hygiene_hard_message_limit"])
@@ -130,20 +135,22 @@ class TurnResult:
         requests: serialized requests sent this turn (bytes, in order).
     """
 
-    reply: Optional[Dict[str, Any]]
+    reply: dict[str, Any] | None
     provider_calls: int
     compactions: int
-    usage: Optional[Dict[str, int]]
+    usage: dict[str, int] | None
     failed: bool = False
     interrupted: bool = False
     turn_exit_reason: str = "text_response"
     on_turn_complete_fired: bool = False
-    requests: List[bytes] = field(default_factory=list)
+    requests: list[bytes] = field(default_factory=list)
 
 
 def serialize_request(request: Mapping[str, Any]) -> bytes:
     """Canonical bytes of a request body (sorted keys, compact): for byte-identity checks."""
-    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def default_tool_executor(name: str, arguments: Any) -> str:
@@ -190,17 +197,32 @@ class HostSession:
         cooldown_until: virtual time until which automatic compaction is blocked.
     """
 
-    def __init__(self, engine: Any, provider: Optional[Provider] = None, store: Any = None, *,
-                 model: str = "sim-model", context_length: int = 32_000,
-                 system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT, profile: Any = None,
-                 config: Optional[HostConfig] = None, recorder: Optional[Recorder] = None,
-                 cache_control: Optional[bool] = None, clone: bool = False, platform: str = "cli",
-                 conversation_id: Optional[str] = None,
-                 tool_executor: Callable[[str, Any], str] = default_tool_executor,
-                 provider_name: str = "", base_url: str = "", api_key: str = "",
-                 api_mode: str = "chat_completions", hermes_home: str = "",
-                 force_compress_timeout: bool = False, parent: Optional["HostSession"] = None,
-                 pre_llm_call: Optional[List[Callable[..., Any]]] = None) -> None:
+    def __init__(
+        self,
+        engine: Any,
+        provider: Provider | None = None,
+        store: Any = None,
+        *,
+        model: str = "sim-model",
+        context_length: int = 32_000,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        profile: Any = None,
+        config: HostConfig | None = None,
+        recorder: Recorder | None = None,
+        cache_control: bool | None = None,
+        clone: bool = False,
+        platform: str = "cli",
+        conversation_id: str | None = None,
+        tool_executor: Callable[[str, Any], str] = default_tool_executor,
+        provider_name: str = "",
+        base_url: str = "",
+        api_key: str = "",
+        api_mode: str = "chat_completions",
+        hermes_home: str = "",
+        force_compress_timeout: bool = False,
+        parent: HostSession | None = None,
+        pre_llm_call: list[Callable[..., Any]] | None = None,
+    ) -> None:
         self.profile: HostProfile = get_profile(profile)
         self.config = config or HostConfig()
         self.provider = provider if provider is not None else Provider()
@@ -213,11 +235,16 @@ class HostSession:
         self.platform = platform
         self.conversation_id = conversation_id
         self.tool_executor = tool_executor
-        self.provider_name, self.base_url, self.api_key, self.api_mode = provider_name, base_url, api_key, api_mode
+        self.provider_name, self.base_url, self.api_key, self.api_mode = (
+            provider_name,
+            base_url,
+            api_key,
+            api_mode,
+        )
         self.hermes_home = hermes_home
         self.force_compress_timeout = force_compress_timeout
         self.parent = parent
-        self.pre_llm_call: List[Callable[..., Any]] = list(pre_llm_call or [])
+        self.pre_llm_call: list[Callable[..., Any]] = list(pre_llm_call or [])
         self.registered = engine
         self.engine_active = True
         self.clone_error = ""
@@ -229,17 +256,17 @@ class HostSession:
         else:
             self.engine = engine
         self.session_id = ""
-        self.system_message: Optional[Dict[str, Any]] = None
-        self.transcript: List[Dict[str, Any]] = []
-        self.requests: List[bytes] = []
+        self.system_message: dict[str, Any] | None = None
+        self.transcript: list[dict[str, Any]] = []
+        self.requests: list[bytes] = []
         self.compactions = 0
-        self.passes: List[PassOutcome] = []
+        self.passes: list[PassOutcome] = []
         self.cooldown_until = float("-inf")
         self.on_fallback = False
-        self.last_turn_usage: Optional[Dict[str, int]] = None
-        self.children: List["HostSession"] = []
+        self.last_turn_usage: dict[str, int] | None = None
+        self.children: list[HostSession] = []
         self._turns = itertools.count(1)
-        self._engine_tools: List[Dict[str, Any]] = []
+        self._engine_tools: list[dict[str, Any]] = []
         self._engine_tool_names: set = set()
         self._started = False
 
@@ -270,7 +297,7 @@ class HostSession:
             log.warning("Context engine %s() failed (session=%s): %s", method, self.session_id, exc)
             return None
 
-    def _persist(self, new: List[Dict[str, Any]]) -> None:
+    def _persist(self, new: list[dict[str, Any]]) -> None:
         if self.profile.stamps_uids:
             self.store.append(self.session_id, new)
         else:
@@ -278,22 +305,24 @@ class HostSession:
 
     def _persist_all(self) -> None:
         rows = self.messages
-        self.store.replace(self.session_id, rows if self.profile.stamps_uids else copy.deepcopy(rows))
+        self.store.replace(
+            self.session_id, rows if self.profile.stamps_uids else copy.deepcopy(rows)
+        )
 
     @property
-    def messages(self) -> List[Dict[str, Any]]:
+    def messages(self) -> list[dict[str, Any]]:
         """The transcript with the system message first (a new list of the live dicts)."""
         return ([self.system_message] if self.system_message is not None else []) + self.transcript
 
     @messages.setter
-    def messages(self, value: List[Dict[str, Any]]) -> None:
+    def messages(self, value: list[dict[str, Any]]) -> None:
         """Replace the transcript; a leading system message becomes :attr:`system_message`."""
         value = list(value)
         if value and isinstance(value[0], dict) and value[0].get("role") == "system":
             self.system_message, value = value[0], value[1:]
         self.transcript = value
 
-    def history(self) -> List[Dict[str, Any]]:
+    def history(self) -> list[dict[str, Any]]:
         """The transcript without the system message (a new list of the live dicts)."""
         return list(self.transcript)
 
@@ -303,25 +332,42 @@ class HostSession:
         if self._started:
             return
         self._started = True
-        self.session_id = self.store.create_session(parent_id=self.parent.session_id if self.parent else None)
+        self.session_id = self.store.create_session(
+            parent_id=self.parent.session_id if self.parent else None
+        )
         if self.system_prompt:
             self.system_message = {"role": "system", "content": self.system_prompt}
             self._persist([self.system_message])
         if self.engine is None:
             return
-        thresholds.assign_model_thresholds(self.engine, self.config.model_thresholds, profile=self.profile)
-        self._call_optional("update_model", **self._update_model_kwargs(self.model, self.context_length))
-        self._call_optional("on_session_start", self.session_id, hermes_home=self.hermes_home,
-                            platform=self.platform or "cli", model=self.model,
-                            context_length=int(getattr(self.engine, "context_length", 0) or self.context_length),
-                            conversation_id=self.conversation_id)
+        thresholds.assign_model_thresholds(
+            self.engine, self.config.model_thresholds, profile=self.profile
+        )
+        self._call_optional(
+            "update_model", **self._update_model_kwargs(self.model, self.context_length)
+        )
+        self._call_optional(
+            "on_session_start",
+            self.session_id,
+            hermes_home=self.hermes_home,
+            platform=self.platform or "cli",
+            model=self.model,
+            context_length=int(getattr(self.engine, "context_length", 0) or self.context_length),
+            conversation_id=self.conversation_id,
+        )
         self._load_engine_tools()
 
-    def _update_model_kwargs(self, model: str, context_length: int) -> Dict[str, Any]:
-        return thresholds.update_model_kwargs(model, context_length, base_url=self.base_url, api_key=self.api_key,
-                                              provider=self.provider_name, api_mode=self.api_mode)
+    def _update_model_kwargs(self, model: str, context_length: int) -> dict[str, Any]:
+        return thresholds.update_model_kwargs(
+            model,
+            context_length,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            provider=self.provider_name,
+            api_mode=self.api_mode,
+        )
 
-    def switch_model(self, model: str, context_length: Optional[int] = None, **kwargs: Any) -> None:
+    def switch_model(self, model: str, context_length: int | None = None, **kwargs: Any) -> None:
         """A model switch (/model, fallback): ``update_model`` with Hermes' kwargs (K1, K2)."""
         self.model = model
         if context_length is not None:
@@ -331,7 +377,9 @@ class HostSession:
                 setattr(self, key, kwargs[key])
         if "provider" in kwargs:
             self.provider_name = kwargs["provider"]
-        self._call_optional("update_model", **self._update_model_kwargs(self.model, self.context_length))
+        self._call_optional(
+            "update_model", **self._update_model_kwargs(self.model, self.context_length)
+        )
 
     def _load_engine_tools(self) -> None:
         schemas = self._call_optional("get_tool_schemas") or []
@@ -369,55 +417,94 @@ class HostSession:
         self.session_id = self.store.create_session(parent_id=old)
         self.transcript = []
         if self.system_message is not None:
-            self._persist([self.system_message] if self.profile.stamps_uids else [dict(self.system_message)])
-        kwargs = {"old_session_id": old, "platform": self.platform or "cli", "model": self.model,
-                  "context_length": int(getattr(self.engine, "context_length", 0) or self.context_length),
-                  "conversation_id": self.conversation_id}
-        self._call_optional("on_session_start", self.session_id,
-                            **{k: v for k, v in kwargs.items() if v not in (None, "")})
+            self._persist(
+                [self.system_message] if self.profile.stamps_uids else [dict(self.system_message)]
+            )
+        kwargs = {
+            "old_session_id": old,
+            "platform": self.platform or "cli",
+            "model": self.model,
+            "context_length": int(getattr(self.engine, "context_length", 0) or self.context_length),
+            "conversation_id": self.conversation_id,
+        }
+        self._call_optional(
+            "on_session_start",
+            self.session_id,
+            **{k: v for k, v in kwargs.items() if v not in (None, "")},
+        )
         self.cooldown_until = float("-inf")
         return self.session_id
 
-    def spawn_subagent(self, *, model: Optional[str] = None, context_length: Optional[int] = None,
-                       system_prompt: Optional[str] = None, **kwargs: Any) -> "HostSession":
+    def spawn_subagent(
+        self,
+        *,
+        model: str | None = None,
+        context_length: int | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> HostSession:
         """C1: a child agent; its engine is cloned from the *registered* engine at its init.
 
         The child shares the provider, store, recorder, profile and config; ``model`` /
         ``context_length`` default to the parent's. Returns the started child session.
         """
         child = HostSession(
-            self.registered, self.provider, self.store, model=model or self.model,
+            self.registered,
+            self.provider,
+            self.store,
+            model=model or self.model,
             context_length=context_length or self.context_length,
             system_prompt=system_prompt if system_prompt is not None else self.system_prompt,
-            profile=self.profile, config=self.config, recorder=self.recorder, cache_control=self._cache_control,
-            clone=True, platform=self.platform, tool_executor=self.tool_executor, parent=self,
-            provider_name=self.provider_name, base_url=self.base_url, api_key=self.api_key,
-            api_mode=self.api_mode, hermes_home=self.hermes_home, **kwargs,
+            profile=self.profile,
+            config=self.config,
+            recorder=self.recorder,
+            cache_control=self._cache_control,
+            clone=True,
+            platform=self.platform,
+            tool_executor=self.tool_executor,
+            parent=self,
+            provider_name=self.provider_name,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            api_mode=self.api_mode,
+            hermes_home=self.hermes_home,
+            **kwargs,
         )
         child.start()
         self.children.append(child)
         return child
 
     # -- requests -----------------------------------------------------------------------
-    def _incoming(self, incoming: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    def _incoming(self, incoming: dict[str, Any] | None) -> dict[str, Any] | None:
         if incoming is not None and any(m is incoming for m in self.messages):
             return incoming
         return next((m for m in reversed(self.messages) if m.get("role") == "user"), None)
 
-    def build_request(self, incoming: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    def build_request(self, incoming: dict[str, Any] | None = None) -> dict[str, Any]:
         """The provider request body for the current transcript (pipeline stages 1-4, H4)."""
         ctx = pipeline.RequestContext(
-            self.engine, None, self.messages, self._incoming(incoming),
+            self.engine,
+            None,
+            self.messages,
+            self._incoming(incoming),
             int(getattr(self.engine, "context_length", 0) or 0) if self.engine is not None else 0,
-            self.cache_control, self.config.cache_ttl, self.config.native_anthropic, self.recorder,
-            self.session_id, self.profile.strip_underscore_keys, list(self.pre_llm_call),
+            self.cache_control,
+            self.config.cache_ttl,
+            self.config.native_anthropic,
+            self.recorder,
+            self.session_id,
+            self.profile.strip_underscore_keys,
+            list(self.pre_llm_call),
         )
-        body: Dict[str, Any] = {"model": self.model, "messages": pipeline.run_stages(ctx, self.profile)}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": pipeline.run_stages(ctx, self.profile),
+        }
         if self._engine_tools:
             body["tools"] = copy.deepcopy(self._engine_tools)
         return body
 
-    def _send(self, body: Dict[str, Any], sent: List[bytes]) -> Dict[str, Any]:
+    def _send(self, body: dict[str, Any], sent: list[bytes]) -> dict[str, Any]:
         raw = serialize_request(body)
         self.requests.append(raw)
         sent.append(raw)
@@ -426,9 +513,18 @@ class HostSession:
     @staticmethod
     def _classify(err: ProviderError) -> str:
         body = err.body if isinstance(err.body, dict) else {}
-        code = str((body.get("error") or {}).get("code") or "") if isinstance(body.get("error"), dict) else ""
+        code = (
+            str((body.get("error") or {}).get("code") or "")
+            if isinstance(body.get("error"), dict)
+            else ""
+        )
         text = json.dumps(body).lower()
-        if err.status == 413 or code == "context_length_exceeded" or "context length" in text or "too long" in text:
+        if (
+            err.status == 413
+            or code == "context_length_exceeded"
+            or "context length" in text
+            or "too long" in text
+        ):
             return "overflow"
         headers = {k.lower(): v for k, v in (err.headers or {}).items()}
         if headers.get("x-should-retry") == "false":
@@ -462,7 +558,10 @@ class HostSession:
             if res.provider_calls >= self.config.max_iterations:
                 res.turn_exit_reason = "max_iterations"
                 break
-            if compression_attempts < self.config.max_compression_attempts and self._pre_api_check():
+            if (
+                compression_attempts < self.config.max_compression_attempts
+                and self._pre_api_check()
+            ):
                 compression_attempts += 1
                 if self._compress_pass(current_tokens=self._estimate(), force=False):
                     res.compactions += 1
@@ -474,22 +573,41 @@ class HostSession:
                 kind = self._classify(err)
                 if kind == "retryable" and retries < self.config.max_retries:
                     retries += 1
-                    log.info("Provider answered %s; host retry %d (select_context re-runs)", err.status, retries)
+                    log.info(
+                        "Provider answered %s; host retry %d (select_context re-runs)",
+                        err.status,
+                        retries,
+                    )
                     continue
-                if kind in ("retryable", "terminal") and self.config.fallback_model and not self.on_fallback:
+                if (
+                    kind in ("retryable", "terminal")
+                    and self.config.fallback_model
+                    and not self.on_fallback
+                ):
                     self.on_fallback = True
                     retries = 0
-                    log.warning("Provider answered %s; switching to fallback model %s", err.status,
-                                self.config.fallback_model)
-                    self.switch_model(self.config.fallback_model,
-                                      self.config.fallback_context_length or self.context_length)
+                    log.warning(
+                        "Provider answered %s; switching to fallback model %s",
+                        err.status,
+                        self.config.fallback_model,
+                    )
+                    self.switch_model(
+                        self.config.fallback_model,
+                        self.config.fallback_context_length or self.context_length,
+                    )
                     continue
-                if kind == "overflow" and compression_attempts < self.config.max_compression_attempts:
+                if (
+                    kind == "overflow"
+                    and compression_attempts < self.config.max_compression_attempts
+                ):
                     compression_attempts += 1
                     if self._compress_pass(current_tokens=self._estimate(), force=True):
                         res.compactions += 1
                         continue
-                log.warning("Provider failed terminally (%s); the turn ends without on_turn_complete", err.status)
+                log.warning(
+                    "Provider failed terminally (%s); the turn ends without on_turn_complete",
+                    err.status,
+                )
                 res.failed, res.turn_exit_reason = True, "provider_error"
                 return res
             res.provider_calls += 1
@@ -500,7 +618,9 @@ class HostSession:
             choice = (response.get("choices") or [{}])[0]
             reply = dict(choice.get("message") or {"role": "assistant", "content": ""})
             if choice.get("finish_reason") == CONTENT_FILTER:
-                log.warning("Provider blocked the response (content policy); the turn ends without on_turn_complete")
+                log.warning(
+                    "Provider blocked the response (content policy); the turn ends without on_turn_complete"
+                )
                 res.turn_exit_reason = CONTENT_FILTER
                 return res
             self.transcript.append(reply)
@@ -508,10 +628,20 @@ class HostSession:
             res.reply = reply
             if reply.get("tool_calls"):
                 self._run_tools(reply)
-                real = int(getattr(self.engine, "last_prompt_tokens", 0) or 0) if self.engine is not None else 0
-                if (self.engine is not None and self.config.compression_enabled and not self._cooling_down()
-                        and compression_attempts < self.config.max_compression_attempts
-                        and self._should_compress(real if real > 0 else (0 if real == -1 else self._estimate()))):
+                real = (
+                    int(getattr(self.engine, "last_prompt_tokens", 0) or 0)
+                    if self.engine is not None
+                    else 0
+                )
+                if (
+                    self.engine is not None
+                    and self.config.compression_enabled
+                    and not self._cooling_down()
+                    and compression_attempts < self.config.max_compression_attempts
+                    and self._should_compress(
+                        real if real > 0 else (0 if real == -1 else self._estimate())
+                    )
+                ):
                     compression_attempts += 1
                     if self._compress_pass(current_tokens=real, force=False):
                         res.compactions += 1
@@ -523,13 +653,21 @@ class HostSession:
     def _finish_turn(self, res: TurnResult, turn_id: str) -> TurnResult:
         if self.profile.calls_on_turn_complete and self.engine is not None:
             res.on_turn_complete_fired = hooks.fire_on_turn_complete(
-                self.engine, self.messages, res.usage, recorder=self.recorder, session_id=self.session_id,
-                turn_id=turn_id, task_id=self.session_id, api_call_count=res.provider_calls,
-                interrupted=res.interrupted, failed=res.failed, turn_exit_reason=res.turn_exit_reason,
+                self.engine,
+                self.messages,
+                res.usage,
+                recorder=self.recorder,
+                session_id=self.session_id,
+                turn_id=turn_id,
+                task_id=self.session_id,
+                api_call_count=res.provider_calls,
+                interrupted=res.interrupted,
+                failed=res.failed,
+                turn_exit_reason=res.turn_exit_reason,
             )
         return res
 
-    def _run_tools(self, reply: Dict[str, Any]) -> None:
+    def _run_tools(self, reply: dict[str, Any]) -> None:
         results = []
         for tc in reply.get("tool_calls") or ():
             fn = tc.get("function") or {}
@@ -551,8 +689,9 @@ class HostSession:
 
     def _estimate(self) -> int:
         """Request pressure: the tokens of the assembled request plus tool schemas."""
-        return tokens.count_messages(pipeline.strip_persistence_fields(self.messages)) + tokens.count_tools(
-            self._engine_tools or None)
+        return tokens.count_messages(
+            pipeline.strip_persistence_fields(self.messages)
+        ) + tokens.count_tools(self._engine_tools or None)
 
     def _cooling_down(self) -> bool:
         return self.clock.now() < self.cooldown_until
@@ -568,40 +707,78 @@ class HostSession:
         return bool(self.call("should_compress", int(prompt_tokens)))
 
     # -- compaction --------------------------------------------------------------------
-    def compress(self, *, current_tokens: Optional[int] = None, focus_topic: Optional[str] = None,
-                 force: bool = True) -> int:
+    def compress(
+        self,
+        *,
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = True,
+    ) -> int:
         """Manual ``/compress [focus]``: one pass, ignoring the cooldown; returns 1 if committed."""
         if not self._started:
             self.start()
         if current_tokens is None:
             current_tokens = self._estimate()
-        return 1 if self._compress_pass(current_tokens=current_tokens, focus_topic=focus_topic, force=force) else 0
+        return (
+            1
+            if self._compress_pass(
+                current_tokens=current_tokens, focus_topic=focus_topic, force=force
+            )
+            else 0
+        )
 
-    def _compress_pass(self, *, current_tokens: Optional[int], focus_topic: Optional[str] = None,
-                       force: bool = False, memory_context: str = "") -> bool:
+    def _compress_pass(
+        self,
+        *,
+        current_tokens: int | None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> bool:
         """Run one compression pass and commit it if it finished in time (TS1, TS2, A7)."""
         if self.engine is None:
             return False
         if self.profile.compress_with_system:
             source = self.messages  # a new list; run_pass deep-copies it when the profile snapshots
         else:
-            source = self.transcript if not self.profile.compress_snapshot else list(self.transcript)
+            source = (
+                self.transcript if not self.profile.compress_snapshot else list(self.transcript)
+            )
         pre = list(source)
-        kwargs = calls.compress_kwargs(self.engine, current_tokens=current_tokens, focus_topic=focus_topic,
-                                       force=force, memory_context=memory_context)
-        outcome = run_pass(self.engine, source, kwargs=kwargs, profile=self.profile,
-                           timeout_seconds=self.config.context_timeout_seconds, recorder=self.recorder,
-                           force_timeout=self.force_compress_timeout)
+        kwargs = calls.compress_kwargs(
+            self.engine,
+            current_tokens=current_tokens,
+            focus_topic=focus_topic,
+            force=force,
+            memory_context=memory_context,
+        )
+        outcome = run_pass(
+            self.engine,
+            source,
+            kwargs=kwargs,
+            profile=self.profile,
+            timeout_seconds=self.config.context_timeout_seconds,
+            recorder=self.recorder,
+            force_timeout=self.force_compress_timeout,
+        )
         self.passes.append(outcome)
         if outcome.timed_out:
             self.cooldown_until = self.clock.now() + self.config.failure_cooldown_seconds
-            log.warning(TIMEOUT_WARNING, self.config.context_timeout_seconds, self.config.failure_cooldown_seconds)
+            log.warning(
+                TIMEOUT_WARNING,
+                self.config.context_timeout_seconds,
+                self.config.failure_cooldown_seconds,
+            )
             return False
         if not outcome.committed or outcome.result is None:
             return False
         result = list(outcome.result)
-        if self.profile.compress_with_system and result and isinstance(result[0], dict) \
-                and result[0].get("role") == "system":
+        if (
+            self.profile.compress_with_system
+            and result
+            and isinstance(result[0], dict)
+            and result[0].get("role") == "system"
+        ):
             self.system_message, result = result[0], result[1:]
         self.transcript = result
         self._persist_all()
@@ -609,9 +786,14 @@ class HostSession:
         self.compactions += 1
         if self.profile.boundary_callbacks:
             self._call_optional("on_session_end", self.session_id, pre)
-            self._call_optional("on_session_start", self.session_id, boundary_reason="compression",
-                                old_session_id=self.session_id, platform=self.platform or "cli",
-                                conversation_id=self.conversation_id)
+            self._call_optional(
+                "on_session_start",
+                self.session_id,
+                boundary_reason="compression",
+                old_session_id=self.session_id,
+                platform=self.platform or "cli",
+                conversation_id=self.conversation_id,
+            )
         return True
 
     # -- status ------------------------------------------------------------------------

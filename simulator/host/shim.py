@@ -27,7 +27,6 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from simulator.contract import CONTRACT_VERSION
 
@@ -175,6 +174,6 @@ def context_engine_base() -> type:
     return importlib.import_module("agent.context_engine").ContextEngine
 
 
-def default_method(name: str) -> Optional[object]:
+def default_method(name: str) -> object | None:
     """The ABC's own function for method ``name`` (None if the ABC lacks it), for H2."""
     return getattr(context_engine_base(), name, None)

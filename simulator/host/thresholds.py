@@ -10,7 +10,8 @@ keys, else the configured percent, snapshotted once). Every model switch goes th
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from simulator.host.abc import resolve_model_threshold  # noqa: F401  (re-exported for K1)
 from simulator.host.profiles import get_profile
@@ -21,8 +22,9 @@ log = logging.getLogger("simulator.host")
 UPDATE_MODEL_KWARGS = ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
 
 
-def assign_model_thresholds(engine: Any, model_thresholds: Optional[Mapping[str, float]], *,
-                            profile: Any = None) -> bool:
+def assign_model_thresholds(
+    engine: Any, model_thresholds: Mapping[str, float] | None, *, profile: Any = None
+) -> bool:
     """K1: set ``engine.model_thresholds`` from the config map; True if assigned.
 
     Nothing is assigned when the map is None (not configured) or the profile has no
@@ -39,8 +41,21 @@ def assign_model_thresholds(engine: Any, model_thresholds: Optional[Mapping[str,
         return False
 
 
-def update_model_kwargs(model: str, context_length: int, *, base_url: str = "", api_key: str = "",
-                        provider: str = "", api_mode: str = "chat_completions") -> Dict[str, Any]:
+def update_model_kwargs(
+    model: str,
+    context_length: int,
+    *,
+    base_url: str = "",
+    api_key: str = "",
+    provider: str = "",
+    api_mode: str = "chat_completions",
+) -> dict[str, Any]:
     """O4/K1: the keyword arguments of one ``update_model`` call (context_length in tokens)."""
-    return {"model": model, "context_length": int(context_length), "base_url": base_url,
-            "api_key": api_key, "provider": provider, "api_mode": api_mode}
+    return {
+        "model": model,
+        "context_length": int(context_length),
+        "base_url": base_url,
+        "api_key": api_key,
+        "provider": provider,
+        "api_mode": api_mode,
+    }

@@ -8,7 +8,8 @@ and the five buckets ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 CANONICAL_USAGE_KEYS = (
     "prompt_tokens",
@@ -29,7 +30,7 @@ def _int(value: Any) -> int:
         return 0
 
 
-def canonical_usage(usage: Optional[Mapping[str, Any]]) -> Dict[str, int]:
+def canonical_usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
     """Map a provider ``usage`` object (OpenAI or Anthropic shape) to A2's canonical dict.
 
     OpenAI shape: ``prompt_tokens`` (cached included), ``completion_tokens``,
@@ -45,7 +46,9 @@ def canonical_usage(usage: Optional[Mapping[str, Any]]) -> Dict[str, int]:
         cdetails = usage.get("completion_tokens_details") or {}
         prompt = _int(usage.get("prompt_tokens"))
         cache_read = _int(details.get("cached_tokens"))
-        cache_write = _int(details.get("cache_write_tokens") or usage.get("cache_creation_input_tokens"))
+        cache_write = _int(
+            details.get("cache_write_tokens") or usage.get("cache_creation_input_tokens")
+        )
         completion = _int(usage.get("completion_tokens"))
         reasoning = _int(cdetails.get("reasoning_tokens"))
         uncached = max(prompt - cache_read - cache_write, 0)

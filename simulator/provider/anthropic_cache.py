@@ -15,8 +15,8 @@ C = end of the last write (A if none); 1h writes = B − A, 5m writes = C − B,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
 
 from simulator.provider.clock import VirtualClock
 
@@ -63,17 +63,23 @@ class AnthropicCache:
     def __init__(self, clock: VirtualClock, lookback: int = LOOKBACK_BLOCKS) -> None:
         self.clock = clock
         self.lookback = lookback
-        self.entries: Dict[bytes, List[float]] = {}  # key -> [expires_at, ttl_seconds, tokens]
+        self.entries: dict[bytes, list[float]] = {}  # key -> [expires_at, ttl_seconds, tokens]
         self.held = False
-        self._pending: List[Tuple[bytes, float, float, int]] = []
+        self._pending: list[tuple[bytes, float, float, int]] = []
 
     def live(self, key: bytes) -> bool:
         """True when ``key`` names an entry that has been written and has not expired."""
         e = self.entries.get(key)
         return e is not None and e[0] > self.clock.now()
 
-    def apply(self, chain: Sequence[bytes], cum: Sequence[int], total: int,
-              breakpoints: Sequence[Tuple[int, str, str]], min_tokens: int) -> CacheUsage:
+    def apply(
+        self,
+        chain: Sequence[bytes],
+        cum: Sequence[int],
+        total: int,
+        breakpoints: Sequence[tuple[int, str, str]],
+        min_tokens: int,
+    ) -> CacheUsage:
         """Read and write the cache for one request; returns its :class:`CacheUsage`.
 
         Args:

@@ -38,7 +38,9 @@ class VirtualClock:
         """Move the clock forward by ``seconds`` (>= 0) and return the new time in seconds."""
         seconds = float(seconds)
         if not seconds >= 0.0 or seconds == float("inf"):
-            raise ValueError(f"advance({seconds!r}): the virtual clock only moves forward by a finite number of seconds >= 0")
+            raise ValueError(
+                f"advance({seconds!r}): the virtual clock only moves forward by a finite number of seconds >= 0"
+            )
         with self._lock:
             self._now += seconds
             return self._now
@@ -48,7 +50,9 @@ class VirtualClock:
         when = float(when)
         with self._lock:
             if not when >= self._now or when == float("inf"):
-                raise ValueError(f"set({when!r}): the virtual clock is at {self._now} and cannot move backwards")
+                raise ValueError(
+                    f"set({when!r}): the virtual clock is at {self._now} and cannot move backwards"
+                )
             self._now = when
             return self._now
 

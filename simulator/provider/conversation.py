@@ -16,7 +16,8 @@ journal's ``request`` is materialised on first access.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from simulator.provider.errors import ProviderError, U9LeakError, ValidationFailure, openai_error
 from simulator.provider.render import Renderer
@@ -42,11 +43,21 @@ class Conversation:
             the conversation is left unchanged.
     """
 
-    def __init__(self, provider: Any, *, model: Optional[str] = None, tools: Optional[List[Dict[str, Any]]] = None,
-                 cache_strategy: Optional[str] = None, ttl: str = "5m", append_replies: bool = True,
-                 **params: Any) -> None:
+    def __init__(
+        self,
+        provider: Any,
+        *,
+        model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        cache_strategy: str | None = None,
+        ttl: str = "5m",
+        append_replies: bool = True,
+        **params: Any,
+    ) -> None:
         if cache_strategy not in STRATEGIES:
-            raise ValueError(f"cache_strategy {cache_strategy!r} is unknown; use one of {STRATEGIES}")
+            raise ValueError(
+                f"cache_strategy {cache_strategy!r} is unknown; use one of {STRATEGIES}"
+            )
         if ttl not in ("5m", "1h"):
             raise ValueError("ttl must be '5m' or '1h'")
         self.provider = provider
@@ -57,19 +68,23 @@ class Conversation:
         self.ttl = ttl
         self.append_replies = append_replies
         self.params = dict(params)
-        self.messages: List[Dict[str, Any]] = []
-        self._last_block: List[int] = []
+        self.messages: list[dict[str, Any]] = []
+        self._last_block: list[int] = []
         self._salt_src = params.get("tool_choice"), params.get("reasoning_effort")
         self._renderer = self._new_renderer()
 
     def _new_renderer(self) -> Renderer:
         from simulator.provider.core import _salt
 
-        r = Renderer(self.provider.namespace, self.model, self.spec.anthropic_rules, _salt(*self._salt_src))
+        r = Renderer(
+            self.provider.namespace, self.model, self.spec.anthropic_rules, _salt(*self._salt_src)
+        )
         try:
             r.add_tools(self.tools, anthropic_shape=False)
         except ValidationFailure as vf:
-            raise ProviderError(400, openai_error(vf.message, vf.openai_type, vf.param, vf.code)) from None
+            raise ProviderError(
+                400, openai_error(vf.message, vf.openai_type, vf.param, vf.code)
+            ) from None
         return r
 
     def append(self, message: Mapping[str, Any]) -> None:
@@ -85,7 +100,9 @@ class Conversation:
             self._renderer.add_openai_message(m, i)
         except ValidationFailure as vf:
             self._rebuild()
-            raise ProviderError(400, openai_error(vf.message, vf.openai_type, vf.param, vf.code)) from None
+            raise ProviderError(
+                400, openai_error(vf.message, vf.openai_type, vf.param, vf.code)
+            ) from None
         self.messages.append(m)
         self._last_block.append(len(self._renderer.chain) - 1)
 
@@ -108,7 +125,7 @@ class Conversation:
         """Prompt tokens a request with the current messages would count (tokens)."""
         return self._renderer.total
 
-    def _strategy_breakpoints(self) -> List[tuple]:
+    def _strategy_breakpoints(self) -> list[tuple]:
         if self.cache_strategy != "system_and_3" or not self.messages:
             return []
         out = []
@@ -126,15 +143,15 @@ class Conversation:
             picked += 1
         return out
 
-    def request(self) -> Dict[str, Any]:
+    def request(self) -> dict[str, Any]:
         """The request a :meth:`send` would make now (messages shallow-copied; no markers inserted)."""
-        req: Dict[str, Any] = {"model": self.model, "messages": list(self.messages)}
+        req: dict[str, Any] = {"model": self.model, "messages": list(self.messages)}
         if self.tools:
             req["tools"] = self.tools
         req.update(self.params)
         return req
 
-    def send(self, **overrides: Any) -> Dict[str, Any]:
+    def send(self, **overrides: Any) -> dict[str, Any]:
         """Send the conversation; returns the ``chat.completion`` dict.
 
         ``overrides`` are extra request fields for this call only (e.g. ``max_tokens``).
@@ -156,13 +173,28 @@ class Conversation:
             stream = params.get("stream") is True
             try:
                 if n == 0:
-                    raise ValidationFailure("[] is too short - 'messages'", param="messages", code="empty_array")
+                    raise ValidationFailure(
+                        "[] is too short - 'messages'", param="messages", code="empty_array"
+                    )
                 err = self._renderer.pending_tool_calls()
                 if err is not None:
                     raise err
-                bps = self._renderer.breakpoints(auto=params.get("cache_control"), extra=self._strategy_breakpoints())
-                outcome: Outcome = p._respond(index, CHAT, self.spec, self.model, self._renderer, bps, params,
-                                              lambda: dict(params, model=self.model), snapshot, stream, True)
+                bps = self._renderer.breakpoints(
+                    auto=params.get("cache_control"), extra=self._strategy_breakpoints()
+                )
+                outcome: Outcome = p._respond(
+                    index,
+                    CHAT,
+                    self.spec,
+                    self.model,
+                    self._renderer,
+                    bps,
+                    params,
+                    lambda: dict(params, model=self.model),
+                    snapshot,
+                    stream,
+                    True,
+                )
             except ValidationFailure as vf:
                 p._record_u9(index, self._renderer)
                 outcome = p._reject(index, CHAT, snapshot, vf, stream)
@@ -171,7 +203,12 @@ class Conversation:
         body = p._raise_or_body(outcome)
         if self.append_replies:
             msg = body["choices"][0]["message"]
-            reply = {"role": "assistant", "content": msg.get("content") if msg.get("content") is not None or msg.get("tool_calls") else ""}
+            reply = {
+                "role": "assistant",
+                "content": msg.get("content")
+                if msg.get("content") is not None or msg.get("tool_calls")
+                else "",
+            }
             if msg.get("tool_calls"):
                 reply["tool_calls"] = msg["tool_calls"]
             self.append(reply)

@@ -9,23 +9,28 @@ become ``role: "tool"`` messages. The view is for reading only, never sent anywh
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text"
+        )
     return ""
 
 
-def anthropic_view(request: Mapping[str, Any]) -> Dict[str, Any]:
+def anthropic_view(request: Mapping[str, Any]) -> dict[str, Any]:
     """OpenAI-shaped copy of an Anthropic request: ``{"model", "messages", "tools"}``.
 
     Expects an already validated request; unknown blocks are skipped.
     """
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     system = request.get("system")
     if system:
         out.append({"role": "system", "content": _text(system)})
@@ -41,12 +46,26 @@ def anthropic_view(request: Mapping[str, Any]) -> Dict[str, Any]:
             if t == "text":
                 texts.append(b.get("text", ""))
             elif t == "tool_use":
-                calls.append({"id": b.get("id"), "type": "function",
-                              "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input", {}), sort_keys=True)}})
+                calls.append(
+                    {
+                        "id": b.get("id"),
+                        "type": "function",
+                        "function": {
+                            "name": b.get("name"),
+                            "arguments": json.dumps(b.get("input", {}), sort_keys=True),
+                        },
+                    }
+                )
             elif t == "tool_result":
-                out.append({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _text(b.get("content", ""))})
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": b.get("tool_use_id"),
+                        "content": _text(b.get("content", "")),
+                    }
+                )
         if role == "assistant":
-            msg: Dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
+            msg: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
             if calls:
                 msg["tool_calls"] = calls
             out.append(msg)

@@ -18,20 +18,26 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from simulator.provider import responses as R
 from simulator.provider import tokens
 from simulator.provider.anthropic_cache import AnthropicCache, CacheUsage
 from simulator.provider.clock import VirtualClock
 from simulator.provider.convert import anthropic_view
-from simulator.provider.errors import (ProviderError, U9LeakError, ValidationFailure, anthropic_error,
-                                       openai_error)
+from simulator.provider.errors import (
+    ProviderError,
+    U9LeakError,
+    ValidationFailure,
+    anthropic_error,
+    openai_error,
+)
 from simulator.provider.faults import Fault, FaultContext, FaultSchedule
 from simulator.provider.models import DEFAULT_MODEL, ModelSpec, ModelTable
 from simulator.provider.openai_cache import OpenAICache
 from simulator.provider.render import Renderer
 from simulator.provider.replies import EchoReplies, Reply, ReplyPolicy, is_summary_request
-from simulator.provider import responses as R
 
 __all__ = ["Provider", "ProviderError", "JournalEntry", "Outcome", "DEFAULT_MODEL", "U9LeakError"]
 
@@ -56,16 +62,49 @@ class JournalEntry:
         clock: virtual time (seconds) when it was answered.
     """
 
-    __slots__ = ("index", "route", "_request", "status", "response", "stream", "fault", "usage", "cost", "clock")
+    __slots__ = (
+        "index",
+        "route",
+        "_request",
+        "status",
+        "response",
+        "stream",
+        "fault",
+        "usage",
+        "cost",
+        "clock",
+    )
 
-    def __init__(self, index: int, route: str, request: Any, status: int, response: Dict[str, Any],
-                 stream: bool = False, fault: Optional[str] = None, usage: Optional[CacheUsage] = None,
-                 cost: float = 0.0, clock: float = 0.0) -> None:
-        self.index, self.route, self._request, self.status, self.response = index, route, request, status, response
-        self.stream, self.fault, self.usage, self.cost, self.clock = stream, fault, usage, cost, clock
+    def __init__(
+        self,
+        index: int,
+        route: str,
+        request: Any,
+        status: int,
+        response: dict[str, Any],
+        stream: bool = False,
+        fault: str | None = None,
+        usage: CacheUsage | None = None,
+        cost: float = 0.0,
+        clock: float = 0.0,
+    ) -> None:
+        self.index, self.route, self._request, self.status, self.response = (
+            index,
+            route,
+            request,
+            status,
+            response,
+        )
+        self.stream, self.fault, self.usage, self.cost, self.clock = (
+            stream,
+            fault,
+            usage,
+            cost,
+            clock,
+        )
 
     @property
-    def request(self) -> Dict[str, Any]:
+    def request(self) -> dict[str, Any]:
         """The request body (dict)."""
         if callable(self._request):
             self._request = self._request()
@@ -88,9 +127,21 @@ class Outcome:
 
     __slots__ = ("status", "body", "headers", "events", "cut")
 
-    def __init__(self, status: int, body: Optional[Dict[str, Any]], headers: Dict[str, str],
-                 events: Optional[List[bytes]] = None, cut: bool = False) -> None:
-        self.status, self.body, self.headers, self.events, self.cut = status, body, headers, events, cut
+    def __init__(
+        self,
+        status: int,
+        body: dict[str, Any] | None,
+        headers: dict[str, str],
+        events: list[bytes] | None = None,
+        cut: bool = False,
+    ) -> None:
+        self.status, self.body, self.headers, self.events, self.cut = (
+            status,
+            body,
+            headers,
+            events,
+            cut,
+        )
 
 
 def _last_text(messages: Any) -> str:
@@ -124,21 +175,32 @@ class Provider:
         u9_leaks: one string per persistence-only field set found on the wire (U9).
     """
 
-    def __init__(self, seed: int = 0, replies: Optional[ReplyPolicy] = None, model: str = DEFAULT_MODEL, *,
-                 clock: Optional[VirtualClock] = None, models: Optional[ModelTable] = None,
-                 faults: Any = None, strict_u9: bool = False, namespace: str = "org-sim",
-                 journal_limit: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        replies: ReplyPolicy | None = None,
+        model: str = DEFAULT_MODEL,
+        *,
+        clock: VirtualClock | None = None,
+        models: ModelTable | None = None,
+        faults: Any = None,
+        strict_u9: bool = False,
+        namespace: str = "org-sim",
+        journal_limit: int | None = None,
+    ) -> None:
         self.seed = seed
         self.replies: ReplyPolicy = replies if replies is not None else EchoReplies()
         self.model = model
         self.clock = clock or VirtualClock()
         self.models = models or ModelTable()
-        self.faults = faults if isinstance(faults, FaultSchedule) else FaultSchedule(list(faults or ()))
+        self.faults = (
+            faults if isinstance(faults, FaultSchedule) else FaultSchedule(list(faults or ()))
+        )
         self.strict_u9 = strict_u9
         self.namespace = namespace
         self.journal_limit = journal_limit
-        self.journal: List[JournalEntry] = []
-        self.u9_leaks: List[str] = []
+        self.journal: list[JournalEntry] = []
+        self.u9_leaks: list[str] = []
         self.anthropic_cache = AnthropicCache(self.clock)
         self.openai_cache = OpenAICache(self.clock)
         self._lock = threading.RLock()
@@ -146,7 +208,7 @@ class Provider:
         self._not_before = 0.0
 
     # -- public API ------------------------------------------------------------------------
-    def chat_completions(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+    def chat_completions(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answer one OpenAI chat-completions request; returns the ``chat.completion`` dict.
 
         A ``stream: true`` request is answered with the equivalent non-streamed body here;
@@ -159,7 +221,7 @@ class Provider:
         """
         return self._raise_or_body(self.handle(CHAT, request, raise_u9=True))
 
-    def messages(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+    def messages(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answer one Anthropic Messages request; returns the ``message`` dict.
 
         Raises:
@@ -168,13 +230,13 @@ class Provider:
         """
         return self._raise_or_body(self.handle(MESSAGES, request, raise_u9=True))
 
-    def conversation(self, **params: Any) -> "Any":
+    def conversation(self, **params: Any) -> Any:
         """An incremental :class:`~simulator.provider.conversation.Conversation` handle on this provider."""
         from simulator.provider.conversation import Conversation
 
         return Conversation(self, **params)
 
-    def count_tokens(self, request: Mapping[str, Any]) -> Dict[str, int]:
+    def count_tokens(self, request: Mapping[str, Any]) -> dict[str, int]:
         """Anthropic ``/v1/messages/count_tokens``: ``{"input_tokens": n}`` (not journaled).
 
         Raises:
@@ -211,8 +273,9 @@ class Provider:
             self.openai_cache.release()
 
     # -- the pipeline ------------------------------------------------------------------------
-    def handle(self, route: str, request: Any, *, namespace: Optional[str] = None,
-               raise_u9: bool = False) -> Outcome:
+    def handle(
+        self, route: str, request: Any, *, namespace: str | None = None, raise_u9: bool = False
+    ) -> Outcome:
         """Answer one request on ``route`` (``"chat.completions"`` or ``"messages"``).
 
         Returns an :class:`Outcome` (status, body or SSE events, headers); never raises
@@ -221,7 +284,7 @@ class Provider:
         with self._lock:
             index = self._begin()
             stream = isinstance(request, Mapping) and request.get("stream") is True
-            renderer: Optional[Renderer] = None
+            renderer: Renderer | None = None
             try:
                 if not isinstance(request, Mapping):
                     raise ValidationFailure("The request body must be a JSON object.", param=None)
@@ -231,22 +294,41 @@ class Provider:
                         raise ValidationFailure("model: Field required", param="model")
                     raise ValidationFailure("you must provide a model parameter", param="model")
                 if "stream" in request and not isinstance(request["stream"], bool):
-                    raise ValidationFailure("Invalid type for 'stream': expected a boolean.", param="stream", code="invalid_type")
+                    raise ValidationFailure(
+                        "Invalid type for 'stream': expected a boolean.",
+                        param="stream",
+                        code="invalid_type",
+                    )
                 spec = self.models.resolve(model)
                 if route == CHAT:
                     ns = namespace or self.namespace
                     pck = request.get("prompt_cache_key")
                     if pck is not None and not spec.anthropic_rules:
                         ns = f"{ns}\0prompt_cache_key:{pck}"  # OpenAI routes by (prefix, key): another key misses
-                    renderer = Renderer(ns, model, spec.anthropic_rules,
-                                        _salt(request.get("tool_choice"), request.get("reasoning_effort")))
+                    renderer = Renderer(
+                        ns,
+                        model,
+                        spec.anthropic_rules,
+                        _salt(request.get("tool_choice"), request.get("reasoning_effort")),
+                    )
                     self._render_openai_into(renderer, request)
                 else:
                     renderer = self._render_anthropic(request, spec, namespace)
                 breakpoints = renderer.breakpoints(auto=request.get("cache_control"))
                 view = (lambda: request) if route == CHAT else (lambda: anthropic_view(request))
-                return self._respond(index, route, spec, model, renderer, breakpoints, request, view, request,
-                                     stream, raise_u9)
+                return self._respond(
+                    index,
+                    route,
+                    spec,
+                    model,
+                    renderer,
+                    breakpoints,
+                    request,
+                    view,
+                    request,
+                    stream,
+                    raise_u9,
+                )
             except ValidationFailure as vf:
                 if renderer is not None:
                     self._record_u9(index, renderer)
@@ -266,11 +348,20 @@ class Provider:
         messages = request.get("messages")
         if not isinstance(messages, list):
             if messages is None:
-                raise ValidationFailure("Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter")
-            raise ValidationFailure(f"Invalid type for 'messages': expected an array, but got {type(messages).__name__} instead.",
-                                    param="messages", code="invalid_type")
+                raise ValidationFailure(
+                    "Missing required parameter: 'messages'.",
+                    param="messages",
+                    code="missing_required_parameter",
+                )
+            raise ValidationFailure(
+                f"Invalid type for 'messages': expected an array, but got {type(messages).__name__} instead.",
+                param="messages",
+                code="invalid_type",
+            )
         if not messages:
-            raise ValidationFailure("[] is too short - 'messages'", param="messages", code="empty_array")
+            raise ValidationFailure(
+                "[] is too short - 'messages'", param="messages", code="empty_array"
+            )
         renderer.add_tools(request.get("tools"), anthropic_shape=False)
         add = renderer.add_openai_message
         for i, m in enumerate(messages):
@@ -279,17 +370,27 @@ class Provider:
         if err is not None:
             raise err
 
-    def _render_anthropic(self, request: Mapping[str, Any], spec: ModelSpec, namespace: Optional[str] = None) -> Renderer:
+    def _render_anthropic(
+        self, request: Mapping[str, Any], spec: ModelSpec, namespace: str | None = None
+    ) -> Renderer:
         if not isinstance(request, Mapping):
             raise ValidationFailure("The request body must be a JSON object.")
-        renderer = Renderer(namespace or self.namespace, spec.name, spec.anthropic_rules,
-                            _salt(request.get("tool_choice"), request.get("thinking")))
+        renderer = Renderer(
+            namespace or self.namespace,
+            spec.name,
+            spec.anthropic_rules,
+            _salt(request.get("tool_choice"), request.get("thinking")),
+        )
         renderer.add_tools(request.get("tools"), anthropic_shape=True)
         renderer.add_anthropic_system(request.get("system"))
         messages = request.get("messages")
         if not isinstance(messages, list):
-            raise ValidationFailure("messages: Field required" if messages is None else "messages: Input should be a valid list",
-                                    param="messages")
+            raise ValidationFailure(
+                "messages: Field required"
+                if messages is None
+                else "messages: Input should be a valid list",
+                param="messages",
+            )
         if not messages:
             raise ValidationFailure("messages: at least one message is required", param="messages")
         last = len(messages) - 1
@@ -297,19 +398,32 @@ class Provider:
             renderer.add_anthropic_message(m, i, i == last)
         return renderer
 
-    def _record_u9(self, index: int, renderer: Renderer) -> Optional[str]:
+    def _record_u9(self, index: int, renderer: Renderer) -> str | None:
         if not renderer.u9 or getattr(renderer, "u9_recorded", 0) >= len(renderer.u9):
             return None
         renderer.u9_recorded = len(renderer.u9)
-        lines = [f"U9 violation in request {index}: messages[{i}] carries persistence-only field(s) {fields}; "
-                 "the host must strip them from every copy sent to the provider" for i, fields in renderer.u9]
+        lines = [
+            f"U9 violation in request {index}: messages[{i}] carries persistence-only field(s) {fields}; "
+            "the host must strip them from every copy sent to the provider"
+            for i, fields in renderer.u9
+        ]
         self.u9_leaks.extend(lines)
         return lines[0] if self.strict_u9 else None
 
-    def _respond(self, index: int, route: str, spec: ModelSpec, model: str, renderer: Renderer,
-                 breakpoints: List[Tuple[int, str, str]], params: Mapping[str, Any],
-                 view: Callable[[], Mapping[str, Any]], journal_request: Any, stream: bool,
-                 raise_u9: bool) -> Outcome:
+    def _respond(
+        self,
+        index: int,
+        route: str,
+        spec: ModelSpec,
+        model: str,
+        renderer: Renderer,
+        breakpoints: list[tuple[int, str, str]],
+        params: Mapping[str, Any],
+        view: Callable[[], Mapping[str, Any]],
+        journal_request: Any,
+        stream: bool,
+        raise_u9: bool,
+    ) -> Outcome:
         strict = self._record_u9(index, renderer)
         if strict is not None:
             vf = ValidationFailure(strict, param="messages")
@@ -318,18 +432,43 @@ class Provider:
         total = renderer.total
         max_tokens = self._max_tokens(route, params, spec)
         self._check_window(route, spec, total, max_tokens)
-        ctx = FaultContext(index, route, stream, model, total, _last_text(params.get("messages")),
-                           is_summary_request(params.get("messages") or []) if isinstance(params.get("messages"), list) else False)
+        ctx = FaultContext(
+            index,
+            route,
+            stream,
+            model,
+            total,
+            _last_text(params.get("messages")),
+            is_summary_request(params.get("messages") or [])
+            if isinstance(params.get("messages"), list)
+            else False,
+        )
         fault = self.faults.match(ctx)
-        rid = hashlib.sha256(f"{self.seed}:{index}:".encode() + (renderer.chain[-1] if renderer.chain else b"")).hexdigest()[:24]
+        rid = hashlib.sha256(
+            f"{self.seed}:{index}:".encode() + (renderer.chain[-1] if renderer.chain else b"")
+        ).hexdigest()[:24]
         if fault is not None and fault.http_status != 200:
-            return self._fault_error(index, route, journal_request, fault, stream, model, total, rid)
+            return self._fault_error(
+                index, route, journal_request, fault, stream, model, total, rid
+            )
         if spec.anthropic_rules:
-            usage = self.anthropic_cache.apply(renderer.chain, renderer.cum, total, breakpoints, spec.min_cacheable_tokens)
+            usage = self.anthropic_cache.apply(
+                renderer.chain, renderer.cum, total, breakpoints, spec.min_cacheable_tokens
+            )
         else:
-            retention = 86_400.0 if params.get("prompt_cache_retention") == "24h" else spec.openai_retention_seconds
-            usage = self.openai_cache.apply(renderer.chain, renderer.cum, total, spec.min_cacheable_tokens,
-                                            spec.cache_step_tokens, retention)
+            retention = (
+                86_400.0
+                if params.get("prompt_cache_retention") == "24h"
+                else spec.openai_retention_seconds
+            )
+            usage = self.openai_cache.apply(
+                renderer.chain,
+                renderer.cum,
+                total,
+                spec.min_cacheable_tokens,
+                spec.cache_step_tokens,
+                retention,
+            )
         if fault is not None and fault.kind == "content_filter":
             reply = Reply(content=None if route == CHAT else "", finish_reason="content_filter")
         else:
@@ -343,37 +482,72 @@ class Provider:
             completion = max_tokens
             finish = "length"
         for call in message.get("tool_calls") or ():
-            completion += tokens.count_text(call["function"]["name"]) + tokens.count_text(call["function"]["arguments"])
+            completion += tokens.count_text(call["function"]["name"]) + tokens.count_text(
+                call["function"]["arguments"]
+            )
         cost = _cost(spec, usage, completion)
         created = self.clock.unix()
-        include_usage = stream and bool((params.get("stream_options") or {}).get("include_usage")) if route == CHAT else True
+        include_usage = (
+            stream and bool((params.get("stream_options") or {}).get("include_usage"))
+            if route == CHAT
+            else True
+        )
         if route == CHAT:
             u = _openai_usage(spec, usage, completion, cost)
             body = R.openai_completion(f"chatcmpl-{rid}", created, model, message, finish, u)
             headers = {"x-request-id": f"req_{rid}", "openai-processing-ms": "1"}
-            events = R.openai_stream(f"chatcmpl-{rid}", created, model, message, finish,
-                                     u if include_usage else None) if stream else None
+            events = (
+                R.openai_stream(
+                    f"chatcmpl-{rid}", created, model, message, finish, u if include_usage else None
+                )
+                if stream
+                else None
+            )
         else:
             u = _anthropic_usage(usage, completion)
             content = R.anthropic_content(message)
-            stop = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
-                    "content_filter": "refusal"}.get(finish, "end_turn")
+            stop = {
+                "stop": "end_turn",
+                "tool_calls": "tool_use",
+                "length": "max_tokens",
+                "content_filter": "refusal",
+            }.get(finish, "end_turn")
             body = R.anthropic_message(f"msg_{rid}", model, content, stop, u)
             headers = {"request-id": f"req_{rid}"}
             events = R.anthropic_stream(f"msg_{rid}", model, content, stop, u) if stream else None
         cut = False
-        if events is not None and fault is not None and fault.kind in ("stream_cut", "stream_error"):
+        if (
+            events is not None
+            and fault is not None
+            and fault.kind in ("stream_cut", "stream_error")
+        ):
             k = max(0, min(fault.after_events, len(events) - 1))
             events = events[:k]
             if fault.kind == "stream_error":
                 msg = fault.message or "Overloaded"
-                events.append(R.openai_stream_error(502, msg) if route == CHAT else R.anthropic_stream_error(message=msg))
+                events.append(
+                    R.openai_stream_error(502, msg)
+                    if route == CHAT
+                    else R.anthropic_stream_error(message=msg)
+                )
             cut = True
-        self._journal(JournalEntry(index, route, journal_request, 200, body, stream, fault.kind if fault else None,
-                                   usage, cost, self.clock.now()))
+        self._journal(
+            JournalEntry(
+                index,
+                route,
+                journal_request,
+                200,
+                body,
+                stream,
+                fault.kind if fault else None,
+                usage,
+                cost,
+                self.clock.now(),
+            )
+        )
         return Outcome(200, body, headers, events, cut)
 
-    def _max_tokens(self, route: str, params: Mapping[str, Any], spec: ModelSpec) -> Optional[int]:
+    def _max_tokens(self, route: str, params: Mapping[str, Any], spec: ModelSpec) -> int | None:
         key = "max_tokens"
         value = params.get("max_tokens")
         if route == CHAT and params.get("max_completion_tokens") is not None:
@@ -383,39 +557,64 @@ class Provider:
                 raise ValidationFailure("max_tokens: Field required", param="max_tokens")
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationFailure(f"Invalid type for '{key}': expected an integer, but got {type(value).__name__} instead.",
-                                    param=key, code="invalid_type")
+            raise ValidationFailure(
+                f"Invalid type for '{key}': expected an integer, but got {type(value).__name__} instead.",
+                param=key,
+                code="invalid_type",
+            )
         if value < 1:
-            raise ValidationFailure(f"Invalid '{key}': integer below minimum value. Expected a value >= 1, but got {value} instead.",
-                                    param=key, code="integer_below_min_value")
+            raise ValidationFailure(
+                f"Invalid '{key}': integer below minimum value. Expected a value >= 1, but got {value} instead.",
+                param=key,
+                code="integer_below_min_value",
+            )
         if value > spec.max_output_tokens:
             if route == MESSAGES:
-                raise ValidationFailure(f"max_tokens: {value} > {spec.max_output_tokens}, which is the maximum allowed number "
-                                        f"of output tokens for {spec.name}", param="max_tokens")
-            raise ValidationFailure(f"max_tokens is too large: {value}. This model supports at most {spec.max_output_tokens} "
-                                    f"completion tokens, whereas you provided {value}.", param=key, code="invalid_value")
+                raise ValidationFailure(
+                    f"max_tokens: {value} > {spec.max_output_tokens}, which is the maximum allowed number "
+                    f"of output tokens for {spec.name}",
+                    param="max_tokens",
+                )
+            raise ValidationFailure(
+                f"max_tokens is too large: {value}. This model supports at most {spec.max_output_tokens} "
+                f"completion tokens, whereas you provided {value}.",
+                param=key,
+                code="invalid_value",
+            )
         return value
 
-    def _check_window(self, route: str, spec: ModelSpec, total: int, max_tokens: Optional[int]) -> None:
+    def _check_window(
+        self, route: str, spec: ModelSpec, total: int, max_tokens: int | None
+    ) -> None:
         window = spec.context_length
         if route == CHAT:
             if total > window:
-                raise ValidationFailure(f"This model's maximum context length is {window} tokens. However, your messages "
-                                        f"resulted in {total} tokens. Please reduce the length of the messages.",
-                                        param="messages", code="context_length_exceeded")
+                raise ValidationFailure(
+                    f"This model's maximum context length is {window} tokens. However, your messages "
+                    f"resulted in {total} tokens. Please reduce the length of the messages.",
+                    param="messages",
+                    code="context_length_exceeded",
+                )
             if max_tokens is not None and total + max_tokens > window:
-                raise ValidationFailure(f"This model's maximum context length is {window} tokens. However, you requested "
-                                        f"{total + max_tokens} tokens ({total} in the messages, {max_tokens} in the completion). "
-                                        "Please reduce the length of the messages or completion.",
-                                        param="messages", code="context_length_exceeded")
+                raise ValidationFailure(
+                    f"This model's maximum context length is {window} tokens. However, you requested "
+                    f"{total + max_tokens} tokens ({total} in the messages, {max_tokens} in the completion). "
+                    "Please reduce the length of the messages or completion.",
+                    param="messages",
+                    code="context_length_exceeded",
+                )
         else:
             if total > window:
                 raise ValidationFailure(f"prompt is too long: {total} tokens > {window} maximum")
             if max_tokens is not None and total + max_tokens > window:
-                raise ValidationFailure(f"input length and `max_tokens` exceed context limit: {total} + {max_tokens} > {window}, "
-                                        "decrease input length or `max_tokens` and try again")
+                raise ValidationFailure(
+                    f"input length and `max_tokens` exceed context limit: {total} + {max_tokens} > {window}, "
+                    "decrease input length or `max_tokens` and try again"
+                )
 
-    def _reject(self, index: int, route: str, request: Any, vf: ValidationFailure, stream: bool) -> Outcome:
+    def _reject(
+        self, index: int, route: str, request: Any, vf: ValidationFailure, stream: bool
+    ) -> Outcome:
         rid = hashlib.sha256(f"{self.seed}:{index}:reject".encode()).hexdigest()[:24]
         if route == CHAT:
             body = openai_error(vf.message, vf.openai_type, vf.param, vf.code)
@@ -423,51 +622,103 @@ class Provider:
         else:
             body = anthropic_error(vf.message, vf.anthropic_type, f"req_{rid}")
             headers = {"request-id": f"req_{rid}"}
-        self._journal(JournalEntry(index, route, request, vf.status, body, stream, None, None, 0.0, self.clock.now()))
+        self._journal(
+            JournalEntry(
+                index, route, request, vf.status, body, stream, None, None, 0.0, self.clock.now()
+            )
+        )
         return Outcome(vf.status, body, headers)
 
-    def _fault_error(self, index: int, route: str, request: Any, fault: Fault, stream: bool, model: str,
-                     total: int, rid: str) -> Outcome:
+    def _fault_error(
+        self,
+        index: int,
+        route: str,
+        request: Any,
+        fault: Fault,
+        stream: bool,
+        model: str,
+        total: int,
+        rid: str,
+    ) -> Outcome:
         status = fault.http_status
         kind = fault.kind
-        headers: Dict[str, str] = {"x-request-id": f"req_{rid}"} if route == CHAT else {"request-id": f"req_{rid}"}
+        headers: dict[str, str] = (
+            {"x-request-id": f"req_{rid}"} if route == CHAT else {"request-id": f"req_{rid}"}
+        )
         if kind == "rate_limit":
             secs = fault.retry_after
-            ms = fault.retry_after_ms if fault.retry_after_ms is not None else int(round(secs * 1000))
+            ms = (
+                fault.retry_after_ms
+                if fault.retry_after_ms is not None
+                else int(round(secs * 1000))
+            )
             headers["retry-after"] = str(max(0, -(-int(secs * 1000) // 1000)))
             headers["retry-after-ms"] = str(ms)
             self._not_before = max(self._not_before, self.clock.now() + max(secs, ms / 1000.0))
             if route == CHAT:
-                msg = fault.message or (f"Rate limit reached for {model} in organization org-sim on tokens per min (TPM): "
-                                        f"Limit 30000, Used 30000, Requested {total}. Please try again in {secs:g}s. "
-                                        "Visit https://platform.openai.com/account/rate-limits to learn more.")
+                msg = fault.message or (
+                    f"Rate limit reached for {model} in organization org-sim on tokens per min (TPM): "
+                    f"Limit 30000, Used 30000, Requested {total}. Please try again in {secs:g}s. "
+                    "Visit https://platform.openai.com/account/rate-limits to learn more."
+                )
                 body = openai_error(msg, "tokens", None, "rate_limit_exceeded")
-                headers.update({"x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "0",
-                                "x-ratelimit-reset-tokens": f"{secs:g}s"})
+                headers.update(
+                    {
+                        "x-ratelimit-limit-tokens": "30000",
+                        "x-ratelimit-remaining-tokens": "0",
+                        "x-ratelimit-reset-tokens": f"{secs:g}s",
+                    }
+                )
             else:
-                msg = fault.message or ("This request would exceed the rate limit for your organization of 50,000 input "
-                                        "tokens per minute. Please try again later.")
+                msg = fault.message or (
+                    "This request would exceed the rate limit for your organization of 50,000 input "
+                    "tokens per minute. Please try again later."
+                )
                 body = anthropic_error(msg, "rate_limit_error", f"req_{rid}")
-                headers.update({"anthropic-ratelimit-input-tokens-limit": "50000",
-                                "anthropic-ratelimit-input-tokens-remaining": "0"})
+                headers.update(
+                    {
+                        "anthropic-ratelimit-input-tokens-limit": "50000",
+                        "anthropic-ratelimit-input-tokens-remaining": "0",
+                    }
+                )
         else:
             if kind == "terminal":
                 headers["x-should-retry"] = "false"
             if route == CHAT:
                 if status == 529:
-                    body = openai_error(fault.message or "Overloaded", "overloaded_error", None, "overloaded")
+                    body = openai_error(
+                        fault.message or "Overloaded", "overloaded_error", None, "overloaded"
+                    )
                 elif status == 503:
-                    body = openai_error(fault.message or "The engine is currently overloaded, please try again later",
-                                        "service_unavailable_error", None, "server_is_overloaded")
+                    body = openai_error(
+                        fault.message
+                        or "The engine is currently overloaded, please try again later",
+                        "service_unavailable_error",
+                        None,
+                        "server_is_overloaded",
+                    )
                 else:
-                    body = openai_error(fault.message or "The server had an error while processing your request. Sorry about that!",
-                                        "server_error", None, None)
+                    body = openai_error(
+                        fault.message
+                        or "The server had an error while processing your request. Sorry about that!",
+                        "server_error",
+                        None,
+                        None,
+                    )
             else:
                 if status == 529:
-                    body = anthropic_error(fault.message or "Overloaded", "overloaded_error", f"req_{rid}")
+                    body = anthropic_error(
+                        fault.message or "Overloaded", "overloaded_error", f"req_{rid}"
+                    )
                 else:
-                    body = anthropic_error(fault.message or "Internal server error", "api_error", f"req_{rid}")
-        self._journal(JournalEntry(index, route, request, status, body, stream, kind, None, 0.0, self.clock.now()))
+                    body = anthropic_error(
+                        fault.message or "Internal server error", "api_error", f"req_{rid}"
+                    )
+        self._journal(
+            JournalEntry(
+                index, route, request, status, body, stream, kind, None, 0.0, self.clock.now()
+            )
+        )
         return Outcome(status, body, headers)
 
     def _journal(self, entry: JournalEntry) -> None:
@@ -477,7 +728,7 @@ class Provider:
             del self.journal[: len(self.journal) - limit]
 
     @staticmethod
-    def _raise_or_body(outcome: Outcome) -> Dict[str, Any]:
+    def _raise_or_body(outcome: Outcome) -> dict[str, Any]:
         if outcome.status != 200:
             raise ProviderError(outcome.status, outcome.body or {}, outcome.headers)
         return outcome.body or {}
@@ -492,26 +743,50 @@ def _salt(*values: Any) -> str:
 def _cost(spec: ModelSpec, usage: CacheUsage, completion: int) -> float:
     p, q = spec.price_input / 1e6, spec.price_output / 1e6
     if spec.anthropic_rules:
-        c = p * (usage.input + 1.25 * usage.write_5m + 2.0 * usage.write_1h + 0.1 * usage.read) + q * completion
+        c = (
+            p * (usage.input + 1.25 * usage.write_5m + 2.0 * usage.write_1h + 0.1 * usage.read)
+            + q * completion
+        )
     else:
-        c = p * (usage.total - usage.read) + p * spec.openai_cached_multiplier * usage.read + q * completion
+        c = (
+            p * (usage.total - usage.read)
+            + p * spec.openai_cached_multiplier * usage.read
+            + q * completion
+        )
     return round(c, 10)
 
 
-def _openai_usage(spec: ModelSpec, usage: CacheUsage, completion: int, cost: float) -> Dict[str, Any]:
-    details: Dict[str, Any] = {"cached_tokens": usage.read}
+def _openai_usage(
+    spec: ModelSpec, usage: CacheUsage, completion: int, cost: float
+) -> dict[str, Any]:
+    details: dict[str, Any] = {"cached_tokens": usage.read}
     if spec.anthropic_rules:
         details["cache_write_tokens"] = usage.write
     details["audio_tokens"] = 0
-    return {"prompt_tokens": usage.total, "completion_tokens": completion, "total_tokens": usage.total + completion,
-            "prompt_tokens_details": details,
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                          "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-            "cost": cost}
+    return {
+        "prompt_tokens": usage.total,
+        "completion_tokens": completion,
+        "total_tokens": usage.total + completion,
+        "prompt_tokens_details": details,
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+        "cost": cost,
+    }
 
 
-def _anthropic_usage(usage: CacheUsage, completion: int) -> Dict[str, Any]:
-    return {"input_tokens": usage.input, "cache_creation_input_tokens": usage.write,
-            "cache_read_input_tokens": usage.read,
-            "cache_creation": {"ephemeral_5m_input_tokens": usage.write_5m, "ephemeral_1h_input_tokens": usage.write_1h},
-            "output_tokens": completion, "service_tier": "standard"}
+def _anthropic_usage(usage: CacheUsage, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input,
+        "cache_creation_input_tokens": usage.write,
+        "cache_read_input_tokens": usage.read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.write_5m,
+            "ephemeral_1h_input_tokens": usage.write_1h,
+        },
+        "output_tokens": completion,
+        "service_tier": "standard",
+    }

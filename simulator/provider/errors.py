@@ -8,7 +8,7 @@ Hermes classify errors by substring.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 
 class ProviderError(Exception):
@@ -21,7 +21,7 @@ class ProviderError(Exception):
         headers: extra response headers (``retry-after``, ``retry-after-ms``, ``x-should-retry``...).
     """
 
-    def __init__(self, status: int, body: Dict[str, Any], headers: Optional[Dict[str, str]] = None):
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
         err = body.get("error", body) if isinstance(body, dict) else body
         msg = err.get("message") if isinstance(err, dict) else err
         super().__init__(f"{status}: {msg}")
@@ -34,17 +34,28 @@ class U9LeakError(AssertionError):
     """Strict mode: a persistence-only field (contract clause U9) reached the provider."""
 
 
-def openai_error(message: str, type_: str = "invalid_request_error", param: Optional[str] = None,
-                 code: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
+def openai_error(
+    message: str,
+    type_: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """OpenAI error body ``{"error": {"message", "type", "param", "code"}}`` (+ ``extra`` keys)."""
-    err: Dict[str, Any] = {"message": message, "type": type_, "param": param, "code": code}
+    err: dict[str, Any] = {"message": message, "type": type_, "param": param, "code": code}
     err.update(extra)
     return {"error": err}
 
 
-def anthropic_error(message: str, type_: str = "invalid_request_error", request_id: str = "") -> Dict[str, Any]:
+def anthropic_error(
+    message: str, type_: str = "invalid_request_error", request_id: str = ""
+) -> dict[str, Any]:
     """Anthropic error body ``{"type": "error", "error": {"type", "message"}, "request_id"}``."""
-    return {"type": "error", "error": {"type": type_, "message": message}, "request_id": request_id or None}
+    return {
+        "type": "error",
+        "error": {"type": type_, "message": message},
+        "request_id": request_id or None,
+    }
 
 
 class ValidationFailure(Exception):
@@ -59,9 +70,15 @@ class ValidationFailure(Exception):
         openai_type: OpenAI ``error.type``.
     """
 
-    def __init__(self, message: str, param: Optional[str] = None, code: Optional[str] = None,
-                 status: int = 400, anthropic_type: str = "invalid_request_error",
-                 openai_type: str = "invalid_request_error") -> None:
+    def __init__(
+        self,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        status: int = 400,
+        anthropic_type: str = "invalid_request_error",
+        openai_type: str = "invalid_request_error",
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.param = param

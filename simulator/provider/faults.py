@@ -28,13 +28,36 @@ Kinds and what the client sees:
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any
 
-KINDS = ("rate_limit", "server_error", "unavailable", "overloaded", "content_filter", "terminal",
-         "stream_cut", "stream_error")
-_STATUS = {"rate_limit": 429, "server_error": 500, "unavailable": 503, "overloaded": 529, "terminal": 500}
-_WHEN_KEYS = {"route", "stream", "model", "min_prompt_tokens", "contains", "summary_request", "from_index"}
+KINDS = (
+    "rate_limit",
+    "server_error",
+    "unavailable",
+    "overloaded",
+    "content_filter",
+    "terminal",
+    "stream_cut",
+    "stream_error",
+)
+_STATUS = {
+    "rate_limit": 429,
+    "server_error": 500,
+    "unavailable": 503,
+    "overloaded": 529,
+    "terminal": 500,
+}
+_WHEN_KEYS = {
+    "route",
+    "stream",
+    "model",
+    "min_prompt_tokens",
+    "contains",
+    "summary_request",
+    "from_index",
+}
 STREAM_ONLY = ("stream_cut", "stream_error")
 
 
@@ -58,14 +81,14 @@ class Fault:
     """
 
     kind: str
-    at: Optional[List[int]] = None
-    when: Optional[Dict[str, Any]] = None
-    times: Optional[int] = None
-    status: Optional[int] = None
+    at: list[int] | None = None
+    when: dict[str, Any] | None = None
+    times: int | None = None
+    status: int | None = None
     retry_after: float = 1.0
-    retry_after_ms: Optional[int] = None
+    retry_after_ms: int | None = None
     after_events: int = 2
-    message: Optional[str] = None
+    message: str | None = None
     fired: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
@@ -74,11 +97,15 @@ class Fault:
         if isinstance(self.at, int):
             self.at = [self.at]
         if self.at is None and self.when is None:
-            raise ValueError("Fault needs at=[request indices] or when={condition}; e.g. Fault('rate_limit', at=[0])")
+            raise ValueError(
+                "Fault needs at=[request indices] or when={condition}; e.g. Fault('rate_limit', at=[0])"
+            )
         if self.when is not None:
             bad = set(self.when) - _WHEN_KEYS
             if bad:
-                raise ValueError(f"Fault when= has unknown keys {sorted(bad)}; allowed: {sorted(_WHEN_KEYS)}")
+                raise ValueError(
+                    f"Fault when= has unknown keys {sorted(bad)}; allowed: {sorted(_WHEN_KEYS)}"
+                )
         if self.retry_after < 0 or (self.retry_after_ms is not None and self.retry_after_ms < 0):
             raise ValueError("retry_after / retry_after_ms must be >= 0")
 
@@ -87,7 +114,7 @@ class Fault:
         """The HTTP status this fault answers with (200 for in-band faults)."""
         return self.status or _STATUS.get(self.kind, 200)
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (the admin route's format)."""
         d = asdict(self)
         d.pop("fired")
@@ -114,19 +141,21 @@ class FaultSchedule:
     """
 
     def __init__(self, faults: Sequence[Fault] = ()) -> None:
-        self._faults: List[Fault] = list(faults)
-        self.terminal: Optional[Fault] = None
+        self._faults: list[Fault] = list(faults)
+        self.terminal: Fault | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def from_json(cls, items: Any) -> "FaultSchedule":
+    def from_json(cls, items: Any) -> FaultSchedule:
         """Build from a JSON list of fault dicts (``{"kind": ..., "at": [...]}``).
 
         Raises:
             ValueError: not a list of objects, or a bad fault (message says which).
         """
         if not isinstance(items, list):
-            raise ValueError("faults must be a JSON array of objects like {\"kind\": \"rate_limit\", \"at\": [0]}")
+            raise ValueError(
+                'faults must be a JSON array of objects like {"kind": "rate_limit", "at": [0]}'
+            )
         out = []
         for n, item in enumerate(items):
             if not isinstance(item, Mapping):
@@ -148,14 +177,14 @@ class FaultSchedule:
             self._faults.clear()
             self.terminal = None
 
-    def to_json(self) -> List[Dict[str, Any]]:
+    def to_json(self) -> list[dict[str, Any]]:
         """The schedule as JSON-ready dicts."""
         return [f.to_json() for f in self._faults]
 
     def __len__(self) -> int:
         return len(self._faults)
 
-    def match(self, ctx: FaultContext) -> Optional[Fault]:
+    def match(self, ctx: FaultContext) -> Fault | None:
         """The fault that fires for this request, or None; counts the firing."""
         with self._lock:
             if self.terminal is not None:

@@ -35,22 +35,38 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from simulator.provider.clock import EPOCH
 from simulator.provider.core import CHAT, MESSAGES, Outcome, Provider
 from simulator.provider.errors import ProviderError, anthropic_error, openai_error
 from simulator.provider.faults import FaultSchedule
-from simulator.provider.replies import EchoReplies, ScriptedReplies, SummariserReplies, ToolScriptReplies
+from simulator.provider.replies import (
+    EchoReplies,
+    ScriptedReplies,
+    SummariserReplies,
+    ToolScriptReplies,
+)
 from simulator.provider.responses import dumps
 
 #: Default largest accepted request body (bytes); Anthropic's documented limit is 32 MB.
 MAX_BODY_BYTES = 32 * 1024 * 1024
-_STATUS_TEXT = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
-                411: "Length Required", 413: "Request Entity Too Large", 429: "Too Many Requests",
-                500: "Internal Server Error", 503: "Service Unavailable", 529: "Site Overloaded"}
+_STATUS_TEXT = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    411: "Length Required",
+    413: "Request Entity Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Site Overloaded",
+}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions", "/api/v1/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models", "/api/v1/models/list")
 
@@ -73,8 +89,10 @@ def ensure_loopback(host: str, allow_non_loopback: bool = False) -> None:
             return
     except ValueError:
         pass
-    raise NonLoopbackRefused(f"refusing to bind {host!r}: the simulator serves loopback only "
-                             "(127.0.0.1, ::1); pass --allow-non-loopback to bind another address")
+    raise NonLoopbackRefused(
+        f"refusing to bind {host!r}: the simulator serves loopback only "
+        "(127.0.0.1, ::1); pass --allow-non-loopback to bind another address"
+    )
 
 
 class SimServer(ThreadingHTTPServer):
@@ -91,8 +109,14 @@ class SimServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address: Tuple[str, int], provider: Provider, *, max_body_bytes: int = MAX_BODY_BYTES,
-                 allow_non_loopback: bool = False) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        provider: Provider,
+        *,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        allow_non_loopback: bool = False,
+    ) -> None:
         ensure_loopback(address[0], allow_non_loopback)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
@@ -124,21 +148,30 @@ class SimHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet server
         """Silence the per-request access log."""
 
-    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Protocol-level errors (bad request line, headers too long...) as an OpenAI-shaped JSON body."""
         self.close_connection = True
         text = message or _STATUS_TEXT.get(code, "Error")
         try:
-            self._send(code, dumps(openai_error(f"{text}: {explain}" if explain else text)).encode())
+            self._send(
+                code, dumps(openai_error(f"{text}: {explain}" if explain else text)).encode()
+            )
         except OSError:
             pass
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _send(self, status: int, body: bytes, headers: Optional[Dict[str, str]] = None,
-              content_type: str = "application/json") -> None:
-        head = [f"HTTP/1.1 {status} {_STATUS_TEXT.get(status, 'Error')}\r\n",
-                f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"]
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        head = [
+            f"HTTP/1.1 {status} {_STATUS_TEXT.get(status, 'Error')}\r\n",
+            f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
+            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n",
+        ]
         for k, v in (headers or {}).items():
             head.append(f"{k}: {v}\r\n")
         if self.close_connection:
@@ -146,12 +179,15 @@ class SimHandler(BaseHTTPRequestHandler):
         head.append("\r\n")
         self.wfile.write("".join(head).encode("latin-1") + body)
 
-    def _send_json(self, status: int, obj: Any, headers: Optional[Dict[str, str]] = None) -> None:
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, dumps(obj).encode(), headers)
 
-    def _send_stream(self, events: List[bytes], headers: Dict[str, str], cut: bool) -> None:
-        head = ["HTTP/1.1 200 OK\r\n", f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
-                "Content-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"]
+    def _send_stream(self, events: list[bytes], headers: dict[str, str], cut: bool) -> None:
+        head = [
+            "HTTP/1.1 200 OK\r\n",
+            f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
+            "Content-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n",
+        ]
         for k, v in headers.items():
             head.append(f"{k}: {v}\r\n")
         head.append("\r\n")
@@ -171,14 +207,24 @@ class SimHandler(BaseHTTPRequestHandler):
     def _anthropic_flavour(self, path: str) -> bool:
         return path.startswith("/v1/messages") or "anthropic-version" in self.headers
 
-    def _error(self, status: int, path: str, message: str, type_: str = "invalid_request_error",
-               anthropic_type: Optional[str] = None) -> None:
+    def _error(
+        self,
+        status: int,
+        path: str,
+        message: str,
+        type_: str = "invalid_request_error",
+        anthropic_type: str | None = None,
+    ) -> None:
         if self._anthropic_flavour(path):
-            self._send_json(status, anthropic_error(message, anthropic_type or type_, "req_sim"), {"request-id": "req_sim"})
+            self._send_json(
+                status,
+                anthropic_error(message, anthropic_type or type_, "req_sim"),
+                {"request-id": "req_sim"},
+            )
         else:
             self._send_json(status, openai_error(message, type_), {"x-request-id": "req_sim"})
 
-    def _read_body(self, path: str) -> Optional[bytes]:
+    def _read_body(self, path: str) -> bytes | None:
         """The request body, or None after an error answer was sent."""
         limit = self.server.max_body_bytes
         te = (self.headers.get("Transfer-Encoding") or "").lower()
@@ -199,8 +245,13 @@ class SimHandler(BaseHTTPRequestHandler):
                 size += n
                 if size > limit:
                     self.close_connection = True
-                    self._error(413, path, f"Request exceeds the maximum allowed number of bytes ({limit}).",
-                                "invalid_request_error", "request_too_large")
+                    self._error(
+                        413,
+                        path,
+                        f"Request exceeds the maximum allowed number of bytes ({limit}).",
+                        "invalid_request_error",
+                        "request_too_large",
+                    )
                     return None
                 chunks.append(self.rfile.read(n))
                 self.rfile.readline(3)
@@ -218,8 +269,13 @@ class SimHandler(BaseHTTPRequestHandler):
             return None
         if length > limit:
             self.close_connection = True
-            self._error(413, path, f"Request exceeds the maximum allowed number of bytes ({limit}).",
-                        "invalid_request_error", "request_too_large")
+            self._error(
+                413,
+                path,
+                f"Request exceeds the maximum allowed number of bytes ({limit}).",
+                "invalid_request_error",
+                "request_too_large",
+            )
             return None
         body = self.rfile.read(length)
         if len(body) < length:
@@ -227,7 +283,7 @@ class SimHandler(BaseHTTPRequestHandler):
             return None
         return body
 
-    def _json_body(self, path: str) -> Tuple[bool, Any]:
+    def _json_body(self, path: str) -> tuple[bool, Any]:
         body = self._body
         try:
             return True, json.loads(body)
@@ -235,8 +291,10 @@ class SimHandler(BaseHTTPRequestHandler):
             if self._anthropic_flavour(path):
                 msg = f"There was an issue with your request body: it is not valid JSON ({type(exc).__name__})."
             else:
-                msg = ("We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
-                       "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)")
+                msg = (
+                    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+                    "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+                )
             self._error(400, path, msg)
             return False, None
 
@@ -263,7 +321,10 @@ class SimHandler(BaseHTTPRequestHandler):
                 ok, req = self._json_body(path)
                 if ok:
                     try:
-                        self._send_json(200, self.server.provider.count_tokens(req if isinstance(req, dict) else {}))
+                        self._send_json(
+                            200,
+                            self.server.provider.count_tokens(req if isinstance(req, dict) else {}),
+                        )
                     except ProviderError as exc:
                         self._send_json(exc.status, exc.body)
             elif method == "GET" and (path in _MODELS_PATHS or path.startswith("/v1/models/")):
@@ -271,8 +332,14 @@ class SimHandler(BaseHTTPRequestHandler):
             elif path.startswith("/_sim/"):
                 self._admin(method, path)
             else:
-                self._error(404, path, f"Invalid URL ({method} {path})", "invalid_request_error", "not_found_error")
-        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                self._error(
+                    404,
+                    path,
+                    f"Invalid URL ({method} {path})",
+                    "invalid_request_error",
+                    "not_found_error",
+                )
+        except (TimeoutError, BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception as exc:  # never crash: answer in the provider's shape, count it
             with self.server._count_lock:
@@ -280,8 +347,13 @@ class SimHandler(BaseHTTPRequestHandler):
                 self.server.last_internal_error = f"{type(exc).__name__}: {exc}"
             self.close_connection = True
             try:
-                self._error(500, path, "The server had an error while processing your request. Sorry about that!",
-                            "server_error", "api_error")
+                self._error(
+                    500,
+                    path,
+                    "The server had an error while processing your request. Sorry about that!",
+                    "server_error",
+                    "api_error",
+                )
             except OSError:
                 pass
 
@@ -320,23 +392,48 @@ class SimHandler(BaseHTTPRequestHandler):
         provider = self.server.provider
         specs = provider.models.listing()
         if path.startswith("/v1/models/"):
-            name = path[len("/v1/models/"):]
+            name = path[len("/v1/models/") :]
             specs = [provider.models.resolve(name)]
         anthropic = "anthropic-version" in self.headers
         data = []
         for s in specs:
             if anthropic:
-                data.append({"type": "model", "id": s.name, "display_name": s.name, "created_at": "2025-01-01T00:00:00Z"})
+                data.append(
+                    {
+                        "type": "model",
+                        "id": s.name,
+                        "display_name": s.name,
+                        "created_at": "2025-01-01T00:00:00Z",
+                    }
+                )
             else:
-                data.append({"id": s.name, "object": "model", "created": EPOCH, "owned_by": s.family,
-                             "context_length": s.context_length,
-                             "top_provider": {"context_length": s.context_length,
-                                              "max_completion_tokens": s.max_output_tokens, "is_moderated": False},
-                             "pricing": _pricing(s)})
+                data.append(
+                    {
+                        "id": s.name,
+                        "object": "model",
+                        "created": EPOCH,
+                        "owned_by": s.family,
+                        "context_length": s.context_length,
+                        "top_provider": {
+                            "context_length": s.context_length,
+                            "max_completion_tokens": s.max_output_tokens,
+                            "is_moderated": False,
+                        },
+                        "pricing": _pricing(s),
+                    }
+                )
         if path.startswith("/v1/models/"):
             self._send_json(200, data[0])
         elif anthropic:
-            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+            self._send_json(
+                200,
+                {
+                    "data": data,
+                    "has_more": False,
+                    "first_id": data[0]["id"],
+                    "last_id": data[-1]["id"],
+                },
+            )
         else:
             self._send_json(200, {"object": "list", "data": data})
 
@@ -356,7 +453,9 @@ class SimHandler(BaseHTTPRequestHandler):
             elif path == "/_sim/clock":
                 if method == "POST":
                     if not isinstance(payload, dict) or not ({"advance", "set"} & set(payload)):
-                        raise ValueError('POST /_sim/clock takes {"advance": seconds} or {"set": seconds}')
+                        raise ValueError(
+                            'POST /_sim/clock takes {"advance": seconds} or {"set": seconds}'
+                        )
                     if "advance" in payload:
                         provider.clock.advance(payload["advance"])
                     else:
@@ -378,9 +477,13 @@ class SimHandler(BaseHTTPRequestHandler):
                 self._send_json(200, {"hold": payload["hold"]})
             elif path == "/_sim/models" and method == "POST":
                 if not isinstance(payload, dict):
-                    raise ValueError('POST /_sim/models takes {"name"|"family": ..., "<field>": value}')
+                    raise ValueError(
+                        'POST /_sim/models takes {"name"|"family": ..., "<field>": value}'
+                    )
                 fields = {k: v for k, v in payload.items() if k not in ("name", "family")}
-                provider.models.override(payload.get("name"), family=payload.get("family"), **fields)
+                provider.models.override(
+                    payload.get("name"), family=payload.get("family"), **fields
+                )
                 self._send_json(200, {"ok": True})
             elif path == "/_sim/replies" and method == "POST":
                 provider.replies = _replies_from_json(payload)
@@ -388,38 +491,68 @@ class SimHandler(BaseHTTPRequestHandler):
             elif path == "/_sim/journal" and method == "GET":
                 since = int((query.get("since") or ["0"])[0])
                 full = (query.get("full") or ["0"])[0] == "1"
-                self._send_json(200, {"entries": [_entry_json(e, full) for e in provider.journal if e.index >= since]})
+                self._send_json(
+                    200,
+                    {
+                        "entries": [
+                            _entry_json(e, full) for e in provider.journal if e.index >= since
+                        ]
+                    },
+                )
             elif path == "/_sim/u9" and method == "GET":
                 self._send_json(200, {"u9_leaks": provider.u9_leaks})
             elif path == "/_sim/health" and method == "GET":
-                self._send_json(200, {"ok": True, "internal_errors": self.server.internal_errors,
-                                      "last_internal_error": self.server.last_internal_error,
-                                      "requests_served": self.server.requests_served})
+                self._send_json(
+                    200,
+                    {
+                        "ok": True,
+                        "internal_errors": self.server.internal_errors,
+                        "last_internal_error": self.server.last_internal_error,
+                        "requests_served": self.server.requests_served,
+                    },
+                )
             else:
                 self._error(404, path, f"Invalid URL ({method} {path})")
         except (ValueError, TypeError) as exc:
             self._error(400, path, f"{path}: {exc}")
 
 
-def _pricing(spec: Any) -> Dict[str, str]:
+def _pricing(spec: Any) -> dict[str, str]:
     p, q = spec.price_input / 1e6, spec.price_output / 1e6
     read = p * (0.1 if spec.anthropic_rules else spec.openai_cached_multiplier)
-    out = {"prompt": f"{p:.10f}".rstrip("0"), "completion": f"{q:.10f}".rstrip("0"),
-           "input_cache_read": f"{read:.10f}".rstrip("0")}
+    out = {
+        "prompt": f"{p:.10f}".rstrip("0"),
+        "completion": f"{q:.10f}".rstrip("0"),
+        "input_cache_read": f"{read:.10f}".rstrip("0"),
+    }
     if spec.anthropic_rules:
         out["input_cache_write"] = f"{p * 1.25:.10f}".rstrip("0")
     return out
 
 
-def _usage_json(u: Any) -> Optional[Dict[str, int]]:
+def _usage_json(u: Any) -> dict[str, int] | None:
     if u is None:
         return None
-    return {"total": u.total, "input": u.input, "read": u.read, "write_5m": u.write_5m, "write_1h": u.write_1h}
+    return {
+        "total": u.total,
+        "input": u.input,
+        "read": u.read,
+        "write_5m": u.write_5m,
+        "write_1h": u.write_1h,
+    }
 
 
-def _entry_json(e: Any, full: bool) -> Dict[str, Any]:
-    out = {"index": e.index, "route": e.route, "status": e.status, "stream": e.stream, "fault": e.fault,
-           "usage": _usage_json(e.usage), "cost": e.cost, "clock": e.clock}
+def _entry_json(e: Any, full: bool) -> dict[str, Any]:
+    out = {
+        "index": e.index,
+        "route": e.route,
+        "status": e.status,
+        "stream": e.stream,
+        "fault": e.fault,
+        "usage": _usage_json(e.usage),
+        "cost": e.cost,
+        "clock": e.clock,
+    }
     if full:
         out["request"] = e.request
         out["response"] = e.response
@@ -428,7 +561,9 @@ def _entry_json(e: Any, full: bool) -> Dict[str, Any]:
 
 def _replies_from_json(payload: Any) -> Any:
     if not isinstance(payload, dict):
-        raise ValueError('POST /_sim/replies takes {"mode": "echo"|"summariser"|"scripted"|"tool_script", ...}')
+        raise ValueError(
+            'POST /_sim/replies takes {"mode": "echo"|"summariser"|"scripted"|"tool_script", ...}'
+        )
     mode = payload.get("mode")
     if mode == "echo":
         return EchoReplies()
@@ -441,38 +576,74 @@ def _replies_from_json(payload: Any) -> Any:
     raise ValueError(f"unknown reply mode {mode!r}; use echo, summariser, scripted or tool_script")
 
 
-def start_server(provider: Optional[Provider] = None, host: str = "127.0.0.1", port: int = 0, *,
-                 allow_non_loopback: bool = False, max_body_bytes: int = MAX_BODY_BYTES) -> SimServer:
+def start_server(
+    provider: Provider | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    allow_non_loopback: bool = False,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> SimServer:
     """Start a :class:`SimServer` in a daemon thread; returns it (``.url``, ``.shutdown()``).
 
     Raises:
         NonLoopbackRefused: ``host`` is not loopback and ``allow_non_loopback`` is False.
         OSError: the port cannot be bound.
     """
-    server = SimServer((host, port), provider or Provider(), max_body_bytes=max_body_bytes,
-                       allow_non_loopback=allow_non_loopback)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="provider-sim-http", daemon=True)
+    server = SimServer(
+        (host, port),
+        provider or Provider(),
+        max_body_bytes=max_body_bytes,
+        allow_non_loopback=allow_non_loopback,
+    )
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": 0.05},
+        name="provider-sim-http",
+        daemon=True,
+    )
     thread.start()
     return server
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``serve`` command line (``--host``, ``--port``, ``--seed``, ``--allow-non-loopback``...)."""
-    ap = argparse.ArgumentParser(prog="context-engine-kit serve",
-                                 description="Serve the deterministic provider simulator on loopback.")
-    ap.add_argument("--host", default="127.0.0.1", help="address to bind (loopback only unless --allow-non-loopback)")
+    ap = argparse.ArgumentParser(
+        prog="context-engine-kit serve",
+        description="Serve the deterministic provider simulator on loopback.",
+    )
+    ap.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (loopback only unless --allow-non-loopback)",
+    )
     ap.add_argument("--port", type=int, default=8765, help="port (0 = any free port); default 8765")
-    ap.add_argument("--seed", type=int, default=0, help="reply seed (same seed + same requests = same bytes)")
-    ap.add_argument("--allow-non-loopback", action="store_true", help="allow binding a non-loopback address")
+    ap.add_argument(
+        "--seed", type=int, default=0, help="reply seed (same seed + same requests = same bytes)"
+    )
+    ap.add_argument(
+        "--allow-non-loopback", action="store_true", help="allow binding a non-loopback address"
+    )
     ap.add_argument("--model", default=None, help="model used when a request names none")
     ap.add_argument("--replies", choices=("echo", "summariser"), default="echo", help="reply mode")
-    ap.add_argument("--strict-u9", action="store_true", help="answer 400 when a persistence-only field (U9) is sent")
-    ap.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest accepted request body (bytes)")
-    ap.add_argument("--journal-limit", type=int, default=10_000, help="journal entries kept (oldest dropped)")
+    ap.add_argument(
+        "--strict-u9",
+        action="store_true",
+        help="answer 400 when a persistence-only field (U9) is sent",
+    )
+    ap.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=MAX_BODY_BYTES,
+        help="largest accepted request body (bytes)",
+    )
+    ap.add_argument(
+        "--journal-limit", type=int, default=10_000, help="journal entries kept (oldest dropped)"
+    )
     return ap
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``serve [--host H] [--port N] [--seed S] [--allow-non-loopback] ...`` until SIGINT/SIGTERM.
 
     A leading ``serve`` word is accepted and ignored. Prints ``listening on <url>``.
@@ -482,13 +653,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args_in[:1] == ["serve"]:
         args_in = args_in[1:]
     args = build_parser().parse_args(args_in)
-    kwargs: Dict[str, Any] = {"seed": args.seed, "strict_u9": args.strict_u9, "journal_limit": args.journal_limit,
-                              "replies": SummariserReplies() if args.replies == "summariser" else EchoReplies()}
+    kwargs: dict[str, Any] = {
+        "seed": args.seed,
+        "strict_u9": args.strict_u9,
+        "journal_limit": args.journal_limit,
+        "replies": SummariserReplies() if args.replies == "summariser" else EchoReplies(),
+    }
     if args.model:
         kwargs["model"] = args.model
     try:
-        server = SimServer((args.host, args.port), Provider(**kwargs), max_body_bytes=args.max_body_bytes,
-                           allow_non_loopback=args.allow_non_loopback)
+        server = SimServer(
+            (args.host, args.port),
+            Provider(**kwargs),
+            max_body_bytes=args.max_body_bytes,
+            allow_non_loopback=args.allow_non_loopback,
+        )
     except NonLoopbackRefused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -499,7 +678,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+    )
     thread.start()
     print(f"listening on {server.url}", flush=True)
     while not stop.wait(0.5):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -62,26 +61,83 @@ class ModelSpec:
 _CLAUDE_DEFAULTS = dict(context_length=200_000, max_output_tokens=64_000, cache_rules=ANTHROPIC)
 
 #: (pattern, family, fields): first match wins, tried after exact names.
-_FAMILIES: List[Tuple[str, str, Dict]] = [
-    (r"claude-(opus-4[-.]?[5-7]|haiku-4[-.]?5)", "claude-4096",
-     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=4096, price_input=5.0, price_output=25.0)),
-    (r"claude-(3[-.]5-haiku|3-haiku|haiku-3)", "claude-haiku-3",
-     dict(_CLAUDE_DEFAULTS, max_output_tokens=8192, min_cacheable_tokens=2048, price_input=0.8, price_output=4.0)),
-    (r"claude-sonnet-4[-.]6", "claude-sonnet-4.6",
-     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=2048, price_input=3.0, price_output=15.0)),
-    (r"claude-opus", "claude-opus",
-     dict(_CLAUDE_DEFAULTS, max_output_tokens=32_000, min_cacheable_tokens=1024, price_input=15.0, price_output=75.0)),
-    (r"claude", "claude-1024",
-     dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=1024, price_input=3.0, price_output=15.0)),
-    (r"gpt-4\.1", "gpt-4.1",
-     dict(context_length=1_047_576, max_output_tokens=32_768, cache_rules=OPENAI, min_cacheable_tokens=1024,
-          price_input=2.0, price_output=8.0, openai_cached_multiplier=0.25)),
-    (r"gpt-5", "gpt-5",
-     dict(context_length=400_000, max_output_tokens=128_000, cache_rules=OPENAI, min_cacheable_tokens=1024,
-          price_input=1.25, price_output=10.0, openai_cached_multiplier=0.1)),
-    (r"gpt-4o|gpt-4|o1|o3|o4", "gpt-4o",
-     dict(context_length=128_000, max_output_tokens=16_384, cache_rules=OPENAI, min_cacheable_tokens=1024,
-          price_input=2.5, price_output=10.0, openai_cached_multiplier=0.5)),
+_FAMILIES: list[tuple[str, str, dict]] = [
+    (
+        r"claude-(opus-4[-.]?[5-7]|haiku-4[-.]?5)",
+        "claude-4096",
+        dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=4096, price_input=5.0, price_output=25.0),
+    ),
+    (
+        r"claude-(3[-.]5-haiku|3-haiku|haiku-3)",
+        "claude-haiku-3",
+        dict(
+            _CLAUDE_DEFAULTS,
+            max_output_tokens=8192,
+            min_cacheable_tokens=2048,
+            price_input=0.8,
+            price_output=4.0,
+        ),
+    ),
+    (
+        r"claude-sonnet-4[-.]6",
+        "claude-sonnet-4.6",
+        dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=2048, price_input=3.0, price_output=15.0),
+    ),
+    (
+        r"claude-opus",
+        "claude-opus",
+        dict(
+            _CLAUDE_DEFAULTS,
+            max_output_tokens=32_000,
+            min_cacheable_tokens=1024,
+            price_input=15.0,
+            price_output=75.0,
+        ),
+    ),
+    (
+        r"claude",
+        "claude-1024",
+        dict(_CLAUDE_DEFAULTS, min_cacheable_tokens=1024, price_input=3.0, price_output=15.0),
+    ),
+    (
+        r"gpt-4\.1",
+        "gpt-4.1",
+        dict(
+            context_length=1_047_576,
+            max_output_tokens=32_768,
+            cache_rules=OPENAI,
+            min_cacheable_tokens=1024,
+            price_input=2.0,
+            price_output=8.0,
+            openai_cached_multiplier=0.25,
+        ),
+    ),
+    (
+        r"gpt-5",
+        "gpt-5",
+        dict(
+            context_length=400_000,
+            max_output_tokens=128_000,
+            cache_rules=OPENAI,
+            min_cacheable_tokens=1024,
+            price_input=1.25,
+            price_output=10.0,
+            openai_cached_multiplier=0.1,
+        ),
+    ),
+    (
+        r"gpt-4o|gpt-4|o1|o3|o4",
+        "gpt-4o",
+        dict(
+            context_length=128_000,
+            max_output_tokens=16_384,
+            cache_rules=OPENAI,
+            min_cacheable_tokens=1024,
+            price_input=2.5,
+            price_output=10.0,
+            openai_cached_multiplier=0.5,
+        ),
+    ),
 ]
 
 #: Names listed by ``GET /v1/models``.
@@ -102,8 +158,14 @@ LISTED_MODELS = (
     "openai/gpt-4o",
 )
 
-_GENERIC = dict(context_length=128_000, max_output_tokens=16_384, cache_rules=OPENAI,
-                min_cacheable_tokens=1024, price_input=1.0, price_output=4.0)
+_GENERIC = dict(
+    context_length=128_000,
+    max_output_tokens=16_384,
+    cache_rules=OPENAI,
+    min_cacheable_tokens=1024,
+    price_input=1.0,
+    price_output=4.0,
+)
 
 
 class ModelTable:
@@ -114,9 +176,9 @@ class ModelTable:
     """
 
     def __init__(self) -> None:
-        self._exact: Dict[str, ModelSpec] = {}
-        self._family_overrides: Dict[str, Dict] = {}
-        self._memo: Dict[str, ModelSpec] = {}
+        self._exact: dict[str, ModelSpec] = {}
+        self._family_overrides: dict[str, dict] = {}
+        self._memo: dict[str, ModelSpec] = {}
 
     def resolve(self, name: str) -> ModelSpec:
         """The spec for model ``name`` (exact override, then family pattern, then generic)."""
@@ -128,14 +190,22 @@ class ModelTable:
             low = name.lower()
             for pattern, family, fields in _FAMILIES:
                 if re.search(pattern, low):
-                    spec = ModelSpec(name=name, family=family, **dict(fields, **self._family_overrides.get(family, {})))
+                    spec = ModelSpec(
+                        name=name,
+                        family=family,
+                        **dict(fields, **self._family_overrides.get(family, {})),
+                    )
                     break
             else:
-                spec = ModelSpec(name=name, family="generic", **dict(_GENERIC, **self._family_overrides.get("generic", {})))
+                spec = ModelSpec(
+                    name=name,
+                    family="generic",
+                    **dict(_GENERIC, **self._family_overrides.get("generic", {})),
+                )
         self._memo[name] = spec
         return spec
 
-    def override(self, name: Optional[str] = None, *, family: Optional[str] = None, **fields) -> None:
+    def override(self, name: str | None = None, *, family: str | None = None, **fields) -> None:
         """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a whole ``family``.
 
         Raises:
@@ -152,7 +222,7 @@ class ModelTable:
             self._family_overrides.setdefault(family, {}).update(fields)
         self._memo.clear()
 
-    def listing(self) -> List[ModelSpec]:
+    def listing(self) -> list[ModelSpec]:
         """Specs of :data:`LISTED_MODELS` plus exact overrides, for ``GET /v1/models``."""
         names = list(LISTED_MODELS) + [n for n in self._exact if n not in LISTED_MODELS]
         return [self.resolve(n) for n in names]

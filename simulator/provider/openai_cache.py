@@ -10,7 +10,7 @@ Entries live ``retention`` seconds of virtual time after their last use.
 
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from collections.abc import Sequence
 
 from simulator.provider.anthropic_cache import CacheUsage
 from simulator.provider.clock import VirtualClock
@@ -32,12 +32,19 @@ class OpenAICache:
 
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
-        self.entries: Dict[bytes, float] = {}  # key -> expires_at
+        self.entries: dict[bytes, float] = {}  # key -> expires_at
         self.held = False
-        self._pending: Dict[bytes, float] = {}
+        self._pending: dict[bytes, float] = {}
 
-    def apply(self, chain: Sequence[bytes], cum: Sequence[int], total: int, minimum: int, step: int,
-              retention: float) -> CacheUsage:
+    def apply(
+        self,
+        chain: Sequence[bytes],
+        cum: Sequence[int],
+        total: int,
+        minimum: int,
+        step: int,
+        retention: float,
+    ) -> CacheUsage:
         """Read the longest live shared prefix, then store/refresh this request's prefixes.
 
         Returns a :class:`CacheUsage` with ``read`` = ``cached_tokens`` and no writes.

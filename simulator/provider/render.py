@@ -24,9 +24,9 @@ breakpoints, TTL order.
 
 from __future__ import annotations
 
-from hashlib import blake2b
 from collections.abc import Mapping
-from typing import Any, Dict, List, Optional, Tuple
+from hashlib import blake2b
+from typing import Any
 
 from simulator.provider import tokens
 from simulator.provider.errors import ValidationFailure
@@ -37,11 +37,18 @@ _U9 = tokens.PERSISTENCE_ONLY_FIELDS
 MAX_BREAKPOINTS = 4
 _TTLS = ("5m", "1h")
 
-_OPENAI_ROLES = {"system": b"s", "developer": b"d", "user": b"u", "assistant": b"a", "tool": b"t", "function": b"f"}
+_OPENAI_ROLES = {
+    "system": b"s",
+    "developer": b"d",
+    "user": b"u",
+    "assistant": b"a",
+    "tool": b"t",
+    "function": b"f",
+}
 _ANTHROPIC_ROLES = {"user": b"u", "assistant": b"a"}
 _OPENAI_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
 
-_MEMO: Dict[str, Tuple[int, bytes]] = {}
+_MEMO: dict[str, tuple[int, bytes]] = {}
 _MEMO_LIMIT = 400_000
 
 
@@ -49,7 +56,7 @@ def _b2(data: bytes) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
-def text_info(text: str) -> Tuple[int, bytes]:
+def text_info(text: str) -> tuple[int, bytes]:
     """``(tokens, digest)`` of a text block, memoised by the text itself.
 
     Tokens come from :func:`tokens.count_text` (cl100k); the digest is a 16-byte
@@ -111,10 +118,10 @@ class Renderer:
     """
 
     def __init__(self, namespace: str, model: str, anthropic_rules: bool, salt: str = "") -> None:
-        self.chain: List[bytes] = []
-        self.cum: List[int] = []
-        self.markers: List[Tuple[int, str, str]] = []
-        self.u9: List[Tuple[int, List[str]]] = []
+        self.chain: list[bytes] = []
+        self.cum: list[int] = []
+        self.markers: list[tuple[int, str, str]] = []
+        self.u9: list[tuple[int, list[str]]] = []
         self.n_messages = 0
         self.anthropic_rules = anthropic_rules
         self._total = 0
@@ -122,10 +129,10 @@ class Renderer:
         self._salt = _b2(salt.encode()) if salt else b""
         self._salted = False
         # OpenAI tool pairing: (assistant index, call ids in order, ids still unanswered) or None.
-        self._calls: Optional[Tuple[int, List[str], set]] = None
+        self._calls: tuple[int, list[str], set] | None = None
         # Anthropic tool pairing: (message index, ids) of the previous assistant's tool_use blocks.
-        self._tool_use: Optional[Tuple[int, List[str]]] = None
-        self._last_text_empty: List[bool] = []
+        self._tool_use: tuple[int, list[str]] | None = None
+        self._last_text_empty: list[bool] = []
 
     # -- blocks ------------------------------------------------------------------------
     def _block(self, tag: bytes, ntokens: int, digest: bytes, empty_text: bool = False) -> int:
@@ -146,16 +153,28 @@ class Renderer:
         if not self.anthropic_rules:
             return
         if not isinstance(cc, Mapping):
-            raise ValidationFailure(f"{where}.cache_control: Input should be a valid dictionary", param=f"{where}.cache_control")
+            raise ValidationFailure(
+                f"{where}.cache_control: Input should be a valid dictionary",
+                param=f"{where}.cache_control",
+            )
         if cc.get("type") != "ephemeral":
-            raise ValidationFailure(f"{where}.cache_control.type: Input should be 'ephemeral'", param=f"{where}.cache_control")
+            raise ValidationFailure(
+                f"{where}.cache_control.type: Input should be 'ephemeral'",
+                param=f"{where}.cache_control",
+            )
         ttl = cc.get("ttl", "5m")
         if ttl is None:
             ttl = "5m"
         if ttl not in _TTLS:
-            raise ValidationFailure(f"{where}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'", param=f"{where}.cache_control")
+            raise ValidationFailure(
+                f"{where}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'",
+                param=f"{where}.cache_control",
+            )
         if empty_text:
-            raise ValidationFailure(f"{where}.text: cache_control cannot be set for empty text blocks", param=f"{where}.cache_control")
+            raise ValidationFailure(
+                f"{where}.text: cache_control cannot be set for empty text blocks",
+                param=f"{where}.cache_control",
+            )
         self.markers.append((block, ttl, where))
 
     # -- tools -----------------------------------------------------------------------------
@@ -164,21 +183,36 @@ class Renderer:
         if tools is None:
             return
         if not isinstance(tools, list):
-            raise ValidationFailure(f"Invalid type for 'tools': expected an array, but got {_type_name(tools)} instead.",
-                                    param="tools", code="invalid_type")
+            raise ValidationFailure(
+                f"Invalid type for 'tools': expected an array, but got {_type_name(tools)} instead.",
+                param="tools",
+                code="invalid_type",
+            )
         for j, tool in enumerate(tools):
             where = f"tools.{j}"
             if not isinstance(tool, Mapping):
-                raise ValidationFailure(f"Invalid type for 'tools[{j}]': expected an object, but got {_type_name(tool)} instead.",
-                                        param=f"tools[{j}]", code="invalid_type")
+                raise ValidationFailure(
+                    f"Invalid type for 'tools[{j}]': expected an object, but got {_type_name(tool)} instead.",
+                    param=f"tools[{j}]",
+                    code="invalid_type",
+                )
             if anthropic_shape:
                 if not isinstance(tool.get("name"), str) or not tool.get("name"):
-                    raise ValidationFailure(f"tools.{j}.name: Field required", param=f"tools[{j}].name")
+                    raise ValidationFailure(
+                        f"tools.{j}.name: Field required", param=f"tools[{j}].name"
+                    )
             else:
                 fn = tool.get("function")
-                if tool.get("type") != "function" or not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-                    raise ValidationFailure(f"Missing required parameter: 'tools[{j}].function.name'.",
-                                            param=f"tools[{j}].function.name", code="missing_required_parameter")
+                if (
+                    tool.get("type") != "function"
+                    or not isinstance(fn, Mapping)
+                    or not isinstance(fn.get("name"), str)
+                ):
+                    raise ValidationFailure(
+                        f"Missing required parameter: 'tools[{j}].function.name'.",
+                        param=f"tools[{j}].function.name",
+                        code="missing_required_parameter",
+                    )
             ntok, digest = text_info(_canonical(_strip_marker(tool)))
             b = self._block(b"T", ntok, digest)
             cc = tool.get("cache_control")
@@ -189,17 +223,25 @@ class Renderer:
     def add_openai_message(self, m: Any, i: int) -> None:
         """Render and validate OpenAI-format message ``m`` at index ``i`` of ``messages``."""
         if type(m) is not dict and not isinstance(m, Mapping):
-            raise ValidationFailure(f"Invalid type for 'messages[{i}]': expected an object, but got {_type_name(m)} instead.",
-                                    param=f"messages[{i}]", code="invalid_type")
+            raise ValidationFailure(
+                f"Invalid type for 'messages[{i}]': expected an object, but got {_type_name(m)} instead.",
+                param=f"messages[{i}]",
+                code="invalid_type",
+            )
         role = m.get("role")
         rc = _OPENAI_ROLES.get(role) if isinstance(role, str) else None
         if rc is None:
             if role is None:
-                raise ValidationFailure(f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role",
-                                        code="missing_required_parameter")
+                raise ValidationFailure(
+                    f"Missing required parameter: 'messages[{i}].role'.",
+                    param=f"messages[{i}].role",
+                    code="missing_required_parameter",
+                )
             raise ValidationFailure(
                 f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'function'.",
-                param=f"messages[{i}].role", code="invalid_value")
+                param=f"messages[{i}].role",
+                code="invalid_value",
+            )
         if not _U9.isdisjoint(m):
             self.u9.append((i, sorted(_U9.intersection(m))))
         self.n_messages = i + 1
@@ -210,8 +252,11 @@ class Renderer:
         name = m.get("name")
         if name is not None:
             if not isinstance(name, str):
-                raise ValidationFailure(f"Invalid type for 'messages[{i}].name': expected a string, but got {_type_name(name)} instead.",
-                                        param=f"messages[{i}].name", code="invalid_type")
+                raise ValidationFailure(
+                    f"Invalid type for 'messages[{i}].name': expected a string, but got {_type_name(name)} instead.",
+                    param=f"messages[{i}].name",
+                    code="invalid_type",
+                )
             if name:
                 framing += 1 + tokens.count_text(name)
                 extra += b"n" + name.encode("utf-8", "surrogatepass")
@@ -219,16 +264,21 @@ class Renderer:
         if rc == b"t":
             tcid = m.get("tool_call_id")
             if not isinstance(tcid, str):
-                raise ValidationFailure("Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
-                                        param=f"messages.[{i}].tool_call_id", code="missing_required_parameter")
+                raise ValidationFailure(
+                    "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+                    param=f"messages.[{i}].tool_call_id",
+                    code="missing_required_parameter",
+                )
             if self._calls is None:
                 raise ValidationFailure(
                     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-                    param=f"messages.[{i}].role")
+                    param=f"messages.[{i}].role",
+                )
             if tcid not in self._calls[1]:
                 raise ValidationFailure(
                     f"Invalid parameter: 'tool_call_id' of '{tcid}' not found in 'tool_calls' of previous message.",
-                    param=f"messages.[{i}].tool_call_id")
+                    param=f"messages.[{i}].tool_call_id",
+                )
             self._calls[2].discard(tcid)
             framing += tokens.count_text(tcid)
             extra += b"i" + tcid.encode("utf-8", "surrogatepass")
@@ -238,49 +288,72 @@ class Renderer:
         tool_calls = m.get("tool_calls") if rc == b"a" else None
         if tool_calls is not None and (not isinstance(tool_calls, list) or not tool_calls):
             if tool_calls == []:
-                raise ValidationFailure(f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-                                        param=f"messages[{i}].tool_calls", code="empty_array")
-            raise ValidationFailure(f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got {_type_name(tool_calls)} instead.",
-                                    param=f"messages[{i}].tool_calls", code="invalid_type")
+                raise ValidationFailure(
+                    f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+                    param=f"messages[{i}].tool_calls",
+                    code="empty_array",
+                )
+            raise ValidationFailure(
+                f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got {_type_name(tool_calls)} instead.",
+                param=f"messages[{i}].tool_calls",
+                code="invalid_type",
+            )
         first = len(self.chain)
         tag0 = rc + b"1" + extra
         if content is _MISSING or content is None:
             if rc == b"a" and (tool_calls or m.get("function_call")):
                 pass
             elif rc == b"a" and content is None:
-                raise ValidationFailure("Invalid value for 'content': expected a string, got null.",
-                                        param=f"messages.[{i}].content")
+                raise ValidationFailure(
+                    "Invalid value for 'content': expected a string, got null.",
+                    param=f"messages.[{i}].content",
+                )
             else:
-                raise ValidationFailure(f"Missing required parameter: 'messages.[{i}].content'.",
-                                        param=f"messages.[{i}].content", code="missing_required_parameter")
+                raise ValidationFailure(
+                    f"Missing required parameter: 'messages.[{i}].content'.",
+                    param=f"messages.[{i}].content",
+                    code="missing_required_parameter",
+                )
         elif type(content) is str:
             ntok, digest = text_info(content)
             self._block(tag0 + b"x", framing + ntok, digest, not content)
             framing = 0
         elif type(content) is list or isinstance(content, list):
             if not content:
-                raise ValidationFailure(f"Invalid 'messages[{i}].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-                                        param=f"messages[{i}].content", code="empty_array")
+                raise ValidationFailure(
+                    f"Invalid 'messages[{i}].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+                    param=f"messages[{i}].content",
+                    code="empty_array",
+                )
             for k, part in enumerate(content):
                 if type(part) is not dict and not isinstance(part, Mapping):
-                    raise ValidationFailure(f"Invalid type for 'messages[{i}].content[{k}]': expected an object, but got {_type_name(part)} instead.",
-                                            param=f"messages[{i}].content[{k}]", code="invalid_type")
+                    raise ValidationFailure(
+                        f"Invalid type for 'messages[{i}].content[{k}]': expected an object, but got {_type_name(part)} instead.",
+                        param=f"messages[{i}].content[{k}]",
+                        code="invalid_type",
+                    )
                 ptype = part.get("type")
-                tag = (tag0 if k == 0 else rc + b"0")
+                tag = tag0 if k == 0 else rc + b"0"
                 empty = False
                 if ptype == "text":
                     text = part.get("text")
                     if type(text) is not str:
-                        raise ValidationFailure(f"Invalid type for 'messages[{i}].content[{k}].text': expected a string, but got {_type_name(text)} instead.",
-                                                param=f"messages[{i}].content[{k}].text", code="invalid_type")
+                        raise ValidationFailure(
+                            f"Invalid type for 'messages[{i}].content[{k}].text': expected a string, but got {_type_name(text)} instead.",
+                            param=f"messages[{i}].content[{k}].text",
+                            code="invalid_type",
+                        )
                     ntok, digest = text_info(text)
                     empty = not text
                     b = self._block(tag + b"x", framing + ntok, digest, empty)
                 elif ptype == "image_url":
                     iu = part.get("image_url")
                     if not isinstance(iu, Mapping) or not isinstance(iu.get("url"), str):
-                        raise ValidationFailure(f"Missing required parameter: 'messages[{i}].content[{k}].image_url.url'.",
-                                                param=f"messages[{i}].content[{k}].image_url.url", code="missing_required_parameter")
+                        raise ValidationFailure(
+                            f"Missing required parameter: 'messages[{i}].content[{k}].image_url.url'.",
+                            param=f"messages[{i}].content[{k}].image_url.url",
+                            code="missing_required_parameter",
+                        )
                     _, digest = text_info(_canonical(_strip_marker(part)))
                     b = self._block(tag + b"i", framing + tokens.TOKENS_PER_IMAGE, digest)
                 elif ptype in _OPENAI_PART_TYPES:
@@ -290,7 +363,9 @@ class Renderer:
                     shown = ptype if isinstance(ptype, str) else _canonical(ptype)
                     raise ValidationFailure(
                         f"Invalid value: '{shown}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.",
-                        param=f"messages[{i}].content[{k}].type", code="invalid_value")
+                        param=f"messages[{i}].content[{k}].type",
+                        code="invalid_value",
+                    )
                 framing = 0
                 cc = part.get("cache_control")
                 if cc is not None:
@@ -298,26 +373,39 @@ class Renderer:
         else:
             raise ValidationFailure(
                 f"Invalid type for 'messages[{i}].content': expected one of a string or array of objects, but got {_type_name(content)} instead.",
-                param=f"messages[{i}].content", code="invalid_type")
+                param=f"messages[{i}].content",
+                code="invalid_type",
+            )
         if tool_calls:
-            ids: List[str] = []
+            ids: list[str] = []
             for j, call in enumerate(tool_calls):
                 fn = call.get("function") if isinstance(call, Mapping) else None
                 cid = call.get("id") if isinstance(call, Mapping) else None
                 if not isinstance(cid, str) or not cid:
-                    raise ValidationFailure(f"Missing required parameter: 'messages[{i}].tool_calls[{j}].id'.",
-                                            param=f"messages[{i}].tool_calls[{j}].id", code="missing_required_parameter")
+                    raise ValidationFailure(
+                        f"Missing required parameter: 'messages[{i}].tool_calls[{j}].id'.",
+                        param=f"messages[{i}].tool_calls[{j}].id",
+                        code="missing_required_parameter",
+                    )
                 if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-                    raise ValidationFailure(f"Missing required parameter: 'messages[{i}].tool_calls[{j}].function.name'.",
-                                            param=f"messages[{i}].tool_calls[{j}].function.name", code="missing_required_parameter")
+                    raise ValidationFailure(
+                        f"Missing required parameter: 'messages[{i}].tool_calls[{j}].function.name'.",
+                        param=f"messages[{i}].tool_calls[{j}].function.name",
+                        code="missing_required_parameter",
+                    )
                 args = fn.get("arguments")
                 if not isinstance(args, str):
-                    raise ValidationFailure(f"Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string, but got {_type_name(args)} instead.",
-                                            param=f"messages[{i}].tool_calls[{j}].function.arguments", code="invalid_type")
+                    raise ValidationFailure(
+                        f"Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string, but got {_type_name(args)} instead.",
+                        param=f"messages[{i}].tool_calls[{j}].function.arguments",
+                        code="invalid_type",
+                    )
                 fname = fn["name"]
-                ntok = tokens.count_text(fname) + tokens.count_text(args) + tokens.TOKENS_PER_MESSAGE
+                ntok = (
+                    tokens.count_text(fname) + tokens.count_text(args) + tokens.TOKENS_PER_MESSAGE
+                )
                 _, digest = text_info(f"{cid}\0{fname}\0{args}")
-                tag = (tag0 if len(self.chain) == first else rc + b"0")
+                tag = tag0 if len(self.chain) == first else rc + b"0"
                 self._block(tag + b"c", framing + ntok, digest)
                 framing = 0
                 ids.append(cid)
@@ -328,7 +416,9 @@ class Renderer:
             self._block(tag0 + b"e", framing, b"", True)
         cc = m.get("cache_control")
         if cc is not None:
-            self._marker(len(self.chain) - 1, cc, f"messages.{i}", self._last_text_empty[-1] and rc != b"t")
+            self._marker(
+                len(self.chain) - 1, cc, f"messages.{i}", self._last_text_empty[-1] and rc != b"t"
+            )
 
     def _check_calls_answered(self) -> None:
         idx, ids, left = self._calls  # type: ignore[misc]
@@ -337,7 +427,8 @@ class Renderer:
             raise ValidationFailure(
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
                 f"'tool_call_id'. The following tool_call_ids did not have response messages: {missing}",
-                param=f"messages.[{idx}].role")
+                param=f"messages.[{idx}].role",
+            )
         self._calls = None
 
     # -- Anthropic messages ----------------------------------------------------------------
@@ -351,10 +442,18 @@ class Renderer:
                 self._block(b"S1x", ntok, digest)
             return
         if not isinstance(system, list):
-            raise ValidationFailure("system: Input should be a valid string or a list of text blocks", param="system")
+            raise ValidationFailure(
+                "system: Input should be a valid string or a list of text blocks", param="system"
+            )
         for k, blk in enumerate(system):
-            if not isinstance(blk, Mapping) or blk.get("type") != "text" or not isinstance(blk.get("text"), str):
-                raise ValidationFailure(f"system.{k}: Input should be a text block with a string 'text'", param="system")
+            if (
+                not isinstance(blk, Mapping)
+                or blk.get("type") != "text"
+                or not isinstance(blk.get("text"), str)
+            ):
+                raise ValidationFailure(
+                    f"system.{k}: Input should be a text block with a string 'text'", param="system"
+                )
             ntok, digest = text_info(blk["text"])
             b = self._block(b"S0x", ntok, digest, not blk["text"])
             cc = blk.get("cache_control")
@@ -364,14 +463,22 @@ class Renderer:
     def add_anthropic_message(self, m: Any, i: int, is_last: bool) -> None:
         """Render and validate Anthropic-format message ``m`` at index ``i``."""
         if not isinstance(m, Mapping):
-            raise ValidationFailure(f"messages.{i}: Input should be a valid dictionary", param=f"messages.{i}")
+            raise ValidationFailure(
+                f"messages.{i}: Input should be a valid dictionary", param=f"messages.{i}"
+            )
         role = m.get("role")
         rc = _ANTHROPIC_ROLES.get(role) if isinstance(role, str) else None
         if rc is None:
             if role == "system":
-                raise ValidationFailure('messages: Unexpected role "system". The Messages API accepts a top-level `system` '
-                                        'parameter, not "system" as an input message role.', param="messages")
-            raise ValidationFailure(f"messages.{i}.role: Input should be 'user' or 'assistant'", param=f"messages.{i}.role")
+                raise ValidationFailure(
+                    'messages: Unexpected role "system". The Messages API accepts a top-level `system` '
+                    'parameter, not "system" as an input message role.',
+                    param="messages",
+                )
+            raise ValidationFailure(
+                f"messages.{i}.role: Input should be 'user' or 'assistant'",
+                param=f"messages.{i}.role",
+            )
         if not _U9.isdisjoint(m):
             self.u9.append((i, sorted(_U9.intersection(m))))
         self.n_messages = i + 1
@@ -385,19 +492,25 @@ class Renderer:
         answered: set = set()
         if isinstance(content, str):
             if not content and not (is_last and rc == b"a"):
-                raise ValidationFailure(f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
-                                        param=f"messages.{i}")
+                raise ValidationFailure(
+                    f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
+                    param=f"messages.{i}",
+                )
             ntok, digest = text_info(content)
             self._block(tag0 + b"x", framing + ntok, digest, not content)
         elif isinstance(content, list):
             if not content and not (is_last and rc == b"a"):
-                raise ValidationFailure(f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
-                                        param=f"messages.{i}")
-            uses: List[str] = []
+                raise ValidationFailure(
+                    f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
+                    param=f"messages.{i}",
+                )
+            uses: list[str] = []
             for k, blk in enumerate(content):
                 where = f"messages.{i}.content.{k}"
                 if not isinstance(blk, Mapping):
-                    raise ValidationFailure(f"{where}: Input should be a valid dictionary", param=where)
+                    raise ValidationFailure(
+                        f"{where}: Input should be a valid dictionary", param=where
+                    )
                 btype = blk.get("type")
                 tag = tag0 if k == 0 else rc + b"0"
                 empty = False
@@ -410,12 +523,19 @@ class Renderer:
                     b = self._block(tag + b"x", framing + ntok, digest, empty)
                 elif btype == "tool_use":
                     if rc != b"a":
-                        raise ValidationFailure(f"{where}: tool_use blocks are only allowed in assistant messages", param=where)
+                        raise ValidationFailure(
+                            f"{where}: tool_use blocks are only allowed in assistant messages",
+                            param=where,
+                        )
                     tid, name = blk.get("id"), blk.get("name")
                     if not isinstance(tid, str) or not isinstance(name, str):
                         raise ValidationFailure(f"{where}.id: Field required", param=where)
                     args = _canonical(blk.get("input", {}))
-                    ntok = tokens.count_text(name) + tokens.count_text(args) + tokens.TOKENS_PER_MESSAGE
+                    ntok = (
+                        tokens.count_text(name)
+                        + tokens.count_text(args)
+                        + tokens.TOKENS_PER_MESSAGE
+                    )
                     _, digest = text_info(f"{tid}\0{name}\0{args}")
                     b = self._block(tag + b"c", framing + ntok, digest)
                     uses.append(tid)
@@ -426,10 +546,16 @@ class Renderer:
                     if prev_tool_use is None or tid not in prev_tool_use[1]:
                         raise ValidationFailure(
                             f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {tid}. Each `tool_result` "
-                            "block must have a corresponding `tool_use` block in the previous message.", param=where)
+                            "block must have a corresponding `tool_use` block in the previous message.",
+                            param=where,
+                        )
                     answered.add(tid)
                     rcontent = blk.get("content", "")
-                    ntok = tokens.TOKENS_PER_MESSAGE + tokens.count_text(tid) + tokens.count_content(rcontent)
+                    ntok = (
+                        tokens.TOKENS_PER_MESSAGE
+                        + tokens.count_text(tid)
+                        + tokens.count_content(rcontent)
+                    )
                     _, digest = text_info(_canonical(_strip_marker(blk)))
                     b = self._block(tag + b"r", framing + ntok, digest)
                 elif btype in ("image", "document"):
@@ -440,11 +566,16 @@ class Renderer:
                     ntok, digest = text_info(str(text))
                     b = self._block(tag + b"k", framing + ntok, digest)
                     if blk.get("cache_control") is not None and self.anthropic_rules:
-                        raise ValidationFailure(f"{where}.cache_control: thinking blocks cannot be marked with cache_control", param=where)
+                        raise ValidationFailure(
+                            f"{where}.cache_control: thinking blocks cannot be marked with cache_control",
+                            param=where,
+                        )
                 else:
                     raise ValidationFailure(
                         f"{where}.type: Input tag '{btype}' found using 'type' does not match any of the expected tags: "
-                        "'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'", param=where)
+                        "'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'",
+                        param=where,
+                    )
                 framing = 0
                 cc = blk.get("cache_control")
                 if cc is not None:
@@ -453,20 +584,25 @@ class Renderer:
                 self._tool_use = (i, uses)
         else:
             if content is _MISSING:
-                raise ValidationFailure(f"messages.{i}.content: Field required", param=f"messages.{i}.content")
-            raise ValidationFailure(f"messages.{i}.content: Input should be a valid list", param=f"messages.{i}.content")
+                raise ValidationFailure(
+                    f"messages.{i}.content: Field required", param=f"messages.{i}.content"
+                )
+            raise ValidationFailure(
+                f"messages.{i}.content: Input should be a valid list", param=f"messages.{i}.content"
+            )
         if prev_tool_use is not None:
             missing = [t for t in prev_tool_use[1] if t not in answered]
             if missing:
                 raise ValidationFailure(
                     f"messages.{prev_tool_use[0]}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                     f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                    param=f"messages.{prev_tool_use[0]}")
+                    param=f"messages.{prev_tool_use[0]}",
+                )
         if len(self.chain) == first:
             self._block(tag0 + b"e", framing, b"", True)
 
     # -- finish ------------------------------------------------------------------------------
-    def pending_tool_calls(self) -> Optional[ValidationFailure]:
+    def pending_tool_calls(self) -> ValidationFailure | None:
         """The error a request ending now would get for unanswered OpenAI ``tool_calls`` (or None)."""
         if self._calls is not None and self._calls[2]:
             try:
@@ -482,7 +618,9 @@ class Renderer:
         """Prompt tokens of the blocks so far plus reply priming (tokens)."""
         return self._total + tokens.TOKENS_REPLY_PRIMING
 
-    def breakpoints(self, auto: Any = None, extra: Optional[List[Tuple[int, str, str]]] = None) -> List[Tuple[int, str, str]]:
+    def breakpoints(
+        self, auto: Any = None, extra: list[tuple[int, str, str]] | None = None
+    ) -> list[tuple[int, str, str]]:
         """All breakpoints of the request in render order, checked against P1's limits.
 
         Args:
@@ -507,8 +645,10 @@ class Renderer:
         if not self.anthropic_rules:
             return []
         if len(marks) > MAX_BREAKPOINTS:
-            raise ValidationFailure(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}.",
-                                    param="cache_control")
+            raise ValidationFailure(
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}.",
+                param="cache_control",
+            )
         marks.sort(key=lambda t: t[0])
         seen_5m = None
         for b, ttl, where in marks:
@@ -518,5 +658,7 @@ class Renderer:
                 raise ValidationFailure(
                     f"{where}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
                     f"cache_control block (found after {seen_5m}). Note that blocks are processed in the following order: "
-                    "`tools`, `system`, `messages`.", param=f"{where}.cache_control")
+                    "`tools`, `system`, `messages`.",
+                    param=f"{where}.cache_control",
+                )
         return marks

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any
 
 #: B4: the structured summary template, in order.
 SUMMARY_SECTIONS = (
@@ -40,15 +41,17 @@ class Reply:
     accepted, and a missing ``id`` is filled deterministically by :meth:`with_ids`.
     """
 
-    content: Optional[str] = None
-    tool_calls: List[Dict[str, Any]] = field(default_factory=list)
-    finish_reason: Optional[str] = None
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
 
-    def message(self) -> Dict[str, Any]:
+    def message(self) -> dict[str, Any]:
         """The assistant message dict (OpenAI format)."""
-        msg: Dict[str, Any] = {"role": "assistant", "content": self.content}
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
-            msg["tool_calls"] = [normalise_tool_call(c, f"call_{n}") for n, c in enumerate(self.tool_calls)]
+            msg["tool_calls"] = [
+                normalise_tool_call(c, f"call_{n}") for n, c in enumerate(self.tool_calls)
+            ]
         return msg
 
     def finish(self) -> str:
@@ -57,7 +60,7 @@ class Reply:
             return self.finish_reason
         return "tool_calls" if self.tool_calls else "stop"
 
-    def with_ids(self, seed: int, index: int) -> "Reply":
+    def with_ids(self, seed: int, index: int) -> Reply:
         """A copy whose tool calls all carry ids, minted from (seed, request index, position)."""
         if not self.tool_calls:
             return self
@@ -68,7 +71,7 @@ class Reply:
         return Reply(content=self.content, tool_calls=calls, finish_reason=self.finish_reason)
 
 
-def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> Dict[str, Any]:
+def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> dict[str, Any]:
     """An OpenAI tool call dict from ``call`` (full form or ``{"name", "arguments"}`` shorthand).
 
     Raises:
@@ -80,10 +83,16 @@ def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> Dict[str, A
     else:
         name, args = call.get("name"), call.get("arguments", "{}")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"tool call {dict(call)!r} has no function name; give {{'name': ..., 'arguments': {{...}}}}")
+        raise ValueError(
+            f"tool call {dict(call)!r} has no function name; give {{'name': ..., 'arguments': {{...}}}}"
+        )
     if not isinstance(args, str):
         args = json.dumps(args, sort_keys=True, ensure_ascii=False)
-    return {"id": call.get("id") or default_id, "type": "function", "function": {"name": name, "arguments": args}}
+    return {
+        "id": call.get("id") or default_id,
+        "type": "function",
+        "function": {"name": name, "arguments": args},
+    }
 
 
 def _text_of(content: Any) -> str:
@@ -93,7 +102,9 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") == "text"
         )
     return str(content)
 
@@ -111,15 +122,17 @@ def is_summary_request(messages: Sequence[Mapping[str, Any]]) -> bool:
 
 
 #: Key Decisions: sentences with a decision verb (not the "user:" role prefix of every user line).
-_DECISION_RE = re.compile(r"\b(decid(?:e|ed|es|ing)|decision|chose|chosen|use|uses|used|using)\b", re.I)
+_DECISION_RE = re.compile(
+    r"\b(decid(?:e|ed|es|ing)|decision|chose|chosen|use|uses|used|using)\b", re.I
+)
 
 
 def summarise(
     text: str,
     *,
-    focus_topic: Optional[str] = None,
+    focus_topic: str | None = None,
     max_chars: int = 4000,
-    previous_summary: Optional[str] = None,
+    previous_summary: str | None = None,
 ) -> str:
     """Build the B4 structured summary of ``text`` deterministically, in linear time.
 
@@ -130,7 +143,7 @@ def summarise(
     """
     sentences = [s.strip() for s in _SENTENCE_RE.findall(text[:200_000])]
     paths = sorted(set(_PATH_RE.findall(text[:200_000])))[:12]
-    focus_hits: List[str] = []
+    focus_hits: list[str] = []
     if focus_topic:
         needle = focus_topic.lower()
         focus_hits = [s for s in sentences if needle in s.lower()][:8]
@@ -138,12 +151,18 @@ def summarise(
     done = sentences[1:6]
     recent = sentences[-3:] if len(sentences) > 6 else []
     lines = ["## Goal", f"- {goal}", "## Constraints & Preferences"]
-    lines += [f"- {s}" for s in sentences if re.search(r"\b(must|never|always|prefer)\b", s, re.I)][:4] or ["- (none recorded)"]
+    lines += [f"- {s}" for s in sentences if re.search(r"\b(must|never|always|prefer)\b", s, re.I)][
+        :4
+    ] or ["- (none recorded)"]
     lines += ["## Progress", "### Done"]
     if previous_summary:
-        earlier = [ln.strip()[2:] for ln in previous_summary.splitlines() if ln.strip().startswith("- ")]
+        earlier = [
+            ln.strip()[2:] for ln in previous_summary.splitlines() if ln.strip().startswith("- ")
+        ]
         earlier = [e for e in earlier if not e.startswith("(")][:4]
-        lines += [f"- Earlier: {e[:200]}" for e in earlier] or [f"- Earlier: {previous_summary.strip()[:200]}"]
+        lines += [f"- Earlier: {e[:200]}" for e in earlier] or [
+            f"- Earlier: {previous_summary.strip()[:200]}"
+        ]
     lines += [f"- {s}" for s in done] or ["- (nothing yet)"]
     lines += ["### In Progress"] + ([f"- {s}" for s in recent] or ["- (none)"])
     blocked = [s for s in sentences if _BLOCKED_RE.search(s)][:3]
@@ -155,7 +174,7 @@ def summarise(
     out = "\n".join(lines)
     if len(out) > max_chars:
         # keep the Critical Context (focus) section whole; trim the middle.
-        tail = out[out.index("## Critical Context"):]
+        tail = out[out.index("## Critical Context") :]
         out = out[: max(0, max_chars - len(tail) - 5)] + "\n...\n" + tail
         out = out[:max_chars]
     return out
@@ -203,7 +222,9 @@ class SummariserReplies(ReplyPolicy):
 
     def reply(self, request, index, seed):
         """The B4 summary (:func:`summarise`) of all the request's text."""
-        return Reply(content=summarise(request_text(request.get("messages") or []), max_chars=self.max_chars))
+        return Reply(
+            content=summarise(request_text(request.get("messages") or []), max_chars=self.max_chars)
+        )
 
 
 class ScriptedReplies(ReplyPolicy):
@@ -260,7 +281,9 @@ class ToolScriptReplies(ReplyPolicy):
         self.rounds = [list(r) for r in rounds]
         for n, r in enumerate(self.rounds):
             if not r:
-                raise ValueError(f"ToolScriptReplies round {n} is empty; give at least one call per round")
+                raise ValueError(
+                    f"ToolScriptReplies round {n} is empty; give at least one call per round"
+                )
             for c in r:
                 normalise_tool_call(c, "check")
         self.final = final

@@ -12,7 +12,7 @@ copy paths and rewrites that both bundled stores (:class:`~simulator.store.memor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol
+from typing import Any, Protocol
 
 
 class UnknownSession(KeyError):
@@ -27,27 +27,27 @@ class SessionInfo:
     free-form ``meta`` dict given at creation."""
 
     id: str
-    parent_session_id: Optional[str]
+    parent_session_id: str | None
     kind: str
     generation: int
     length: int
     ended: bool
-    meta: Dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class SessionStore(Protocol):
     """What the host needs from a store; :mod:`simulator.store.memory` is the simplest."""
 
-    def create_session(self, parent_id: Optional[str] = None, **meta: Any) -> str:
+    def create_session(self, parent_id: str | None = None, **meta: Any) -> str:
         """Create a session and return its id."""
 
-    def append(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Persist new messages at the end; stamp ``message_uid`` on each dict in place."""
 
-    def replace(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Replace the session's message list (compaction commit); uids are kept (U3, U6)."""
 
-    def load(self, session_id: str) -> List[Dict[str, Any]]:
+    def load(self, session_id: str) -> list[dict[str, Any]]:
         """Return the session's messages as fresh dicts, uids included (U2)."""
 
 
@@ -56,16 +56,16 @@ class FullSessionStore(SessionStore, Protocol):
 
     def load(  # type: ignore[override]
         self, session_id: str, *, repair_alternation: bool = False, with_row_ids: bool = False
-    ) -> List[Dict[str, Any]]:
+    ) -> list[dict[str, Any]]:
         """Restore messages (U2); ``repair_alternation=True`` merges with uid witnesses (U5)."""
 
-    def rewrite(self, session_id: str, index: int, message: Dict[str, Any]) -> None:
+    def rewrite(self, session_id: str, index: int, message: dict[str, Any]) -> None:
         """Rewrite the row at ``index`` keeping its ``message_uid`` (U4)."""
 
-    def rotate(self, session_id: str, messages: List[Dict[str, Any]], **meta: Any) -> str:
+    def rotate(self, session_id: str, messages: list[dict[str, Any]], **meta: Any) -> str:
         """End the session; return a child session holding ``messages`` (U3, U6)."""
 
-    def branch(self, session_id: str, upto: Optional[int] = None, **meta: Any) -> str:
+    def branch(self, session_id: str, upto: int | None = None, **meta: Any) -> str:
         """Return a child session copying the first ``upto`` rows with their uids (U3)."""
 
     def rewind(self, session_id: str, keep: int) -> None:

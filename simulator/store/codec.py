@@ -11,7 +11,8 @@ per row, never stored as data.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .identity import (
     ABSORBED_MESSAGE_UIDS,
@@ -38,7 +39,17 @@ DATA_COLUMNS = (
 )
 
 _SPECIAL = frozenset(
-    {"role", "content", "tool_calls", "tool_call_id", ROW_ID, MESSAGE_UID, ABSORBED_MESSAGE_UIDS, TOOL_CALL_UIDS, TOOL_CALL_UID}
+    {
+        "role",
+        "content",
+        "tool_calls",
+        "tool_call_id",
+        ROW_ID,
+        MESSAGE_UID,
+        ABSORBED_MESSAGE_UIDS,
+        TOOL_CALL_UIDS,
+        TOOL_CALL_UID,
+    }
 )
 
 
@@ -51,7 +62,7 @@ def _dumps(value: Any, field: str) -> str:
         ) from None
 
 
-def encode_message(m: Mapping[str, Any]) -> Tuple[Any, ...]:
+def encode_message(m: Mapping[str, Any]) -> tuple[Any, ...]:
     """Return the values of :data:`DATA_COLUMNS` for message ``m`` (already validated/stamped).
 
     Raises :class:`~simulator.store.identity.StoreInputError` if a value is not JSON-compatible.
@@ -59,7 +70,7 @@ def encode_message(m: Mapping[str, Any]) -> Tuple[Any, ...]:
     content = _dumps(m["content"], "content") if "content" in m else None
     tool_calls = _dumps(m["tool_calls"], "tool_calls") if "tool_calls" in m else None
     tcid = m.get("tool_call_id")
-    extra: Dict[str, Any] = {k: v for k, v in m.items() if k not in _SPECIAL}
+    extra: dict[str, Any] = {k: v for k, v in m.items() if k not in _SPECIAL}
     if "tool_call_id" in m and not isinstance(tcid, str):
         extra["tool_call_id"] = tcid
     absorbed = m.get(ABSORBED_MESSAGE_UIDS)
@@ -77,10 +88,10 @@ def encode_message(m: Mapping[str, Any]) -> Tuple[Any, ...]:
     )
 
 
-def decode_row(row: Sequence[Any], row_id: Optional[int] = None) -> Dict[str, Any]:
+def decode_row(row: Sequence[Any], row_id: int | None = None) -> dict[str, Any]:
     """Rebuild a fresh message dict from :data:`DATA_COLUMNS` values (and ``_row_id`` if given)."""
     role, content, tool_calls, tcid, extra, uid, absorbed, tc_uids, tc_uid = row
-    m: Dict[str, Any] = {"role": role}
+    m: dict[str, Any] = {"role": role}
     if content is not None:
         m["content"] = json.loads(content)
     if tool_calls is not None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any, Callable, List, Mapping, MutableMapping, Optional
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
 
 MESSAGE_UID = "message_uid"
 ABSORBED_MESSAGE_UIDS = "_absorbed_message_uids"
@@ -53,7 +54,7 @@ def is_uid(value: Any) -> bool:
     return isinstance(value, str) and bool(_UID_RE.match(value))
 
 
-def message_uid_or_none(message: Mapping[str, Any]) -> Optional[str]:
+def message_uid_or_none(message: Mapping[str, Any]) -> str | None:
     """The message's uid if it is a non-empty, non-blank ``str``; else None (U2).
 
     Never coerces: an int or a blank string means "no identity yet". Engine-stamped
@@ -91,7 +92,9 @@ def copy_identity_fields(source: Mapping[str, Any], target: MutableMapping[str, 
         target[ABSORBED_MESSAGE_UIDS] = list(absorbed)
     tc_uids = source.get(TOOL_CALL_UIDS)
     if isinstance(tc_uids, dict) and tc_uids:
-        target[TOOL_CALL_UIDS] = {k: (list(v) if isinstance(v, list) else v) for k, v in tc_uids.items()}
+        target[TOOL_CALL_UIDS] = {
+            k: (list(v) if isinstance(v, list) else v) for k, v in tc_uids.items()
+        }
     tc_uid = source.get(TOOL_CALL_UID)
     if _nonempty_str(tc_uid):
         target[TOOL_CALL_UID] = tc_uid
@@ -129,7 +132,7 @@ def record_absorbed_message(
         # The leading part has no identity yet: it gets a fresh uid at insert (U1); the
         # others are still recorded.
         survivor.pop(MESSAGE_UID, None)
-    result: List[str] = []
+    result: list[str] = []
     for uid in ordered:
         if uid != leader and uid not in result:
             result.append(uid)
@@ -171,8 +174,7 @@ def validate_message(message: Any, where: str = "message") -> None:
         ok = isinstance(tc_uids, dict) and all(
             _nonempty_str(k)
             and (
-                _nonempty_str(v)
-                or (isinstance(v, list) and v and all(_nonempty_str(x) for x in v))
+                _nonempty_str(v) or (isinstance(v, list) and v and all(_nonempty_str(x) for x in v))
             )
             for k, v in tc_uids.items()
         )
@@ -188,7 +190,7 @@ def validate_message(message: Any, where: str = "message") -> None:
         )
 
 
-def _absorbed(message: Mapping[str, Any]) -> List[str]:
+def _absorbed(message: Mapping[str, Any]) -> list[str]:
     value = message.get(ABSORBED_MESSAGE_UIDS)
     if isinstance(value, list):
         return [u for u in value if _nonempty_str(u)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from .base import SessionInfo, UnknownSession
 from .identity import StoreInputError, UidFactory, new_uid
@@ -19,14 +19,14 @@ from .toolcalls import pair_tool_results
 
 
 class _Session:
-    def __init__(self, sid: str, parent: Optional[str], kind: str, meta: Dict[str, Any]) -> None:
+    def __init__(self, sid: str, parent: str | None, kind: str, meta: dict[str, Any]) -> None:
         self.id = sid
         self.parent_session_id = parent
         self.kind = kind
         self.meta = meta
         self.generation = 0
         self.ended = False
-        self.rows: List[Dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []
 
 
 class MemoryStore:
@@ -37,7 +37,7 @@ class MemoryStore:
     """
 
     def __init__(self, *, uid_factory: UidFactory = new_uid) -> None:
-        self._sessions: Dict[str, _Session] = {}
+        self._sessions: dict[str, _Session] = {}
         self._ids = itertools.count(1)
         self._uid_factory = uid_factory
 
@@ -45,14 +45,16 @@ class MemoryStore:
         try:
             return self._sessions[session_id]
         except KeyError:
-            raise UnknownSession(f"no session {session_id!r}; create it with create_session()") from None
+            raise UnknownSession(
+                f"no session {session_id!r}; create it with create_session()"
+            ) from None
 
     def create_session(
         self,
-        parent_id: Optional[str] = None,
+        parent_id: str | None = None,
         *,
-        session_id: Optional[str] = None,
-        kind: Optional[str] = None,
+        session_id: str | None = None,
+        kind: str | None = None,
         **meta: Any,
     ) -> str:
         """Create an empty session; return its id (``session-<n>`` unless given). See SQLiteStore."""
@@ -80,7 +82,7 @@ class MemoryStore:
         """Mark the session ended."""
         self._get(session_id).ended = True
 
-    def append(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Flush new messages; stamp uids and tool-call uids on the caller's dicts (U1, U8, U10)."""
         s = self._get(session_id)
         start = 0
@@ -91,7 +93,7 @@ class MemoryStore:
         prepare_for_insert(messages, s.rows[start:], self._uid_factory)
         s.rows.extend(copy.deepcopy(messages))
 
-    def replace(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Make ``messages`` the session's new generation, keeping given uids (U3, U6)."""
         s = self._get(session_id)
         prepare_for_insert(messages, (), self._uid_factory)
@@ -100,7 +102,7 @@ class MemoryStore:
 
     def load(
         self, session_id: str, *, repair_alternation: bool = False, with_row_ids: bool = False
-    ) -> List[Dict[str, Any]]:
+    ) -> list[dict[str, Any]]:
         """Fresh copies of the session's messages with identity (U2, U8; U5 when repairing).
 
         ``with_row_ids`` is accepted for interface parity and ignored (no row ids here).
@@ -111,15 +113,17 @@ class MemoryStore:
             repair_message_sequence(messages)
         return messages
 
-    def rewrite(self, session_id: str, index: int, message: Dict[str, Any]) -> None:
+    def rewrite(self, session_id: str, index: int, message: dict[str, Any]) -> None:
         """Rewrite row ``index`` keeping its identity (U4). See SQLiteStore.rewrite."""
         s = self._get(session_id)
         if not 0 <= index < len(s.rows):
-            raise IndexError(f"rewrite index {index} is outside session {session_id!r} (length {len(s.rows)})")
+            raise IndexError(
+                f"rewrite index {index} is outside session {session_id!r} (length {len(s.rows)})"
+            )
         prepare_rewrite(s.rows[index], message, self._uid_factory)
         s.rows[index] = copy.deepcopy(message)
 
-    def rotate(self, session_id: str, messages: List[Dict[str, Any]], **meta: Any) -> str:
+    def rotate(self, session_id: str, messages: list[dict[str, Any]], **meta: Any) -> str:
         """End the session and start a child holding ``messages`` (U3, U6); return the child id."""
         parent = self._get(session_id)
         prepare_for_insert(messages, (), self._uid_factory)
@@ -128,12 +132,14 @@ class MemoryStore:
         parent.ended = True
         return child
 
-    def branch(self, session_id: str, upto: Optional[int] = None, **meta: Any) -> str:
+    def branch(self, session_id: str, upto: int | None = None, **meta: Any) -> str:
         """Copy the first ``upto`` rows into a child session keeping uids (U3); return its id."""
         s = self._get(session_id)
         upto = len(s.rows) if upto is None else upto
         if not 0 <= upto <= len(s.rows):
-            raise IndexError(f"branch upto={upto} is outside session {session_id!r} (length {len(s.rows)})")
+            raise IndexError(
+                f"branch upto={upto} is outside session {session_id!r} (length {len(s.rows)})"
+            )
         child = self.create_session(session_id, kind="branch", **meta)
         self._sessions[child].rows = copy.deepcopy(s.rows[:upto])
         return child
@@ -142,7 +148,9 @@ class MemoryStore:
         """Keep the first ``keep`` rows as a new generation (U3)."""
         s = self._get(session_id)
         if not 0 <= keep <= len(s.rows):
-            raise IndexError(f"rewind keep={keep} is outside session {session_id!r} (length {len(s.rows)})")
+            raise IndexError(
+                f"rewind keep={keep} is outside session {session_id!r} (length {len(s.rows)})"
+            )
         s.rows = s.rows[:keep]
         s.generation += 1
 

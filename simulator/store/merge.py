@@ -13,7 +13,8 @@ restore with ``repair_alternation=True``, and any host path that persists a merg
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, MutableMapping
+from collections.abc import MutableMapping
+from typing import Any
 
 from .identity import TOOL_CALL_UIDS, record_absorbed_message
 from .toolcalls import build_tool_call_uids, occurrence_uids
@@ -81,7 +82,7 @@ def merge_assistant_rows(earlier: Message, later: Message) -> bool:
     return True
 
 
-def repair_message_sequence(messages: List[Message]) -> int:
+def repair_message_sequence(messages: list[Message]) -> int:
     """Repair role alternation in place; return the number of repairs (U5, host.md §15).
 
     Pass 0 merges consecutive assistant rows (Codex interim rows exempt; a verification
@@ -94,7 +95,7 @@ def repair_message_sequence(messages: List[Message]) -> int:
     """
     repairs = 0
     # Pass 0: consecutive assistants.
-    out: List[Message] = []
+    out: list[Message] = []
     for m in messages:
         prev = out[-1] if out else None
         if (
@@ -112,8 +113,8 @@ def repair_message_sequence(messages: List[Message]) -> int:
             continue
         out.append(m)
     # Pass 1: stray and duplicate tool results.
-    kept: List[Message] = []
-    open_calls: Dict[str, int] = {}  # provider id -> results still expected
+    kept: list[Message] = []
+    open_calls: dict[str, int] = {}  # provider id -> results still expected
     for m in out:
         role = m.get("role")
         if role == "user":
@@ -133,7 +134,7 @@ def repair_message_sequence(messages: List[Message]) -> int:
             open_calls[pid] -= 1
         kept.append(m)
     # Pass 2: consecutive users with string content.
-    final: List[Message] = []
+    final: list[Message] = []
     for m in kept:
         prev = final[-1] if final else None
         if (

@@ -21,7 +21,6 @@ are not back-filled: a legacy call pairs its result with nothing (U8).
 from __future__ import annotations
 
 import sqlite3
-from typing import Tuple
 
 #: The schema version this build writes.
 SCHEMA_VERSION = 31
@@ -129,7 +128,7 @@ def create_v30(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
-def ensure_schema(conn: sqlite3.Connection) -> Tuple[int, int]:
+def ensure_schema(conn: sqlite3.Connection) -> tuple[int, int]:
     """Bring the database to :data:`SCHEMA_VERSION`; return ``(version_found, version_now)``.
 
     Runs in one write transaction (``conn`` must be in autocommit mode,

@@ -20,8 +20,9 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any
 
 from . import schema
 from .base import SessionInfo, UnknownSession
@@ -49,7 +50,7 @@ class SQLiteStore:
 
     def __init__(
         self,
-        path: Union[str, os.PathLike],
+        path: str | os.PathLike,
         *,
         uid_factory: UidFactory = new_uid,
         backfill_batch_rows: int = schema.DEFAULT_BACKFILL_BATCH_ROWS,
@@ -79,7 +80,7 @@ class SQLiteStore:
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
 
-    def __enter__(self) -> "SQLiteStore":
+    def __enter__(self) -> SQLiteStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -118,16 +119,18 @@ class SQLiteStore:
             (session_id,),
         ).fetchone()
         if row is None:
-            raise UnknownSession(f"no session {session_id!r} in {self.path}; create it with create_session()")
+            raise UnknownSession(
+                f"no session {session_id!r} in {self.path}; create it with create_session()"
+            )
         return SessionInfo(row[0], row[1], row[2], row[3], row[4], bool(row[5]), json.loads(row[6]))
 
     # ------------------------------------------------------------------ sessions
     def create_session(
         self,
-        parent_id: Optional[str] = None,
+        parent_id: str | None = None,
         *,
-        session_id: Optional[str] = None,
-        kind: Optional[str] = None,
+        session_id: str | None = None,
+        kind: str | None = None,
         **meta: Any,
     ) -> str:
         """Create an empty session and return its id (``session-<n>`` unless ``session_id``).
@@ -142,10 +145,10 @@ class SQLiteStore:
     def _create_session(
         self,
         conn: sqlite3.Connection,
-        parent_id: Optional[str],
-        session_id: Optional[str],
-        kind: Optional[str],
-        meta: Dict[str, Any],
+        parent_id: str | None,
+        session_id: str | None,
+        kind: str | None,
+        meta: dict[str, Any],
     ) -> str:
         if parent_id is not None:
             self._session(conn, parent_id)
@@ -173,7 +176,7 @@ class SQLiteStore:
         with self._read() as conn:
             return self._session(conn, session_id)
 
-    def list_sessions(self) -> List[SessionInfo]:
+    def list_sessions(self) -> list[SessionInfo]:
         """Every session, in creation order."""
         with self._read() as conn:
             ids = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY seq")]
@@ -186,7 +189,7 @@ class SQLiteStore:
             conn.execute("UPDATE sessions SET ended = 1 WHERE id = ?", (session_id,))
 
     # ------------------------------------------------------------------ messages
-    def append(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Flush new messages at the end of the session's active generation (U1, U8, U10).
 
         Stamps the caller's dicts in place before inserting: ``message_uid`` where missing,
@@ -202,10 +205,11 @@ class SQLiteStore:
             prepare_for_insert(messages, context, self._uid_factory)
             self._insert(conn, session_id, s.generation, s.length, messages)
             conn.execute(
-                "UPDATE sessions SET length = ? WHERE id = ?", (s.length + len(messages), session_id)
+                "UPDATE sessions SET length = ? WHERE id = ?",
+                (s.length + len(messages), session_id),
             )
 
-    def replace(self, session_id: str, messages: List[Dict[str, Any]]) -> None:
+    def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Commit ``messages`` as the session's new generation (in-place compaction; U3, U6).
 
         Rows carrying a uid keep it (tail clones, engine-stamped summary carriers); rows
@@ -228,7 +232,7 @@ class SQLiteStore:
         *,
         repair_alternation: bool = False,
         with_row_ids: bool = False,
-    ) -> List[Dict[str, Any]]:
+    ) -> list[dict[str, Any]]:
         """Restore the session's active messages as fresh dicts, identity included (U2).
 
         Tool results stored without ``_tool_call_uid`` are paired from the preceding
@@ -249,7 +253,7 @@ class SQLiteStore:
             repair_message_sequence(messages)
         return messages
 
-    def rewrite(self, session_id: str, index: int, message: Dict[str, Any]) -> None:
+    def rewrite(self, session_id: str, index: int, message: dict[str, Any]) -> None:
         """Rewrite the content of the active row at ``index``, keeping its identity (U4).
 
         For a save override, a sanitizer's row rewrite, or the back-fill of an
@@ -275,7 +279,7 @@ class SQLiteStore:
             conn.execute(f"UPDATE messages SET {assignments} WHERE id = ?", (*values, row[0]))
 
     # ------------------------------------------------------------------ copy paths (U3)
-    def rotate(self, session_id: str, messages: List[Dict[str, Any]], **meta: Any) -> str:
+    def rotate(self, session_id: str, messages: list[dict[str, Any]], **meta: Any) -> str:
         """End ``session_id`` and start a child session holding ``messages`` (U3, U6).
 
         The compaction output's uids are committed as given (tail copies keep theirs, an
@@ -291,7 +295,7 @@ class SQLiteStore:
             conn.execute("UPDATE sessions SET ended = 1 WHERE id = ?", (session_id,))
         return child
 
-    def branch(self, session_id: str, upto: Optional[int] = None, **meta: Any) -> str:
+    def branch(self, session_id: str, upto: int | None = None, **meta: Any) -> str:
         """Copy the first ``upto`` active rows (all by default) into a new child session (U3).
 
         The child's rows keep the parent's uids and every other identity field. The parent
@@ -301,7 +305,9 @@ class SQLiteStore:
             s = self._session(conn, session_id)
             upto = s.length if upto is None else upto
             if not 0 <= upto <= s.length:
-                raise IndexError(f"branch upto={upto} is outside session {session_id!r} (length {s.length})")
+                raise IndexError(
+                    f"branch upto={upto} is outside session {session_id!r} (length {s.length})"
+                )
             child = self._create_session(conn, session_id, None, "branch", meta)
             self._copy_rows(conn, session_id, s.generation, upto, child, 0)
             conn.execute("UPDATE sessions SET length = ? WHERE id = ?", (upto, child))
@@ -316,7 +322,9 @@ class SQLiteStore:
         with self._write() as conn:
             s = self._session(conn, session_id)
             if not 0 <= keep <= s.length:
-                raise IndexError(f"rewind keep={keep} is outside session {session_id!r} (length {s.length})")
+                raise IndexError(
+                    f"rewind keep={keep} is outside session {session_id!r} (length {s.length})"
+                )
             self._copy_rows(conn, session_id, s.generation, keep, session_id, s.generation + 1)
             conn.execute(
                 "UPDATE sessions SET generation = ?, length = ? WHERE id = ?",
@@ -324,7 +332,7 @@ class SQLiteStore:
             )
 
     # ------------------------------------------------------------------ migration
-    def backfill_step(self, rows: Optional[int] = None) -> int:
+    def backfill_step(self, rows: int | None = None) -> int:
         """Back-fill uids onto up to ``rows`` legacy rows (default: the open batch size).
 
         Returns how many rows got a uid. Runs automatically once per open (U10).
@@ -367,12 +375,15 @@ class SQLiteStore:
         session_id: str,
         generation: int,
         start: int,
-        messages: Sequence[Dict[str, Any]],
+        messages: Sequence[dict[str, Any]],
     ) -> None:
         conn.executemany(
             f"INSERT INTO messages (session_id, generation, position, {_COLS}) "
             f"VALUES (?, ?, ?, {_PLACEHOLDERS})",
-            [(session_id, generation, start + i, *encode_message(m)) for i, m in enumerate(messages)],
+            [
+                (session_id, generation, start + i, *encode_message(m))
+                for i, m in enumerate(messages)
+            ],
         )
 
     def _copy_rows(
@@ -397,7 +408,7 @@ class SQLiteStore:
             (dst, dst_gen, src, src_gen, count),
         )
 
-    def _pairing_context(self, conn: sqlite3.Connection, s: SessionInfo) -> List[Dict[str, Any]]:
+    def _pairing_context(self, conn: sqlite3.Connection, s: SessionInfo) -> list[dict[str, Any]]:
         """Stored rows from the last user row (or the lookback bound) to the end."""
         if s.length == 0:
             return []

@@ -7,7 +7,8 @@ and :class:`~simulator.store.sqlite.SQLiteStore`, so both carry out U1, U6, U8 a
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
 
 from .identity import (
     ABSORBED_MESSAGE_UIDS,
@@ -50,7 +51,7 @@ def prepare_for_insert(
         stamp_message_uid(m, uid_factory)
         if first_insert and m.get("role") == "assistant":
             stamp_tool_call_uids(m, uid_factory)
-    ctx: List[Dict[str, Any]] = [dict(c) for c in context]
+    ctx: list[dict[str, Any]] = [dict(c) for c in context]
     pair_tool_results(ctx + list(batch), start=len(ctx))  # type: ignore[operator]
 
 

@@ -14,15 +14,16 @@ pair across a user turn, and a call stored without a uid map pairs with nothing.
 
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, List, Mapping, MutableMapping, Optional, Sequence, Union
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
+from typing import Any, Union
 
 from .identity import TOOL_CALL_UID, TOOL_CALL_UIDS, UidFactory, new_uid
 
 #: A ``_tool_call_uids`` value: one uid, or one uid per occurrence of the id.
-UidValue = Union[str, List[str]]
+UidValue = Union[str, list[str]]
 
 
-def tool_call_ids(message: Mapping[str, Any]) -> List[str]:
+def tool_call_ids(message: Mapping[str, Any]) -> list[str]:
     """The provider ids of ``message['tool_calls']`` in order (``[]`` when there are none)."""
     calls = message.get("tool_calls") or []
     return [c.get("id") for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
@@ -32,7 +33,7 @@ def stamp_tool_call_uids(
     message: MutableMapping[str, Any],
     uid_factory: UidFactory = new_uid,
     *,
-    only: Optional[Collection[str]] = None,
+    only: Collection[str] | None = None,
 ) -> None:
     """Mint, in place, a uid for every tool_call id the assistant row's map lacks (U8).
 
@@ -45,7 +46,7 @@ def stamp_tool_call_uids(
     if not ids:
         return
     current = message.get(TOOL_CALL_UIDS)
-    mapping: Dict[str, UidValue] = dict(current) if isinstance(current, dict) else {}
+    mapping: dict[str, UidValue] = dict(current) if isinstance(current, dict) else {}
     changed = False
     for call_id in ids:
         if call_id not in mapping and (only is None or call_id in only):
@@ -55,7 +56,7 @@ def stamp_tool_call_uids(
         message[TOOL_CALL_UIDS] = mapping
 
 
-def occurrence_uids(message: Mapping[str, Any]) -> List[Optional[str]]:
+def occurrence_uids(message: Mapping[str, Any]) -> list[str | None]:
     """One entry per tool call of ``message`` in order: the uid owning that occurrence, or None.
 
     A str value owns every occurrence of its id; a list value gives its k-th item to the
@@ -63,8 +64,8 @@ def occurrence_uids(message: Mapping[str, Any]) -> List[Optional[str]]:
     """
     mapping = message.get(TOOL_CALL_UIDS)
     mapping = mapping if isinstance(mapping, dict) else {}
-    seen: Dict[str, int] = {}
-    out: List[Optional[str]] = []
+    seen: dict[str, int] = {}
+    out: list[str | None] = []
     for call_id in tool_call_ids(message):
         k = seen.get(call_id, 0)
         seen[call_id] = k + 1
@@ -72,19 +73,21 @@ def occurrence_uids(message: Mapping[str, Any]) -> List[Optional[str]]:
     return out
 
 
-def build_tool_call_uids(tool_calls: Sequence[Mapping[str, Any]], uids: Sequence[Optional[str]]) -> Dict[str, UidValue]:
+def build_tool_call_uids(
+    tool_calls: Sequence[Mapping[str, Any]], uids: Sequence[str | None]
+) -> dict[str, UidValue]:
     """Build a ``_tool_call_uids`` map from calls and their per-occurrence uids (U8).
 
     An id whose occurrences all share one uid maps to that str; an id whose occurrences
     carry different uids maps to the list of them in ``tool_calls`` order. An id with any
     occurrence lacking a uid is left out (such calls "pair with nothing").
     """
-    per_id: Dict[str, List[Optional[str]]] = {}
+    per_id: dict[str, list[str | None]] = {}
     for call, uid in zip(tool_calls, uids):
         call_id = call.get("id") if isinstance(call, Mapping) else None
         if isinstance(call_id, str):
             per_id.setdefault(call_id, []).append(uid)
-    out: Dict[str, UidValue] = {}
+    out: dict[str, UidValue] = {}
     for call_id, values in per_id.items():
         if any(v is None for v in values):
             continue
@@ -100,10 +103,10 @@ class ToolCallPairing:
     """
 
     def __init__(self) -> None:
-        self._owners: Dict[str, Optional[UidValue]] = {}
-        self._consumed: Dict[str, int] = {}
+        self._owners: dict[str, UidValue | None] = {}
+        self._consumed: dict[str, int] = {}
 
-    def feed(self, message: Mapping[str, Any]) -> Optional[str]:
+    def feed(self, message: Mapping[str, Any]) -> str | None:
         """Advance over ``message``; for a tool result, return the uid it pairs with."""
         role = message.get("role")
         if role == "user":
@@ -158,7 +161,7 @@ def pair_tool_results(
     return stamped
 
 
-def _nth(value: Optional[UidValue], k: int) -> Optional[str]:
+def _nth(value: UidValue | None, k: int) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list):

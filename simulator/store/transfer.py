@@ -15,7 +15,7 @@ the exported uids, so importing the same file twice gives two live rows per uid 
 from __future__ import annotations
 
 import json
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any
 
 from .identity import StoreInputError, validate_message
 
@@ -44,22 +44,24 @@ def export_jsonl(store: Any, session_id: str, fp: IO[str]) -> int:
     return len(messages)
 
 
-def import_jsonl(store: Any, fp: IO[str], *, session_id: Optional[str] = None) -> str:
+def import_jsonl(store: Any, fp: IO[str], *, session_id: str | None = None) -> str:
     """Read an export from ``fp`` into a new session of ``store``; return its id (U3).
 
     Raises :class:`~simulator.store.identity.StoreInputError` naming the line for a
     missing/foreign header, a line that is not JSON, or a line of unknown type, and
     naming the message for a malformed one; nothing is written in those cases.
     """
-    header: Optional[Dict[str, Any]] = None
-    messages: List[Dict[str, Any]] = []
+    header: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = []
     for lineno, line in enumerate(fp, start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise StoreInputError(f"import line {lineno}: not JSON ({exc.msg}); is this a session export?") from None
+            raise StoreInputError(
+                f"import line {lineno}: not JSON ({exc.msg}); is this a session export?"
+            ) from None
         kind = obj.get("type") if isinstance(obj, dict) else None
         if header is None:
             if kind != "session" or obj.get("format") != FORMAT:
@@ -76,7 +78,7 @@ def import_jsonl(store: Any, fp: IO[str], *, session_id: Optional[str] = None) -
             messages.append(obj["message"])
         else:
             raise StoreInputError(
-                f"import line {lineno}: expected {{\"type\": \"message\", \"message\": {{...}}}}, got {line[:80]!r}"
+                f'import line {lineno}: expected {{"type": "message", "message": {{...}}}}, got {line[:80]!r}'
             )
     if header is None:
         raise StoreInputError("import: empty input; expected a session export (JSONL)")

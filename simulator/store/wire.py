@@ -8,7 +8,8 @@ that does (``Provider.u9_leaks``).
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
 
@@ -27,7 +28,7 @@ PERSISTENCE_ONLY_MESSAGE_FIELDS = frozenset(PERSISTENCE_ONLY_FIELDS) | frozenset
 )
 
 
-def strip_persistence_fields(messages: Iterable[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+def strip_persistence_fields(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Return provider copies of ``messages`` without persistence-only fields (U9).
 
     Input: an iterable of message dicts (not modified). Output: a new list of new dicts
@@ -35,7 +36,7 @@ def strip_persistence_fields(messages: Iterable[Mapping[str, Any]]) -> List[Dict
     persistence fields) with every key in :data:`PERSISTENCE_ONLY_MESSAGE_FIELDS` removed.
     Raises :class:`TypeError` naming the index when an item is not a mapping.
     """
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(
@@ -45,7 +46,7 @@ def strip_persistence_fields(messages: Iterable[Mapping[str, Any]]) -> List[Dict
     return out
 
 
-def leaked_fields(messages: Iterable[Mapping[str, Any]]) -> List[str]:
+def leaked_fields(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     """Describe every persistence-only field present in ``messages`` (U9), e.g. for checks.
 
     Returns strings like ``"message 3: ['message_uid']"``; empty when clean.

@@ -11,19 +11,38 @@ from tests.conftest import REPO_ROOT
 
 
 def cli(*args, cwd, **env_vars):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-               **env_vars)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+        **env_vars,
+    )
     env.pop("CONFORMANCE_ENGINE", None)
     for name in [k for k in env if k.startswith("PYTEST_XDIST_")]:
-        env.pop(name)  # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+        env.pop(
+            name
+        )  # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_check_passes_and_writes_json(tmp_path):
     out = tmp_path / "v.json"
-    proc = cli("check", "reference_engines.mutants._base:MinimalEngine", "--json", str(out),
-               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    proc = cli(
+        "check",
+        "reference_engines.mutants._base:MinimalEngine",
+        "--json",
+        str(out),
+        "--conformance-profile=quick",
+        "--state-dir",
+        str(tmp_path / "state"),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
     assert data["engine"] == "reference_engines.mutants._base:MinimalEngine"
@@ -34,9 +53,19 @@ def test_check_passes_and_writes_json(tmp_path):
 
 def test_check_exits_nonzero_on_must_failure(tmp_path):
     out = tmp_path / "v.json"
-    proc = cli("check", "reference_engines.mutants.a6_never_counts:NeverCounts", "--json", str(out),
-               "--conformance-profile=quick", "--state-dir", str(tmp_path / "state"), "-k", "A6 or A2",
-               "--conformance-no-shrink", cwd=tmp_path)
+    proc = cli(
+        "check",
+        "reference_engines.mutants.a6_never_counts:NeverCounts",
+        "--json",
+        str(out),
+        "--conformance-profile=quick",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "-k",
+        "A6 or A2",
+        "--conformance-no-shrink",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1
     data = json.loads(out.read_text())
     failed = [r for r in data["results"] if r["outcome"] == "failed"]
@@ -54,7 +83,13 @@ def test_check_bad_engine_is_one_paragraph(tmp_path):
 
 
 def test_check_bad_engine_kwargs(tmp_path):
-    proc = cli("check", "reference_engines.mutants._base:MinimalEngine", "--engine-kwargs", "{nope", cwd=tmp_path)
+    proc = cli(
+        "check",
+        "reference_engines.mutants._base:MinimalEngine",
+        "--engine-kwargs",
+        "{nope",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 4
     assert "--engine-kwargs='{nope' is not valid JSON" in proc.stderr
 
@@ -78,11 +113,23 @@ def test_scenario_subcommand_runs_a_bundled_scenario(tmp_path):
 
     library = sorted((REPO_ROOT / "conformance" / "scenarios" / "library").glob("*.scenario.yaml"))
     assert library, "the bundled scenario library is empty"
-    proc = cli("scenario", str(library[0]), "--engine", "reference_engines.mutants._base:MinimalEngine", cwd=tmp_path)
+    proc = cli(
+        "scenario",
+        str(library[0]),
+        "--engine",
+        "reference_engines.mutants._base:MinimalEngine",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     bad = tmp_path / "bad.scenario.yaml"
     bad.write_text("name: x\nsteps: 3\n", encoding="utf-8")
-    proc = cli("scenario", str(bad), "--engine", "reference_engines.mutants._base:MinimalEngine", cwd=tmp_path)
+    proc = cli(
+        "scenario",
+        str(bad),
+        "--engine",
+        "reference_engines.mutants._base:MinimalEngine",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2
     assert "bad.scenario.yaml:" in proc.stdout + proc.stderr
     assert Path(bad).name in proc.stdout + proc.stderr
@@ -92,9 +139,20 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
     home = tmp_path / "home"
     assert cli("install-plugin", "lcm", "--hermes-home", str(home), cwd=tmp_path).returncode == 0
     out = tmp_path / "v.json"
-    proc = cli("check", "--engine-plugin", str(home / "plugins" / "lcm"), "--json", str(out),
-               "--conformance-profile=quick", "--conformance-no-scenarios", "-k", "R4 or R5 or R6 or A1",
-               "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    proc = cli(
+        "check",
+        "--engine-plugin",
+        str(home / "plugins" / "lcm"),
+        "--json",
+        str(out),
+        "--conformance-profile=quick",
+        "--conformance-no-scenarios",
+        "-k",
+        "R4 or R5 or R6 or A1",
+        "--state-dir",
+        str(tmp_path / "state"),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     results = json.loads(out.read_text())["results"]
     ran = {r["clause"] for r in results if r["outcome"] == "passed"}
@@ -112,7 +170,9 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     before = COVERAGE.stat().st_mtime_ns
     for sub in ("check", "scenario", "mutants", "coverage", "serve", "install-plugin"):
         proc = cli(sub, "--help", cwd=tmp_path)
-        assert proc.returncode == 0 and proc.stdout.startswith(f"usage: context-engine-kit {sub}"), (sub, proc.stdout)
+        assert proc.returncode == 0 and proc.stdout.startswith(
+            f"usage: context-engine-kit {sub}"
+        ), (sub, proc.stdout)
     assert COVERAGE.stat().st_mtime_ns == before
     bad = cli("coverage", "--bogus", cwd=tmp_path)
     assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
@@ -121,10 +181,22 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
 def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
     folder = REPO_ROOT / "reference_engines" / "mutants" / "plugin_dirs" / "minimal"
     out = tmp_path / "v.json"
-    proc = cli("check", "--engine-plugin", str(folder), "--json", str(out), "-k", "c1_subagents",
-               "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    proc = cli(
+        "check",
+        "--engine-plugin",
+        str(folder),
+        "--json",
+        str(out),
+        "-k",
+        "c1_subagents",
+        "--state-dir",
+        str(tmp_path / "state"),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
-    passed = {r["check"] for r in json.loads(out.read_text())["results"] if r["outcome"] == "passed"}
+    passed = {
+        r["check"] for r in json.loads(out.read_text())["results"] if r["outcome"] == "passed"
+    }
     assert "scenario:c1-subagents:parent-window-unchanged" in passed, passed
 
 
@@ -134,30 +206,53 @@ def test_check_uses_the_snapshots_of_the_folder_it_runs_from_and_leaves_no_temp_
     spec = "reference_engines.mutants._base:MinimalEngine"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    run = lambda *extra: cli("check", spec, "--conformance-profile=quick", "-k", "test_compression_snapshot or A1",
-                             *extra, cwd=tmp_path, TMPDIR=str(tmp))
+    run = lambda *extra: cli(
+        "check",
+        spec,
+        "--conformance-profile=quick",
+        "-k",
+        "test_compression_snapshot or A1",
+        *extra,
+        cwd=tmp_path,
+        TMPDIR=str(tmp),
+    )
     created = run("--snapshot-update")
     assert created.returncode == 0, created.stdout + created.stderr
-    folder = tmp_path / ".conformance" / "snapshots" / "reference_engines.mutants._base.MinimalEngine"
+    folder = (
+        tmp_path / ".conformance" / "snapshots" / "reference_engines.mutants._base.MinimalEngine"
+    )
     assert len(list(folder.glob("*.json"))) == 14
     assert not [p for p in tmp.iterdir() if p.name.startswith("context-engine-kit-")]
     assert "state kept in" not in created.stdout
     again = run()  # on because the folder exists; diffs against it
     assert again.returncode == 0, again.stdout
-    assert f"conformance snapshots: {folder}" in again.stdout and "14 snapshots passed." in again.stdout
+    assert (
+        f"conformance snapshots: {folder}" in again.stdout
+        and "14 snapshots passed." in again.stdout
+    )
     assert not list(tmp.iterdir())  # neither the state dir nor the plugin's temp HERMES_HOME stays
     (folder / "short-chat.json").write_text('"changed"\n')
     changed = run()
     assert changed.returncode == 1
-    assert ("expected the stored snapshot .conformance/snapshots/reference_engines.mutants._base.MinimalEngine/"
-            "short-chat.json, got a different output") in changed.stdout
+    assert (
+        "expected the stored snapshot .conformance/snapshots/reference_engines.mutants._base.MinimalEngine/"
+        "short-chat.json, got a different output"
+    ) in changed.stdout
 
 
 def test_check_keeps_a_state_dir_with_failure_files_and_says_where(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = cli("check", "reference_engines.mutants.v4_drops_system:DropsSystemPrompt", "--conformance-profile=quick",
-               "-k", "V4-system-prompt-first and compress", "--conformance-no-shrink", cwd=tmp_path, TMPDIR=str(tmp))
+    proc = cli(
+        "check",
+        "reference_engines.mutants.v4_drops_system:DropsSystemPrompt",
+        "--conformance-profile=quick",
+        "-k",
+        "V4-system-prompt-first and compress",
+        "--conformance-no-shrink",
+        cwd=tmp_path,
+        TMPDIR=str(tmp),
+    )
     assert proc.returncode == 1
     kept = [p for p in tmp.iterdir() if p.name.startswith("context-engine-kit-")]
     assert len(kept) == 1 and list((kept[0] / "failures").glob("*.json"))
@@ -170,4 +265,6 @@ def test_coverage_outside_a_source_checkout_is_a_clear_error(tmp_path, monkeypat
     monkeypatch.setattr(coverage, "CONTRACT", tmp_path / "site-packages" / "docs" / "contract.md")
     assert coverage.main(["--check"]) == 2
     err = capsys.readouterr().err
-    assert "coverage needs a source checkout of context-engine-kit" in err and "pip install -e" in err
+    assert (
+        "coverage needs a source checkout of context-engine-kit" in err and "pip install -e" in err
+    )

@@ -57,9 +57,13 @@ def released():
 
 def test_constructor_that_hangs_in_the_capabilities_probe_is_named(released):
     start = time.monotonic()
-    results = run_conformance(SlowInit, only=["A2-usage-updates-counters", "A3"], timeout=1.0, profile="quick")
+    results = run_conformance(
+        SlowInit, only=["A2-usage-updates-counters", "A3"], timeout=1.0, profile="quick"
+    )
     assert results and all(r.outcome == "error" for r in results)
-    assert all("engine not available: SlowInit() did not return within 1 s" in r.message for r in results)
+    assert all(
+        "engine not available: SlowInit() did not return within 1 s" in r.message for r in results
+    )
     assert time.monotonic() - start < 10  # the probe waits once, not once per check
 
 
@@ -68,37 +72,55 @@ def test_constructor_that_hangs_inside_a_check_names_the_constructor(released):
 
     def later_hangs():
         calls.append(1)
-        if len(calls) > 2:  # the xfails and capabilities probes get an engine; the check's own hangs
+        if (
+            len(calls) > 2
+        ):  # the xfails and capabilities probes get an engine; the check's own hangs
             RELEASE.wait(60)
         return MinimalEngine()
 
-    [r] = run_conformance(later_hangs, only=["A2-usage-updates-counters"], timeout=1.0, profile="quick")
+    [r] = run_conformance(
+        later_hangs, only=["A2-usage-updates-counters"], timeout=1.0, profile="quick"
+    )
     assert r.outcome == "failed"
     assert r.message.startswith("[A2 MUST] later_hangs(): did not return within 1 s"), r.message
 
 
 def test_update_model_that_hangs_during_setup_is_named(released):
-    [r] = run_conformance(SlowUpdateModel, only=["A2-usage-updates-counters"], timeout=1.0, profile="quick")
+    [r] = run_conformance(
+        SlowUpdateModel, only=["A2-usage-updates-counters"], timeout=1.0, profile="quick"
+    )
     assert r.outcome == "failed"
     assert r.message.startswith("[A2 MUST] update_model(): did not return within 1 s"), r.message
 
 
 def test_method_in_flight_on_a_thread_the_check_spawned_is_named(released):
     only = ["TS3-parallel-sessions-isolated", "TS2-no-writes-from-timed-out-pass"]
-    results = run_conformance(HangsInCompress, only=only, timeout=1.0, profile="quick", max_timeouts=0)
+    results = run_conformance(
+        HangsInCompress, only=only, timeout=1.0, profile="quick", max_timeouts=0
+    )
     assert {r.check for r in results} == set(only)
     for r in results:
         assert r.outcome == "failed"
-        assert r.message.startswith(f"[{r.clause} MUST] compress(): did not return within 1 s"), r.message
+        assert r.message.startswith(f"[{r.clause} MUST] compress(): did not return within 1 s"), (
+            r.message
+        )
 
 
 def test_calls_abandoned_by_earlier_checks_are_not_blamed():
     CURRENT_CALL[-1] = ("A4", "MUST", "compress")  # still hung from an earlier check
     before = dict(CURRENT_CALL)
-    CURRENT_CALL[-2] = (None, None, "should_compress")  # started by this check, on a thread it spawned
+    CURRENT_CALL[-2] = (
+        None,
+        None,
+        "should_compress",
+    )  # started by this check, on a thread it spawned
     try:
         assert in_flight(-99, before) == (None, None, "should_compress")
-        assert in_flight(-1, before) == ("A4", "MUST", "compress")  # the worker's own call comes first
+        assert in_flight(-1, before) == (
+            "A4",
+            "MUST",
+            "compress",
+        )  # the worker's own call comes first
         assert in_flight(-99, dict(CURRENT_CALL)) is None
     finally:
         CURRENT_CALL.pop(-1, None)
@@ -107,18 +129,21 @@ def test_calls_abandoned_by_earlier_checks_are_not_blamed():
 
 def test_after_max_timeouts_the_remaining_checks_are_not_run(released):
     start = time.monotonic()
-    results = run_conformance(HangsInCompress, timeout=1.0, profile="quick", max_timeouts=2, scenarios=False,
-                              shrink=False)
+    results = run_conformance(
+        HangsInCompress, timeout=1.0, profile="quick", max_timeouts=2, scenarios=False, shrink=False
+    )
     elapsed = time.monotonic() - start
     hung = [r for r in results if "did not return within 1 s" in r.message]
     not_run = [r for r in results if r.outcome == "error"]
     assert len(hung) == 2 and all(r.outcome == "failed" for r in hung)
     assert not_run, "checks after the second timeout were run"
     for r in not_run:
-        assert r.message == (f"[{r.clause} {r.level}] not run: the engine hung in 2 checks (compress() x2); fix the "
-                             "hang first, or raise --conformance-max-timeouts (now 2; 0 runs every check).")
+        assert r.message == (
+            f"[{r.clause} {r.level}] not run: the engine hung in 2 checks (compress() x2); fix the "
+            "hang first, or raise --conformance-max-timeouts (now 2; 0 runs every check)."
+        )
     last_hung = max(results.index(r) for r in hung)
-    assert all(r.outcome in ("error", "skipped") for r in results[last_hung + 1:])
+    assert all(r.outcome in ("error", "skipped") for r in results[last_hung + 1 :])
     assert elapsed < 30, f"a hanging run took {elapsed:.0f} s"
 
 
@@ -141,6 +166,7 @@ def test_draws_do_not_depend_on_the_modules_loaded(tmp_path, monkeypatch):
     def drawing_check(ctx):
         def body(draw):
             draws[-1].append(draw(st.lists(st.integers(0, 10_000), min_size=30, max_size=30), "xs"))
+
         ctx.examples(body, max_examples=15)
 
     chk = dataclasses.replace(base, id="TEST-draws", func=drawing_check, params=())
@@ -152,7 +178,9 @@ def test_draws_do_not_depend_on_the_modules_loaded(tmp_path, monkeypatch):
         return draws[-1]
 
     first = run_once()
-    numbers = ", ".join(str(1000 + 37 * i) for i in range(200))  # in range, not in the kit's sources
+    numbers = ", ".join(
+        str(1000 + 37 * i) for i in range(200)
+    )  # in range, not in the kit's sources
     (tmp_path / "many_constants_mod.py").write_text(f"VALUES = [{numbers}]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("many_constants_mod")
@@ -163,39 +191,68 @@ def test_draws_do_not_depend_on_the_modules_loaded(tmp_path, monkeypatch):
 
 
 def test_hanging_constructor_is_a_usage_error_after_the_header(kit_pytester):
-    kit_pytester.makepyfile(slow_init="""
+    kit_pytester.makepyfile(
+        slow_init="""
 import time
 from reference_engines.mutants._base import MinimalEngine
 
 class SlowInit(MinimalEngine):
     def __init__(self):
         time.sleep(3600)
-""")
+"""
+    )
     start = time.monotonic()
-    result = kit_pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider",
-                                               "--engine=slow_init:SlowInit", "--conformance-timeout=1")
+    result = kit_pytester.runpytest_subprocess(
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--engine=slow_init:SlowInit",
+        "--conformance-timeout=1",
+    )
     assert time.monotonic() - start < 30
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["*test session starts*", "conformance: engine --engine=slow_init:SlowInit*"])
-    result.stderr.fnmatch_lines(["*SlowInit() did not return within 1 s (--conformance-timeout)*No check was run*"])
+    result.stdout.fnmatch_lines(
+        ["*test session starts*", "conformance: engine --engine=slow_init:SlowInit*"]
+    )
+    result.stderr.fnmatch_lines(
+        ["*SlowInit() did not return within 1 s (--conformance-timeout)*No check was run*"]
+    )
 
 
 def test_max_timeouts_option(kit_pytester):
-    kit_pytester.makepyfile(hangs="""
+    kit_pytester.makepyfile(
+        hangs="""
 import time
 from reference_engines.mutants._base import MinimalEngine
 
 class Hangs(MinimalEngine):
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         time.sleep(3600)
-""")
-    args = ("-p", "conformance.plugin", "-p", "conformance.scenarios.plugin", "-p", "no:cacheprovider",
-            "--engine=hangs:Hangs", "--conformance-timeout=1", "--conformance-no-scenarios",
-            "--conformance-profile=quick")
-    result = kit_pytester.runpytest_subprocess(*args, "--conformance-max-timeouts=1", "-k", "A4 or V2")
+"""
+    )
+    args = (
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "conformance.scenarios.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--engine=hangs:Hangs",
+        "--conformance-timeout=1",
+        "--conformance-no-scenarios",
+        "--conformance-profile=quick",
+    )
+    result = kit_pytester.runpytest_subprocess(
+        *args, "--conformance-max-timeouts=1", "-k", "A4 or V2"
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*compress(): did not return within 1 s*",
-                                 "*not run: the engine hung in 1 checks (compress() x1)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*compress(): did not return within 1 s*",
+            "*not run: the engine hung in 1 checks (compress() x1)*",
+        ]
+    )
     result.stdout.fnmatch_lines(["verdict: FAIL*"])
     bad = kit_pytester.runpytest_subprocess(*args, "--conformance-max-timeouts=-1")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR

@@ -12,10 +12,20 @@ ABSENT_ON_019 = ("H3-", "H5-", "H6-", "O9-", "O10-", "O11-", "K1-model-threshold
 
 
 def test_hermes_019_profile_skips_the_clauses_that_host_lacks():
-    results = {r.check: r for r in run_conformance(ReferenceRouter, profile="quick", host_profile="hermes-0.19",
-                                                  scenarios=False, only=["H3", "H5", "C1", "U2", "A2"])}
+    results = {
+        r.check: r
+        for r in run_conformance(
+            ReferenceRouter,
+            profile="quick",
+            host_profile="hermes-0.19",
+            scenarios=False,
+            only=["H3", "H5", "C1", "U2", "A2"],
+        )
+    }
     for check, r in results.items():
-        if check.startswith(("A2", "C1")):  # C1: that host deep-copies instead (ReferenceRouter defines __deepcopy__)
+        if check.startswith(
+            ("A2", "C1")
+        ):  # C1: that host deep-copies instead (ReferenceRouter defines __deepcopy__)
             assert r.outcome == "passed", (check, r.message)
         else:
             assert r.outcome == "skipped", (check, r.outcome)
@@ -23,9 +33,16 @@ def test_hermes_019_profile_skips_the_clauses_that_host_lacks():
 
 
 def test_documented_profile_runs_them():
-    results = [r for r in run_conformance(ReferenceRouter, profile="quick", scenarios=False, only=["H3", "H5", "C1"])
-               if not r.check.startswith("REG-f")]  # REG-f needs an engine deepcopy cannot copy
-    assert len(results) == 3 and all(r.outcome == "passed" for r in results), [(r.check, r.outcome) for r in results]
+    results = [
+        r
+        for r in run_conformance(
+            ReferenceRouter, profile="quick", scenarios=False, only=["H3", "H5", "C1"]
+        )
+        if not r.check.startswith("REG-f")
+    ]  # REG-f needs an engine deepcopy cannot copy
+    assert len(results) == 3 and all(r.outcome == "passed" for r in results), [
+        (r.check, r.outcome) for r in results
+    ]
 
 
 def test_an_abc_without_the_hooks_skips_with_its_version():
@@ -49,7 +66,9 @@ def test_capabilities_from_the_command_line_add_to_the_engines():
     plain = CheckContext(MinimalEngine)
     extra = CheckContext(MinimalEngine, extra_capabilities=frozenset({"compressor"}))
     chk = next(c for c in registry.all_checks() if "compressor" in c.requires)
-    assert applicability(chk, plain) and "lacks capability 'compressor'" in applicability(chk, plain)
+    assert applicability(chk, plain) and "lacks capability 'compressor'" in applicability(
+        chk, plain
+    )
     assert applicability(chk, extra) is None
 
 
@@ -94,10 +113,18 @@ def test_c1_reports_a_failing_deepcopy_only_where_the_host_deep_copies():
     from reference_engines.mutants.c_clones import DeepcopyRaises
 
     for host_profile, outcome in (("documented", "passed"), ("hermes-0.19", "failed")):
-        (r,) = run_conformance(DeepcopyRaises, profile="quick", host_profile=host_profile, scenarios=False,
-                               only=["C1-clone-distinct"])
+        (r,) = run_conformance(
+            DeepcopyRaises,
+            profile="quick",
+            host_profile=host_profile,
+            scenarios=False,
+            only=["C1-clone-distinct"],
+        )
         assert r.outcome == outcome, (host_profile, r.message)
-    assert "copy.deepcopy(engine) (the host profile 'hermes-0.19' never calls clone_for_agent" in r.message
+    assert (
+        "copy.deepcopy(engine) (the host profile 'hermes-0.19' never calls clone_for_agent"
+        in r.message
+    )
     assert "the engine's own __deepcopy__ raised" in r.message  # DeepcopyRaises defines one
     assert "__deepcopy__" in r.message
 
@@ -107,6 +134,12 @@ def test_c1_skips_plugin_folder_engines_on_hermes_019():
     from reference_engines.mutants import REFERENCE_PLUGIN_DIR
     from reference_engines.mutants.c_clones import DeepcopyRaises
 
-    (r,) = run_conformance(DeepcopyRaises, profile="quick", host_profile="hermes-0.19", scenarios=False,
-                           plugin_dir=str(REFERENCE_PLUGIN_DIR), only=["C1-clone-distinct"])
+    (r,) = run_conformance(
+        DeepcopyRaises,
+        profile="quick",
+        host_profile="hermes-0.19",
+        scenarios=False,
+        plugin_dir=str(REFERENCE_PLUGIN_DIR),
+        only=["C1-clone-distinct"],
+    )
     assert r.outcome == "skipped" and "copies nothing" in r.message

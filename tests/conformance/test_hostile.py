@@ -30,7 +30,13 @@ class ExitsOnUsage(MinimalEngine):
 
 class HugeSchemas(MinimalEngine):
     def get_tool_schemas(self):
-        return [{"name": "big", "description": "x" * (256 * 1024 * 1024), "parameters": {"type": "object"}}]
+        return [
+            {
+                "name": "big",
+                "description": "x" * (256 * 1024 * 1024),
+                "parameters": {"type": "object"},
+            }
+        ]
 
 
 class InterruptsOnCompress(MinimalEngine):
@@ -46,7 +52,9 @@ def _full(results):
 def test_hanging_method_times_out_and_the_run_continues():
     RELEASE.clear()
     try:
-        results = _full(run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False))
+        results = _full(
+            run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False)
+        )
     finally:
         RELEASE.set()
     r = results["O7-preflight-returns-bool"]
@@ -77,12 +85,21 @@ def test_approx_size_stops_early():
     assert approx_size({"a": ["b", {"c": "d"}]}) < 100
 
 
-@pytest.mark.parametrize("spec, check, needle", [
-    ("reference_engines.mutants.l_k_ts:LeaksThreads", "TS1-no-leaked-threads",
-     "[TS1 SHOULD] compress(): expected no threads left running"),
-    ("reference_engines.mutants.h_hooks:TurnCompleteStripsUids", "H5-turn-complete-does-not-mutate",
-     "[H5 MUST] on_turn_complete() on the host's message"),
-])
+@pytest.mark.parametrize(
+    "spec, check, needle",
+    [
+        (
+            "reference_engines.mutants.l_k_ts:LeaksThreads",
+            "TS1-no-leaked-threads",
+            "[TS1 SHOULD] compress(): expected no threads left running",
+        ),
+        (
+            "reference_engines.mutants.h_hooks:TurnCompleteStripsUids",
+            "H5-turn-complete-does-not-mutate",
+            "[H5 MUST] on_turn_complete() on the host's message",
+        ),
+    ],
+)
 def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
     from conformance.engine_loading import load_engine_factory
 

@@ -17,10 +17,34 @@ from conformance.runner import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
 
 #: Engine-facing clauses (issue 6 acceptance) and the kit clauses; each needs a check and a mutant.
-ENGINE_FACING = (["S0", "D1"] + [f"A{i}" for i in range(1, 8)] + [f"V{i}" for i in range(1, 5)]
-                 + [f"O{i}" for i in range(1, 12)] + ["H1", "H3", "H5", "H6", "U2", "U4", "U6", "U7", "U10",
-                                                      "T1", "T2", "C1", "C2", "L1", "K1", "TS1", "TS2", "TS3"]
-                 + [f"B{i}" for i in range(1, 7)] + ["R4", "R5", "R6"])
+ENGINE_FACING = (
+    ["S0", "D1"]
+    + [f"A{i}" for i in range(1, 8)]
+    + [f"V{i}" for i in range(1, 5)]
+    + [f"O{i}" for i in range(1, 12)]
+    + [
+        "H1",
+        "H3",
+        "H5",
+        "H6",
+        "U2",
+        "U4",
+        "U6",
+        "U7",
+        "U10",
+        "T1",
+        "T2",
+        "C1",
+        "C2",
+        "L1",
+        "K1",
+        "TS1",
+        "TS2",
+        "TS3",
+    ]
+    + [f"B{i}" for i in range(1, 7)]
+    + ["R4", "R5", "R6"]
+)
 
 
 def _row(spec):
@@ -37,7 +61,9 @@ def matrix():
         return dict(zip(KILLS, pool.map(_row, list(KILLS))))
 
 
-@pytest.mark.parametrize("spec", list(KILLS), ids=[s.replace("reference_engines.mutants.", "") for s in KILLS])
+@pytest.mark.parametrize(
+    "spec", list(KILLS), ids=[s.replace("reference_engines.mutants.", "") for s in KILLS]
+)
 def test_mutant_is_killed_by_its_own_clause_only(spec, matrix):
     row = matrix[spec]
     if row.skipped_reason:
@@ -52,10 +78,16 @@ def test_mutant_is_killed_by_its_own_clause_only(spec, matrix):
 @pytest.mark.parametrize("spec", list(REFERENCES) + optional_references())
 def test_reference_engine_fails_nothing(spec):
     results = run_reference(spec, profile="quick")
-    bad = [(r.check, r.message[:300]) for r in results if r.outcome not in ("passed", "skipped", "xfailed")]
+    bad = [
+        (r.check, r.message[:300])
+        for r in results
+        if r.outcome not in ("passed", "skipped", "xfailed")
+    ]
     assert bad == []
     # known findings (reported to the engine's owner) must still be there: strict expected failures
-    assert sorted(r.check for r in results if r.outcome == "xfailed") == sorted(KNOWN_FINDINGS.get(spec, {}))
+    assert sorted(r.check for r in results if r.outcome == "xfailed") == sorted(
+        KNOWN_FINDINGS.get(spec, {})
+    )
     assert sum(r.outcome == "passed" for r in results) >= 30
 
 
@@ -63,14 +95,26 @@ def test_every_engine_facing_clause_has_a_check_and_a_mutant():
     checked = {c.clause for c in registry.all_checks()}
     killed = {k.clause for k in KILLS.values()}
     assert [c for c in ENGINE_FACING if c not in checked] == []
-    assert [c for c in ENGINE_FACING if c not in killed and c != "H6"] == []  # H6: also the host's router mutant
+    assert [
+        c for c in ENGINE_FACING if c not in killed and c != "H6"
+    ] == []  # H6: also the host's router mutant
     assert "H6" in killed
 
 
 def test_judge_rules():
-    ok = Result("V2-x", "V2", "MUST", "failed", "[V2 MUST] compress() output: expected no orphan, got one.")
-    other = Result("A6-x", "A6", "MUST", "failed", "[A6 MUST] compression_count: expected 1, got 0.")
-    gate = Result("S0-structural-gate", "S0", "MUST", "failed", "[S0 MUST] surface: ... [A1] 'name' is a method")
+    ok = Result(
+        "V2-x", "V2", "MUST", "failed", "[V2 MUST] compress() output: expected no orphan, got one."
+    )
+    other = Result(
+        "A6-x", "A6", "MUST", "failed", "[A6 MUST] compression_count: expected 1, got 0."
+    )
+    gate = Result(
+        "S0-structural-gate",
+        "S0",
+        "MUST",
+        "failed",
+        "[S0 MUST] surface: ... [A1] 'name' is a method",
+    )
     assert owns(gate.message, "A1") and not owns(gate.message, "V2")
     row = judge("m", "V2", r"orphan", [ok, other], 1.0)
     assert row.killed and not row.clean and row.unrelated[0].startswith("A6-x")

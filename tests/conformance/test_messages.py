@@ -39,17 +39,25 @@ class SelectRaises(MinimalEngine):
 def test_a_tuple_is_named_not_shown_as_a_json_list():
     assert short(({"role": "user"},)) == 'a tuple ({"role": "user"})'
     assert short([{"role": "user"}]) == '[{"role": "user"}]'
-    [result] = run_conformance(ReturnsTuple, profile="quick", only=["A4-compress-one-message"], scenarios=False)
+    [result] = run_conformance(
+        ReturnsTuple, profile="quick", only=["A4-compress-one-message"], scenarios=False
+    )
     assert result.outcome == "failed"
     assert 'got a tuple ({"role": "user", "content": "hello"})' in result.message, result.message
 
 
 def test_a_raising_hook_is_worded_once():
-    [result] = run_conformance(SelectRaises, profile="quick", only=["H1-hooks-do-not-raise[select_context]"],
-                               scenarios=False)
+    [result] = run_conformance(
+        SelectRaises,
+        profile="quick",
+        only=["H1-hooks-do-not-raise[select_context]"],
+        scenarios=False,
+    )
     assert result.outcome == "failed"
-    assert result.message.startswith('[H1 SHOULD] select_context(): expected a normal return (the host fails open '
-                                     'and logs it), got ValueError: "selector broke". See docs/contract.md#h1.')
+    assert result.message.startswith(
+        "[H1 SHOULD] select_context(): expected a normal return (the host fails open "
+        'and logs it), got ValueError: "selector broke". See docs/contract.md#h1.'
+    )
     assert "raised: expected" not in result.message and ".." not in result.message
 
 
@@ -62,7 +70,9 @@ def module_dir(tmp_path, monkeypatch):
 
 
 def test_a_missing_dependency_of_the_engine_module_is_named(module_dir):
-    (module_dir / "msgs_eng_dep.py").write_text("import msgs_missing_dependency_xyz\n", encoding="utf-8")
+    (module_dir / "msgs_eng_dep.py").write_text(
+        "import msgs_missing_dependency_xyz\n", encoding="utf-8"
+    )
     with pytest.raises(EngineSpecError) as err:
         load_engine_factory("msgs_eng_dep:Engine")
     text = str(err.value)
@@ -83,7 +93,9 @@ def test_public_names_list_engine_classes_first(module_dir):
         "from reference_engines.mutants._base import MinimalEngine\n"
         "def helper(): pass\n"
         "class Settings: pass\n"
-        "class ZetaEngine(MinimalEngine): pass\n", encoding="utf-8")
+        "class ZetaEngine(MinimalEngine): pass\n",
+        encoding="utf-8",
+    )
     with pytest.raises(EngineSpecError) as err:
         load_engine_factory("msgs_eng_names:Engine")
     names = str(err.value).split("Public names there: ", 1)[1].split(". Give", 1)[0].split(", ")
@@ -95,23 +107,44 @@ def test_a_folder_without_plugin_yaml_is_reported_once_under_r4(tmp_path):
     folder = tmp_path / "noyaml"
     folder.mkdir()
     shutil.copy(PLUGIN_DIRS / "minimal" / "__init__.py", folder / "__init__.py")
-    results = {r.check: r for r in run_conformance(MinimalEngine, profile="quick", only=["R4", "R6"],
-                                                   plugin_dir=str(folder), scenarios=False)}
+    results = {
+        r.check: r
+        for r in run_conformance(
+            MinimalEngine,
+            profile="quick",
+            only=["R4", "R6"],
+            plugin_dir=str(folder),
+            scenarios=False,
+        )
+    }
     assert results["R4-plugin-folder-loads"].outcome == "failed"
     assert "plugin.yaml is missing" in results["R4-plugin-folder-loads"].message
     yaml_check = results["R6-name-matches-plugin-yaml"]
     assert yaml_check.outcome == "skipped" and "missing or has no name" in yaml_check.message
-    assert not [r for r in results.values() if r.outcome == "failed" and "plugin.yaml" in r.message
-                and r.clause != "R4"]
+    assert not [
+        r
+        for r in results.values()
+        if r.outcome == "failed" and "plugin.yaml" in r.message and r.clause != "R4"
+    ]
 
 
 def test_a_wrong_plugin_yaml_name_still_fails_r6():
-    results = {r.check: r for r in run_conformance(MinimalEngine, profile="quick", only=["R6-name-matches-plugin"],
-                                                   plugin_dir=str(PLUGIN_DIRS / "r6_wrong_name"), scenarios=False)}
+    results = {
+        r.check: r
+        for r in run_conformance(
+            MinimalEngine,
+            profile="quick",
+            only=["R6-name-matches-plugin"],
+            plugin_dir=str(PLUGIN_DIRS / "r6_wrong_name"),
+            scenarios=False,
+        )
+    }
     result = results["R6-name-matches-plugin-yaml"]
     assert result.outcome == "failed"
-    assert ("[R6 SHOULD] plugin.yaml name of plugin folder 'r6_wrong_name': expected engine.name 'minimal', "
-            "got 'r6_wrong_name'") in result.message
+    assert (
+        "[R6 SHOULD] plugin.yaml name of plugin folder 'r6_wrong_name': expected engine.name 'minimal', "
+        "got 'r6_wrong_name'"
+    ) in result.message
 
 
 def test_token_counts_say_what_a_compaction_did():
@@ -130,7 +163,10 @@ def test_deepcopy_failure_names_the_abc_without_clone_for_agent():
     with pytest.raises(ContractViolation) as err:
         per_agent_copy(ctx, ctx.new_engine(), "C1")
     text = str(err.value)
-    assert "the host ABC in use (hermes-agent 0.19.0) has no clone_for_agent, so the host deep-copies" in text
+    assert (
+        "the host ABC in use (hermes-agent 0.19.0) has no clone_for_agent, so the host deep-copies"
+        in text
+    )
     assert "'documented'" not in text
 
 
@@ -138,15 +174,22 @@ def test_deepcopy_failure_names_the_profile_that_never_clones():
     ctx = CheckContext(DeepcopyRaises, host_profile="hermes-0.19")
     with pytest.raises(ContractViolation) as err:
         per_agent_copy(ctx, ctx.new_engine(), "C1")
-    assert "the host profile 'hermes-0.19' never calls clone_for_agent, so the host deep-copies" in str(err.value)
+    assert (
+        "the host profile 'hermes-0.19' never calls clone_for_agent, so the host deep-copies"
+        in str(err.value)
+    )
 
 
 def test_h3_diff_shows_the_first_differing_position():
     text = "Let us talk about the database: we use postgres 15 for the main store and redis for caching."
     assert diff_at(text, text.replace("15", "16")) == (
         'at character 49: "...abase: we use postgres 15 for the main store and..." -> '
-        '"...abase: we use postgres 16 for the main store and..."')
-    where = _first_change([{"role": "user", "content": text}], [{"role": "user", "content": text + "!"}],
-                          "request_messages")
+        '"...abase: we use postgres 16 for the main store and..."'
+    )
+    where = _first_change(
+        [{"role": "user", "content": text}],
+        [{"role": "user", "content": text + "!"}],
+        "request_messages",
+    )
     assert where.startswith("request_messages[0].content (at character 92, 92 -> 93 characters: ")
     assert where.endswith('"...e and redis for caching." -> "...e and redis for caching.!")')

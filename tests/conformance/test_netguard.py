@@ -14,9 +14,18 @@ from conformance.runner import run_check
 from reference_engines.mutants._base import MinimalEngine
 
 
-@pytest.mark.parametrize("host, loop", [("127.0.0.1", True), ("127.8.9.1", True), ("::1", True),
-                                        ("localhost", True), ("192.0.2.1", False), ("10.0.0.1", False),
-                                        ("example.com", False)])
+@pytest.mark.parametrize(
+    "host, loop",
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("192.0.2.1", False),
+        ("10.0.0.1", False),
+        ("example.com", False),
+    ],
+)
 def test_is_loopback(host, loop):
     assert is_loopback(host) is loop
 
@@ -34,7 +43,9 @@ def test_non_loopback_connect_is_blocked_without_touching_the_network():
         finally:
             s.close()
     # restored afterwards
-    assert socket.socket.connect.__name__ == "connect" and not hasattr(socket.socket.connect, "__wrapped__")
+    assert socket.socket.connect.__name__ == "connect" and not hasattr(
+        socket.socket.connect, "__wrapped__"
+    )
 
 
 def test_loopback_still_works_while_blocked():

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 import pytest
 
@@ -19,14 +18,25 @@ def good_counts():
     from conformance.engine_loading import load_engine_factory
 
     results = run_conformance(load_engine_factory(GOOD), profile="quick")
-    return (sum(r.outcome == "passed" for r in results), sum(r.outcome == "skipped" for r in results))
+    return (
+        sum(r.outcome == "passed" for r in results),
+        sum(r.outcome == "skipped" for r in results),
+    )
 
 
 def run(pytester, *args, scenarios=False):
     """pytest in a subprocess with the kit's plugins (the scenario library left out unless asked)."""
     extra = [] if scenarios else ["--conformance-no-scenarios"]
-    return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "conformance.scenarios.plugin",
-                                         "-p", "no:cacheprovider", *extra, *args)
+    return pytester.runpytest_subprocess(
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "conformance.scenarios.plugin",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+        *args,
+    )
 
 
 def test_plugin_is_inert_without_an_engine(kit_pytester):
@@ -49,13 +59,22 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, g
 
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
-    result = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4", "--conformance-json=verdict.json")
+    result = run(
+        kit_pytester, f"--engine={spec}", QUICK, "-k", "V4", "--conformance-json=verdict.json"
+    )
     out = result.stdout.str()
     assert result.ret == 1
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
     assert data["verdict"] == "FAIL" and data["failures_by_level"] == {"MUST": 1, "SHOULD": 0}
-    assert data["counts"] == {"total": 2, "passed": 0, "failed": 1, "skipped": 1, "xfailed": 0, "xpassed": 0,
-                              "error": 0}
+    assert data["counts"] == {
+        "total": 2,
+        "passed": 0,
+        "failed": 1,
+        "skipped": 1,
+        "xfailed": 0,
+        "xpassed": 0,
+        "error": 0,
+    }
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
     assert f"Repro: pytest --engine={spec} --conformance-replay " in out
     assert "V4-system-prompt-first_compress_.json" in out  # the repro line names the replay file
@@ -63,17 +82,33 @@ def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
 
 
 def test_should_failure_exits_zero_unless_strict(kit_pytester):
-    kit_pytester.makepyfile(plain_name="""
+    kit_pytester.makepyfile(
+        plain_name="""
         from reference_engines.mutants._base import MinimalEngine
         class PlainName(MinimalEngine):
             name = "plain"
-    """)
-    loose = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-json=loose.json")
+    """
+    )
+    loose = run(
+        kit_pytester,
+        "--engine=plain_name:PlainName",
+        QUICK,
+        "-k",
+        "A1",
+        "--conformance-json=loose.json",
+    )
     assert loose.ret == 0, loose.stdout.str()
     assert "[A1 SHOULD]" in loose.stdout.str()
     assert "PASS (with SHOULD failures)" in loose.stdout.str()
-    strict = run(kit_pytester, "--engine=plain_name:PlainName", QUICK, "-k", "A1", "--conformance-strict",
-                 "--conformance-json=strict.json")
+    strict = run(
+        kit_pytester,
+        "--engine=plain_name:PlainName",
+        QUICK,
+        "-k",
+        "A1",
+        "--conformance-strict",
+        "--conformance-json=strict.json",
+    )
     assert strict.ret == 1
     # the JSON verdict follows the same exit rule
     loose_json = json.loads((kit_pytester.path / "loose.json").read_text())
@@ -82,7 +117,11 @@ def test_should_failure_exits_zero_unless_strict(kit_pytester):
     assert (strict_json["verdict"], strict_json["strict"]) == ("FAIL", True)
     for data in (loose_json, strict_json):
         assert data["failures_by_level"] == {"MUST": 0, "SHOULD": 1}
-        assert data["counts"]["failed"] == 1 and data["counts"]["passed"] == 1 and data["counts"]["total"] == 2
+        assert (
+            data["counts"]["failed"] == 1
+            and data["counts"]["passed"] == 1
+            and data["counts"]["total"] == 2
+        )
 
 
 def test_no_check_ran_is_a_failure(kit_pytester):
@@ -92,13 +131,16 @@ def test_no_check_ran_is_a_failure(kit_pytester):
     assert "NO CHECK RAN" in result.stdout.str()
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("no_colon_here", "is not of the form MODULE:ATTR"),
-    ("no_such_module_xyz:Engine", "module 'no_such_module_xyz' could not be imported"),
-    ("reference_engines.mutants._base:Missing", "has no attribute 'Missing'"),
-    ("reference_engines.mutants._base:SUMMARY_PREFIX", "names a str, not a class or factory"),
-    ("json:JSONDecoder", "which is not a context engine"),
-])
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("no_colon_here", "is not of the form MODULE:ATTR"),
+        ("no_such_module_xyz:Engine", "module 'no_such_module_xyz' could not be imported"),
+        ("reference_engines.mutants._base:Missing", "has no attribute 'Missing'"),
+        ("reference_engines.mutants._base:SUMMARY_PREFIX", "names a str, not a class or factory"),
+        ("json:JSONDecoder", "which is not a context engine"),
+    ],
+)
 def test_malformed_engine_gives_one_paragraph_error(kit_pytester, spec, needle):
     result = run(kit_pytester, f"--engine={spec}")
     err = result.stderr.str()
@@ -126,13 +168,17 @@ def test_factory_fixture_override_in_conftest(kit_pytester):
         def conformance_engine_factory():
             return DropsSystemPrompt
     """)
-    kit_pytester.makepyfile(test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    kit_pytester.makepyfile(
+        test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n"
+    )
     result = run(kit_pytester, QUICK, "-k", "V4")
     assert result.ret == 1
     assert "[V4 MUST]" in result.stdout.str()
     # the repro reruns the same tests (the conftest supplies the engine), never a function's repr
     assert "Repro: pytest " in result.stdout.str() and "<function" not in result.stdout.str()
-    assert re.search(r"Repro: pytest (\S+ )?(-k 'V4-|--conformance-replay \S+V4-)", result.stdout.str())
+    assert re.search(
+        r"Repro: pytest (\S+ )?(-k 'V4-|--conformance-replay \S+V4-)", result.stdout.str()
+    )
 
 
 def test_junit_carries_clause_and_level(kit_pytester):
@@ -147,15 +193,42 @@ def test_json_verdict_shape(kit_pytester):
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "--conformance-json=verdict.json")
     assert result.ret == 0
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
-    assert set(data) == {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "verdict", "strict",
-                         "counts", "failures_by_level", "other_failures", "snapshot_mismatches", "snapshot_errors", "results"}
+    assert set(data) == {
+        "engine",
+        "kit_version",
+        "contract_version",
+        "host_abc",
+        "host_profile",
+        "verdict",
+        "strict",
+        "counts",
+        "failures_by_level",
+        "other_failures",
+        "snapshot_mismatches",
+        "snapshot_errors",
+        "results",
+    }
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
     assert outcomes <= {"passed", "skipped"}
     assert data["verdict"] == "PASS" and data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}
-    assert data["counts"]["total"] == len(data["results"]) == data["counts"]["passed"] + data["counts"]["skipped"]
+    assert (
+        data["counts"]["total"]
+        == len(data["results"])
+        == data["counts"]["passed"] + data["counts"]["skipped"]
+    )
     assert data["counts"]["passed"] == sum(r["outcome"] == "passed" for r in data["results"])
-    assert {r["clause"] for r in data["results"]} >= {"A1", "A2", "A3", "A4", "A6", "V1", "V2", "V3", "V4"}
+    assert {r["clause"] for r in data["results"]} >= {
+        "A1",
+        "A2",
+        "A3",
+        "A4",
+        "A6",
+        "V1",
+        "V2",
+        "V3",
+        "V4",
+    }
 
 
 def test_xdist_gives_the_same_outcomes(kit_pytester, good_counts):
@@ -204,15 +277,28 @@ def test_collection_is_identical_under_xdist(kit_pytester):
 
 def test_xfails_file_and_replay_file(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
-    (kit_pytester.path / "xfails.txt").write_text("# known\nV4  # issue 12: we drop the prompt\nZ9-nope\n")
-    result = run(kit_pytester, f"--engine={spec}", QUICK, "--conformance-xfails=xfails.txt", "-k", "V4",
-                 "--conformance-no-shrink")
+    (kit_pytester.path / "xfails.txt").write_text(
+        "# known\nV4  # issue 12: we drop the prompt\nZ9-nope\n"
+    )
+    result = run(
+        kit_pytester,
+        f"--engine={spec}",
+        QUICK,
+        "--conformance-xfails=xfails.txt",
+        "-k",
+        "V4",
+        "--conformance-no-shrink",
+    )
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
     assert "xfailed" in out and "'Z9-nope' matches no check" in out
-    failing = run(kit_pytester, f"--engine={spec}", QUICK, "-k", "V4-system-prompt-first and compress")
+    failing = run(
+        kit_pytester, f"--engine={spec}", QUICK, "-k", "V4-system-prompt-first and compress"
+    )
     assert failing.ret == 1
-    replay_file = kit_pytester.path / ".conformance" / "failures" / "V4-system-prompt-first_compress_.json"
+    replay_file = (
+        kit_pytester.path / ".conformance" / "failures" / "V4-system-prompt-first_compress_.json"
+    )
     assert replay_file.is_file()
     assert f"--conformance-replay {replay_file}" in failing.stdout.str()
     again = run(kit_pytester, f"--engine={spec}", QUICK, f"--conformance-replay={replay_file}")
@@ -230,14 +316,16 @@ def test_no_scenarios_flag_leaves_the_scenario_library_out(kit_pytester):
 
 
 def test_constructor_that_raises_is_one_usage_error(kit_pytester):
-    kit_pytester.makepyfile(broken_ctor="""
+    kit_pytester.makepyfile(
+        broken_ctor="""
         from reference_engines.mutants._base import MinimalEngine
         class Broken(MinimalEngine):
             def __init__(self, db_path):
                 super().__init__()
         def none_factory():
             return None
-    """)
+    """
+    )
     result = run(kit_pytester, "--engine=broken_ctor:Broken")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
@@ -254,12 +342,16 @@ def test_non_positive_timeout_is_a_usage_error(kit_pytester):
 
 
 def test_engine_module_in_the_current_folder_imports(kit_pytester):
-    kit_pytester.makepyfile(here_engine="""
+    kit_pytester.makepyfile(
+        here_engine="""
         from reference_engines.mutants._base import MinimalEngine
         class Here(MinimalEngine):
             pass
-    """)
-    result = run(kit_pytester, "--engine=here_engine:Here", QUICK, "-k", "A2", "--conformance-no-scenarios")
+    """
+    )
+    result = run(
+        kit_pytester, "--engine=here_engine:Here", QUICK, "-k", "A2", "--conformance-no-scenarios"
+    )
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
 
 
@@ -277,7 +369,11 @@ def test_fixture_route_resolves_agent_imports_and_names_the_abc(kit_pytester, wh
     # README's conftest route with an engine written for Hermes (`from agent.context_engine import ...`),
     # no --engine: the import hook must be in place both when the engine is imported lazily and at conftest top.
     kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
-    top, inner = ("from myeng import HermesStyle", "") if where == "conftest-top" else ("", "from myeng import HermesStyle")
+    top, inner = (
+        ("from myeng import HermesStyle", "")
+        if where == "conftest-top"
+        else ("", "from myeng import HermesStyle")
+    )
     kit_pytester.makeconftest(f"""
         import pytest
         {top}
@@ -287,7 +383,9 @@ def test_fixture_route_resolves_agent_imports_and_names_the_abc(kit_pytester, wh
             {inner}
             return HermesStyle
     """)
-    kit_pytester.makepyfile(test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+    kit_pytester.makepyfile(
+        test_suite="from conformance.suite.test_contract import test_contract  # noqa: F401\n"
+    )
     result = run(kit_pytester, QUICK, "-k", "A2")
     out = result.stdout.str()
     assert result.ret == 0, out + result.stderr.str()
@@ -304,20 +402,25 @@ def test_fixture_route_in_a_conftest_pytest_finds_late(kit_pytester):
     deep.mkdir()
     (deep / "conftest.py").write_text(
         "import pytest\n\n@pytest.fixture(scope='session')\ndef conformance_engine_factory():\n"
-        "    from myeng import HermesStyle\n    return HermesStyle\n")
-    (deep / "test_suite.py").write_text("from conformance.suite.test_contract import test_contract  # noqa: F401\n")
+        "    from myeng import HermesStyle\n    return HermesStyle\n"
+    )
+    (deep / "test_suite.py").write_text(
+        "from conformance.suite.test_contract import test_contract  # noqa: F401\n"
+    )
     result = run(kit_pytester, QUICK, "-k", "A2")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=1, deselected=result.parseoutcomes()["deselected"])
 
 
 def test_import_hook_stays_out_of_runs_without_the_kit_in_use(kit_pytester):
-    kit_pytester.makepyfile(test_mine="""
+    kit_pytester.makepyfile(
+        test_mine="""
         import importlib.util, sys
 
         def test_no_agent_shim():
             assert importlib.util.find_spec("agent") is None
-    """)
+    """
+    )
     result = run(kit_pytester)
     assert result.ret == 0, result.stdout.str()
 
@@ -327,7 +430,10 @@ def test_replay_file_for_an_unknown_check_or_without_an_engine_is_a_usage_error(
     stale.write_text(json.dumps({"check": "Z9-renamed-long-ago", "example": {"draws": {}}}))
     result = run(kit_pytester, f"--engine={GOOD}", f"--conformance-replay={stale}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "the file is for check 'Z9-renamed-long-ago', which this kit does not have" in result.stderr.str()
+    assert (
+        "the file is for check 'Z9-renamed-long-ago', which this kit does not have"
+        in result.stderr.str()
+    )
     good = kit_pytester.path / "good.json"
     good.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
     alone = run(kit_pytester, f"--conformance-replay={good}")
@@ -347,7 +453,9 @@ def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
     failures.mkdir(parents=True)
     stale = failures / "A2-usage-updates-counters.json"
     stale.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
-    mine = failures / "A3-should-compress-returns-bool.json"  # not a file the kit wrote for that check
+    mine = (
+        failures / "A3-should-compress-returns-bool.json"
+    )  # not a file the kit wrote for that check
     mine.write_text("my notes\n")
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A2 or A3")
     assert result.ret == 0, result.stdout.str()

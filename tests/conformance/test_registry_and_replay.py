@@ -7,14 +7,15 @@ import json
 import re
 from contextlib import redirect_stdout
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import conformance
 from conformance import registry, run_conformance
 from conformance.checks.s_structure import structural_problems
 from conformance.context import CheckContext
-from conformance.runner import Result
 from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.runner import Result
 from conformance.strategies import compactable_histories, transcripts
 from reference_engines.mutants._base import MinimalEngine
 from reference_engines.mutants.o_optional import ResetKeepsCompletion
@@ -33,7 +34,10 @@ def test_ids_are_ascii_sorted_unique_and_carry_level_and_since():
     for c in checks:
         assert c.id.isascii() and ID_RE.match(c.id), c.id
         assert c.level in ("MUST", "SHOULD") and re.match(r"^\d+\.\d+$", c.since)
-    assert conformance.CONTRACT_VERSION == "1.1" and conformance.CONTRACT_VERSION != conformance.__version__
+    assert (
+        conformance.CONTRACT_VERSION == "1.1"
+        and conformance.CONTRACT_VERSION != conformance.__version__
+    )
 
 
 def test_structural_gate_reports_every_problem_at_once():
@@ -53,8 +57,10 @@ def test_structural_gate_reports_every_problem_at_once():
     assert [p.split("]")[0] + "]" for p in problems] == ["[A1]", "[O6]", "[O10]"]
     results = run_conformance(Broken, profile="quick", only=["S0"])
     assert results[0].outcome == "failed"
-    assert results[0].message.startswith("[S0 MUST] Broken surface: expected the documented ContextEngine "
-                                         "signatures, got 3 problem(s): [A1] 'name' is a method")
+    assert results[0].message.startswith(
+        "[S0 MUST] Broken surface: expected the documented ContextEngine "
+        "signatures, got 3 problem(s): [A1] 'name' is a method"
+    )
 
 
 @settings(max_examples=40, deadline=None, database=None)
@@ -93,15 +99,26 @@ def test_failure_file_replays_the_same_failure(tmp_path):
     assert data["derandomize"] is True and "seed" in data
     again = run_conformance(DropsSystemPrompt, replay=first.replay_file)
     assert [r.check for r in again] == only
-    assert again[0].outcome == "failed" and again[0].message.split(" See ")[0] == first.message.split(" See ")[0]
-    assert first.example_messages is not None and first.example_messages <= len(data["example"]["draws"]["history"])
+    assert (
+        again[0].outcome == "failed"
+        and again[0].message.split(" See ")[0] == first.message.split(" See ")[0]
+    )
+    assert first.example_messages is not None and first.example_messages <= len(
+        data["example"]["draws"]["history"]
+    )
 
 
 def test_state_machine_failures_replay_their_steps(tmp_path):
     only = ["L1-lifecycle-state-machine"]
-    first = run_conformance(ResetKeepsCompletion, profile="default", only=only, failures_dir=tmp_path)[0]
-    assert first.outcome == "failed" and first.message.startswith("[O3 MUST] engine.last_completion_tokens")
-    steps = json.loads(open(first.replay_file, encoding="utf-8").read())["example"]["draws"]["steps"]
+    first = run_conformance(
+        ResetKeepsCompletion, profile="default", only=only, failures_dir=tmp_path
+    )[0]
+    assert first.outcome == "failed" and first.message.startswith(
+        "[O3 MUST] engine.last_completion_tokens"
+    )
+    steps = json.loads(open(first.replay_file, encoding="utf-8").read())["example"]["draws"][
+        "steps"
+    ]
     assert ["reset", {}] in steps
     again = run_conformance(ResetKeepsCompletion, replay=first.replay_file)[0]
     assert again.outcome == "failed" and again.message.startswith("[O3 MUST]")
@@ -125,7 +142,11 @@ def test_cli_mutants_prints_the_matrix():
     with redirect_stdout(out):
         rc = main(["mutants", "reference_engines.mutants.a_surface:DropsCompletionTokens"])
     assert rc == 0
-    assert re.search(r"^A2\s+a_surface:DropsCompletionTokens\s+KILLED\s+A2-usage-updates-counters", out.getvalue(), re.M)
+    assert re.search(
+        r"^A2\s+a_surface:DropsCompletionTokens\s+KILLED\s+A2-usage-updates-counters",
+        out.getvalue(),
+        re.M,
+    )
 
 
 def test_profiles_have_no_deadline_and_ci_is_derandomized(monkeypatch):
@@ -147,8 +168,12 @@ def test_expected_failures_are_non_strict_unless_asked():
     assert exit_code([xpass, xfail, should]) == 0
     assert exit_code([xpass], strict=True) == 1 and exit_code([should], strict=True) == 1
     engine_attr = type("E", (MinimalEngine,), {"conformance_expected_failures": {"V4": "known"}})
-    results = run_conformance(engine_attr, profile="quick", only=["V4-system-prompt-first[compress]"])
-    assert results[0].outcome == "xpassed"  # MinimalEngine keeps the system prompt: XPASS is reported
+    results = run_conformance(
+        engine_attr, profile="quick", only=["V4-system-prompt-first[compress]"]
+    )
+    assert (
+        results[0].outcome == "xpassed"
+    )  # MinimalEngine keeps the system prompt: XPASS is reported
 
 
 def _l1_check_raising(clause):
@@ -156,9 +181,16 @@ def _l1_check_raising(clause):
     from conformance.expect import ContractViolation
 
     def body(ctx):
-        raise ContractViolation(clause, "MUST", "compress() output in the lifecycle: expected a valid history, "
-                                                "got an orphan tool result.")
-    return registry.Check(id="L1-synthetic", clause="L1", level="MUST", since="1.1", title="t", func=body)
+        raise ContractViolation(
+            clause,
+            "MUST",
+            "compress() output in the lifecycle: expected a valid history, "
+            "got an orphan tool result.",
+        )
+
+    return registry.Check(
+        id="L1-synthetic", clause="L1", level="MUST", since="1.1", title="t", func=body
+    )
 
 
 def test_expected_failure_by_clause_covers_a_failure_of_that_clause_inside_another_check():
@@ -170,7 +202,9 @@ def test_expected_failure_by_clause_covers_a_failure_of_that_clause_inside_anoth
     assert result.outcome == "xfailed", result
     assert result.message.startswith("[V2 MUST] compress() output in the lifecycle")
     assert result.message.endswith("[expected failure: known orphan, issue 3]")
-    assert run_check(chk, ctx, xfails={"V4": "other"}).outcome == "failed"  # another clause does not cover it
+    assert (
+        run_check(chk, ctx, xfails={"V4": "other"}).outcome == "failed"
+    )  # another clause does not cover it
     assert run_check(chk, ctx, xfails={"V2-tool-results-paired": "a check id"}).outcome == "failed"
     assert run_check(_l1_check_raising("L1"), ctx, xfails={"V2": "x"}).outcome == "failed"
 
@@ -179,7 +213,13 @@ def test_xfails_file_format(tmp_path):
     from conformance.runner import read_xfails_file, unmatched_xfails
 
     path = tmp_path / "x.txt"
-    path.write_text("# comment\n\nV2-tool-results-paired[compress]  # issue 9\nA6 counts no-op passes\nQ9\n")
+    path.write_text(
+        "# comment\n\nV2-tool-results-paired[compress]  # issue 9\nA6 counts no-op passes\nQ9\n"
+    )
     got = read_xfails_file(path)
-    assert got == {"V2-tool-results-paired[compress]": "issue 9", "A6": "counts no-op passes", "Q9": f"listed in {path}"}
+    assert got == {
+        "V2-tool-results-paired[compress]": "issue 9",
+        "A6": "counts no-op passes",
+        "Q9": f"listed in {path}",
+    }
     assert unmatched_xfails(got, registry.all_checks()) == ["Q9"]

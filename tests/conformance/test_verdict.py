@@ -9,7 +9,15 @@ from conformance.verdict import Verdict
 def verdict_of(*outcomes, other_failures=0):
     v = Verdict(other_failures=other_failures)
     for i, (level, outcome) in enumerate(outcomes):
-        v.add(Result(f"X{i}-check", f"X{i}", level, outcome, "[X SHOULD] msg" if outcome == "failed" else ""))
+        v.add(
+            Result(
+                f"X{i}-check",
+                f"X{i}",
+                level,
+                outcome,
+                "[X SHOULD] msg" if outcome == "failed" else "",
+            )
+        )
     return v
 
 
@@ -19,20 +27,43 @@ def test_word_follows_the_exit_rule():
     assert verdict_of(("MUST", "passed"), ("SHOULD", "xpassed")).word(strict=True) == "FAIL"
     assert verdict_of(("MUST", "error"), ("SHOULD", "passed")).word() == "FAIL"
     assert verdict_of(("MUST", "skipped")).word() == "NO CHECK RAN"
-    assert verdict_of(("MUST", "passed"), other_failures=1).word() == "FAIL"  # a failed non-conformance test
+    assert (
+        verdict_of(("MUST", "passed"), other_failures=1).word() == "FAIL"
+    )  # a failed non-conformance test
 
 
 def test_counts_and_failures_by_level():
-    v = verdict_of(("MUST", "passed"), ("MUST", "failed"), ("SHOULD", "error"), ("SHOULD", "failed"),
-                   ("MUST", "skipped"), ("SHOULD", "xfailed"))
-    assert v.counts() == {"total": 6, "passed": 1, "failed": 2, "skipped": 1, "xfailed": 1, "xpassed": 0, "error": 1}
+    v = verdict_of(
+        ("MUST", "passed"),
+        ("MUST", "failed"),
+        ("SHOULD", "error"),
+        ("SHOULD", "failed"),
+        ("MUST", "skipped"),
+        ("SHOULD", "xfailed"),
+    )
+    assert v.counts() == {
+        "total": 6,
+        "passed": 1,
+        "failed": 2,
+        "skipped": 1,
+        "xfailed": 1,
+        "xpassed": 0,
+        "error": 1,
+    }
     assert v.failures_by_level() == {"MUST": 1, "SHOULD": 2}
 
 
 def test_json_has_the_overall_fields_and_keeps_the_old_ones():
     v = verdict_of(("MUST", "passed"), ("SHOULD", "failed"))
     data = v.to_json(engine="x:Y", strict=True)
-    assert {"engine", "kit_version", "contract_version", "host_abc", "host_profile", "results"} <= set(data)
+    assert {
+        "engine",
+        "kit_version",
+        "contract_version",
+        "host_abc",
+        "host_profile",
+        "results",
+    } <= set(data)
     assert data["verdict"] == "FAIL" and data["strict"] is True
     assert data["counts"]["failed"] == 1 and data["failures_by_level"] == {"MUST": 0, "SHOULD": 1}
     assert data["other_failures"] == 0
@@ -41,4 +72,6 @@ def test_json_has_the_overall_fields_and_keeps_the_old_ones():
 
 def test_summary_line_says_why_a_run_without_check_failures_fails():
     lines = verdict_of(("MUST", "passed"), other_failures=2).summary_lines()
-    assert lines[-1].startswith("verdict: FAIL (2 non-conformance test(s) failed) - 1 checks: 1 passed")
+    assert lines[-1].startswith(
+        "verdict: FAIL (2 non-conformance test(s) failed) - 1 checks: 1 passed"
+    )

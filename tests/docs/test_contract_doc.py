@@ -16,10 +16,15 @@ NOTES = ROOT / "docs" / "contract-notes.md"
 
 #: Every clause id of the contract, by section (R, A, V, O, H, U, T, C, L, K, TS, B, P).
 CLAUSES = (
-    [f"R{i}" for i in range(1, 7)] + [f"A{i}" for i in range(1, 8)] + [f"V{i}" for i in range(1, 5)]
-    + [f"O{i}" for i in range(1, 12)] + [f"H{i}" for i in range(1, 8)] + [f"U{i}" for i in range(1, 11)]
+    [f"R{i}" for i in range(1, 7)]
+    + [f"A{i}" for i in range(1, 8)]
+    + [f"V{i}" for i in range(1, 5)]
+    + [f"O{i}" for i in range(1, 12)]
+    + [f"H{i}" for i in range(1, 8)]
+    + [f"U{i}" for i in range(1, 11)]
     + ["T1", "T2", "C1", "C2", "C3", "L1", "K1", "K2", "TS1", "TS2", "TS3"]
-    + [f"B{i}" for i in range(1, 8)] + [f"P{i}" for i in range(1, 5)]
+    + [f"B{i}" for i in range(1, 8)]
+    + [f"P{i}" for i in range(1, 5)]
 )
 
 
@@ -40,7 +45,9 @@ def test_every_clause_text_follows_its_anchor():
             continue
         body = lines[i + 1]
         for clause in ids:
-            assert re.search(rf"\b{clause.upper()}\b", body), f"anchor {clause!r} is not followed by its clause: {body!r}"
+            assert re.search(rf"\b{clause.upper()}\b", body), (
+                f"anchor {clause!r} is not followed by its clause: {body!r}"
+            )
 
 
 def test_clause_link_targets_exist():

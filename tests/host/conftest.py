@@ -18,4 +18,8 @@ def host_log(caplog):
 
 def warnings_of(caplog) -> list:
     """The host's WARNING messages captured so far."""
-    return [r.getMessage() for r in caplog.records if r.name == "simulator.host" and r.levelno >= logging.WARNING]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "simulator.host" and r.levelno >= logging.WARNING
+    ]

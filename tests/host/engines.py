@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List
+from typing import Any
 
 from reference_engines.mutants._base import MinimalEngine
 
@@ -21,12 +21,25 @@ class Selecting(MinimalEngine):
 
     def __init__(self, answer: Any = None) -> None:
         self.answer = answer
-        self.select_calls: List[Dict[str, Any]] = []
+        self.select_calls: list[dict[str, Any]] = []
 
-    def select_context(self, request_messages, *, conversation_messages=None, incoming_message=None,
-                       budget_tokens=0, **kwargs):
-        self.select_calls.append({"request": request_messages, "conversation": conversation_messages,
-                                  "incoming": incoming_message, "budget": budget_tokens})
+    def select_context(
+        self,
+        request_messages,
+        *,
+        conversation_messages=None,
+        incoming_message=None,
+        budget_tokens=0,
+        **kwargs,
+    ):
+        self.select_calls.append(
+            {
+                "request": request_messages,
+                "conversation": conversation_messages,
+                "incoming": incoming_message,
+                "budget": budget_tokens,
+            }
+        )
         if callable(self.answer):
             return self.answer(request_messages, conversation_messages, incoming_message)
         return self.answer
@@ -38,7 +51,7 @@ class Observing(MinimalEngine):
     def __init__(self, raise_in_hook: bool = False, mutate: bool = False) -> None:
         self.raise_in_hook = raise_in_hook
         self.mutate = mutate
-        self.turns: List[Dict[str, Any]] = []
+        self.turns: list[dict[str, Any]] = []
 
     def on_turn_complete(self, messages, usage=None, **kwargs):
         self.turns.append({"messages": messages, "usage": usage, "kwargs": kwargs})
@@ -108,7 +121,9 @@ class CountingClone(MinimalEngine):
 class PolicyOwner(MinimalEngine):
     """K2: overrides update_model and ignores model_thresholds (owns its policy)."""
 
-    def update_model(self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kw):
+    def update_model(
+        self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kw
+    ):
         self.context_length = int(context_length)
         self.threshold_tokens = int(context_length * 0.6)
 

@@ -28,8 +28,13 @@ def test_clone_for_agent_called_at_every_agent_init():
     gw.handle_message("chat-1", "hi")
     gw.handle_message("chat-2", "hi")
     assert CountingClone.clones == 4
-    engines = {id(parent.engine), id(child.engine), id(gw.sessions["chat-1"].engine),
-               id(gw.sessions["chat-2"].engine), id(registered)}
+    engines = {
+        id(parent.engine),
+        id(child.engine),
+        id(gw.sessions["chat-1"].engine),
+        id(gw.sessions["chat-2"].engine),
+        id(registered),
+    }
     assert len(engines) == 5
     assert [c.method for c in parent.recorder.calls].count("clone_for_agent") == 2
 
@@ -60,7 +65,11 @@ def test_child_update_model_leaves_parent_budget_alone():
     before = (parent.engine.context_length, parent.engine.threshold_tokens)
     child = parent.spawn_subagent(model="small-model", context_length=204_800)
     child.switch_model("smaller-model", 100_000)
-    assert (parent.engine.context_length, parent.engine.threshold_tokens) == before == (1_000_000, 500_000)
+    assert (
+        (parent.engine.context_length, parent.engine.threshold_tokens)
+        == before
+        == (1_000_000, 500_000)
+    )
     assert child.engine.context_length == 100_000 and registered.context_length == 0
 
 
@@ -81,8 +90,10 @@ def test_raising_clone_falls_back_to_builtin_with_log_line(host_log):
     s.start()
     assert is_builtin(s.engine) and not s.engine_active
     assert "cannot clone" in s.clone_error
-    assert any("Context engine 'minimal' could not be safely copied for this agent" in w
-               for w in warnings_of(host_log))
+    assert any(
+        "Context engine 'minimal' could not be safely copied for this agent" in w
+        for w in warnings_of(host_log)
+    )
     assert s.user_turn("still works").reply
 
 
@@ -95,6 +106,7 @@ def test_uncopyable_engine_without_hook_falls_back(host_log):
 
 def test_good_clone_hook_avoids_deepcopy():
     """C1: with a hook, deepcopy is not attempted even when the engine cannot be deep-copied."""
+
     class LockedWithHook(Locked):
         def clone_for_agent(self):
             return LockedWithHook()
@@ -159,12 +171,21 @@ def test_resolve_model_threshold_rules():
 
 def test_update_model_kwargs_on_switch():
     """K1/O4: model switches call update_model with Hermes' keyword arguments."""
-    s = HostSession(Plain(), Provider(), provider_name="openrouter", base_url="http://127.0.0.1:1/v1")
+    s = HostSession(
+        Plain(), Provider(), provider_name="openrouter", base_url="http://127.0.0.1:1/v1"
+    )
     s.start()
     s.switch_model("next-model", 90_000, provider="anthropic")
     rec = [c for c in s.recorder.calls if c.method == "update_model"]
     assert len(rec) == 2
-    assert rec[-1].kwargs_keys == ("api_key", "api_mode", "base_url", "context_length", "model", "provider")
+    assert rec[-1].kwargs_keys == (
+        "api_key",
+        "api_mode",
+        "base_url",
+        "context_length",
+        "model",
+        "provider",
+    )
     assert s.engine.context_length == 90_000
 
 
@@ -187,8 +208,15 @@ def test_hermes_profile_has_no_model_thresholds():
 
 def test_config_from_yaml_dict():
     """HostConfig reads the compression block; a wrong type names the key."""
-    cfg = HostConfig.from_config({"compression": {"enabled": "false", "context_timeout_seconds": 0,
-                                                  "model_thresholds": {"a": "0.3"}}})
+    cfg = HostConfig.from_config(
+        {
+            "compression": {
+                "enabled": "false",
+                "context_timeout_seconds": 0,
+                "model_thresholds": {"a": "0.3"},
+            }
+        }
+    )
     assert cfg.compression_enabled is False and cfg.context_timeout_seconds == 0
     assert cfg.model_thresholds == {"a": 0.3}
     with pytest.raises(ValueError, match="context_timeout_seconds"):

@@ -117,6 +117,7 @@ def test_commit_only_in_time():
 
 def test_run_pass_reports_engine_errors_without_raising():
     """A raising compress() leaves the originals; the host logs and goes on."""
+
     class Boom(Plain):
         def compress(self, *a, **k):
             raise ValueError("broken")
@@ -165,15 +166,26 @@ def test_daemon_pool_does_not_queue_behind_a_hung_job():
 def test_hygiene_decision_rules():
     """B7: 85 % of the window, real usage first, >= 4 messages, compression enabled."""
     msgs = [{"role": "user", "content": "x" * 400}] * 4
-    assert hygiene.decide(msgs, context_length=1000, last_prompt_tokens=850, compression_enabled=True).run
+    assert hygiene.decide(
+        msgs, context_length=1000, last_prompt_tokens=850, compression_enabled=True
+    ).run
     d = hygiene.decide(msgs, context_length=1000, last_prompt_tokens=849, compression_enabled=True)
     assert not d.run and d.source == "actual"
     est = hygiene.decide(msgs, context_length=500, last_prompt_tokens=0, compression_enabled=True)
     assert est.run and est.source == "estimated"
-    assert not hygiene.decide(msgs[:3], context_length=10, last_prompt_tokens=999, compression_enabled=True).run
-    assert not hygiene.decide(msgs, context_length=10, last_prompt_tokens=999, compression_enabled=False).run
-    assert hygiene.decide(msgs, context_length=10**9, last_prompt_tokens=1, compression_enabled=True,
-                          hard_message_limit=4).run
+    assert not hygiene.decide(
+        msgs[:3], context_length=10, last_prompt_tokens=999, compression_enabled=True
+    ).run
+    assert not hygiene.decide(
+        msgs, context_length=10, last_prompt_tokens=999, compression_enabled=False
+    ).run
+    assert hygiene.decide(
+        msgs,
+        context_length=10**9,
+        last_prompt_tokens=1,
+        compression_enabled=True,
+        hard_message_limit=4,
+    ).run
 
 
 def test_gateway_hygiene_compresses_before_the_turn_without_asking_should_compress():
@@ -192,8 +204,12 @@ def test_gateway_hygiene_compresses_before_the_turn_without_asking_should_compre
 
 def test_gateway_hygiene_off_when_compression_disabled():
     """B7: compression disabled -> hygiene never fires."""
-    gw = Gateway(Plain(), provider=Provider(), context_length=2_000,
-                 config=HostConfig(compression_enabled=False))
+    gw = Gateway(
+        Plain(),
+        provider=Provider(),
+        context_length=2_000,
+        config=HostConfig(compression_enabled=False),
+    )
     for i in range(6):
         gw.handle_message("chat", "lorem ipsum " * 40)
     assert not any(d.run for d in gw.hygiene_log) and not gw.hygiene_agents

@@ -13,7 +13,7 @@ from simulator.host.session import HostSession
 from simulator.provider.core import Provider
 from tests.host.conftest import warnings_of
 
-ENGINE_SRC = '''
+ENGINE_SRC = """
 from agent.context_engine import ContextEngine
 
 
@@ -32,11 +32,20 @@ class {cls}(ContextEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None):
         return messages
-'''
+"""
 
 
-def make_plugin(root: Path, dirname: str, *, name: str = None, origin: str = "x", register: bool = False,
-                yaml_text: str = None, registrations: int = 1, init_text: str = None) -> Path:
+def make_plugin(
+    root: Path,
+    dirname: str,
+    *,
+    name: str = None,
+    origin: str = "x",
+    register: bool = False,
+    yaml_text: str = None,
+    registrations: int = 1,
+    init_text: str = None,
+) -> Path:
     """Write a fake engine plugin folder under ``root``; returns it."""
     d = root / dirname
     d.mkdir(parents=True, exist_ok=True)
@@ -44,10 +53,15 @@ def make_plugin(root: Path, dirname: str, *, name: str = None, origin: str = "x"
     src = ENGINE_SRC.format(cls="Eng" + origin.capitalize(), origin=origin, name=ename)
     if register:
         src += "\n\ndef register(ctx):\n" + "".join(
-            f"    ctx.register_context_engine(Eng{origin.capitalize()}())\n" for _ in range(registrations))
+            f"    ctx.register_context_engine(Eng{origin.capitalize()}())\n"
+            for _ in range(registrations)
+        )
     (d / "__init__.py").write_text(init_text if init_text is not None else src)
-    (d / "plugin.yaml").write_text(yaml_text if yaml_text is not None else
-                                   f"name: {ename}\ndescription: test engine\nversion: 1.0.0\n")
+    (d / "plugin.yaml").write_text(
+        yaml_text
+        if yaml_text is not None
+        else f"name: {ename}\ndescription: test engine\nversion: 1.0.0\n"
+    )
     return d
 
 
@@ -79,7 +93,9 @@ def test_config_read_with_yaml(tree):
     """R1: config.yaml is real YAML (comments, flow style, nesting)."""
     home, bundled = tree
     make_plugin(bundled, "lcm2")
-    write_config(home, "# comment\ncontext: {engine: lcm2}  # trailing\ncompression:\n  enabled: true\n")
+    write_config(
+        home, "# comment\ncontext: {engine: lcm2}  # trailing\ncompression:\n  enabled: true\n"
+    )
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
     assert sel.source == "bundled" and sel.engine.name == "lcm2"
     write_config(home, "context: [unclosed\n")
@@ -94,7 +110,9 @@ def test_bundled_then_user_then_plugin_order(tree, host_log):
     make_plugin(bundled, "clash", origin="bundled")
     make_plugin(home / "plugins", "clash", origin="user")
     write_config(home, "context:\n  engine: clash\n")
-    assert discovery.select_engine(hermes_home=home, bundled_root=bundled).engine.origin == "bundled"
+    assert (
+        discovery.select_engine(hermes_home=home, bundled_root=bundled).engine.origin == "bundled"
+    )
     make_plugin(home / "plugins", "mine", origin="user")
     write_config(home, "context:\n  engine: mine\n")
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
@@ -114,11 +132,25 @@ def test_general_plugin_registration_and_second_refused(tree, host_log):
     """R3/R5: register(ctx) through the plugin system; a second registration is refused with a warning."""
     home, bundled = tree
     plugins = home / "plugins"
-    make_plugin(plugins, "aaa_plugin", name="viaplugin", origin="first", register=True,
-                yaml_text="name: aaa_plugin\ndescription: d\nversion: '1'\n")
-    make_plugin(plugins, "bbb_plugin", name="viaplugin", origin="second", register=True,
-                yaml_text="name: bbb_plugin\ndescription: d\nversion: '1'\n")
-    write_config(home, "context:\n  engine: viaplugin\nplugins:\n  enabled: [aaa_plugin, bbb_plugin]\n")
+    make_plugin(
+        plugins,
+        "aaa_plugin",
+        name="viaplugin",
+        origin="first",
+        register=True,
+        yaml_text="name: aaa_plugin\ndescription: d\nversion: '1'\n",
+    )
+    make_plugin(
+        plugins,
+        "bbb_plugin",
+        name="viaplugin",
+        origin="second",
+        register=True,
+        yaml_text="name: bbb_plugin\ndescription: d\nversion: '1'\n",
+    )
+    write_config(
+        home, "context:\n  engine: viaplugin\nplugins:\n  enabled: [aaa_plugin, bbb_plugin]\n"
+    )
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
     assert sel.source == "plugin" and sel.engine.origin == "first"
     assert any("already registered" in w and "bbb_plugin" in w for w in warnings_of(host_log))
@@ -127,8 +159,13 @@ def test_general_plugin_registration_and_second_refused(tree, host_log):
 def test_general_plugin_not_enabled_is_not_loaded(tree, host_log):
     """R3: a general plugin must be listed in plugins.enabled."""
     home, bundled = tree
-    make_plugin(home / "plugins", "gp", name="viaplugin", register=True,
-                yaml_text="name: gp\ndescription: d\nversion: '1'\n")
+    make_plugin(
+        home / "plugins",
+        "gp",
+        name="viaplugin",
+        register=True,
+        yaml_text="name: gp\ndescription: d\nversion: '1'\n",
+    )
     write_config(home, "context:\n  engine: viaplugin\n")
     assert discovery.select_engine(hermes_home=home, bundled_root=bundled).fell_back
 
@@ -147,7 +184,10 @@ def test_unknown_name_falls_back_with_warning(tree, host_log):
     write_config(home, "context:\n  engine: nowhere\n")
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
     assert sel.fell_back and is_builtin(sel.engine)
-    assert "Context engine 'nowhere' not found — falling back to built-in compressor" in warnings_of(host_log)
+    assert (
+        "Context engine 'nowhere' not found — falling back to built-in compressor"
+        in warnings_of(host_log)
+    )
 
 
 def test_hermes_profile_has_no_user_dir(tree, host_log):
@@ -155,7 +195,9 @@ def test_hermes_profile_has_no_user_dir(tree, host_log):
     home, bundled = tree
     make_plugin(home / "plugins", "mine")
     write_config(home, "context:\n  engine: mine\n")
-    assert discovery.select_engine(hermes_home=home, bundled_root=bundled, profile="hermes-0.19").fell_back
+    assert discovery.select_engine(
+        hermes_home=home, bundled_root=bundled, profile="hermes-0.19"
+    ).fell_back
     names = [n for n, _, _ in discovery.discover_engines(bundled, home, profile="hermes-0.19")]
     assert names == []
     assert [n for n, _, _ in discovery.discover_engines(bundled, home)] == ["mine"]

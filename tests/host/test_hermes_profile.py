@@ -30,8 +30,15 @@ from simulator.provider.core import Provider
 from simulator.provider.http import start_server
 
 FIXTURE = Path(__file__).parent / "hermes_fixture"
-TURNS = ["hello one", "second message", "third message", "fourth message", "fifth message",
-         "sixth message", "seventh message"]
+TURNS = [
+    "hello one",
+    "second message",
+    "third message",
+    "fourth message",
+    "fifth message",
+    "sixth message",
+    "seventh message",
+]
 COMPRESS_AT = "3,6"
 
 
@@ -40,10 +47,16 @@ def _hermes_python() -> str:
     candidate = explicit or "/tmp/hvenv/bin/python"
     if not Path(candidate).is_file():
         pytest.skip(f"no hermes-agent venv python at {candidate} (set HERMES_VENV_PYTHON)")
-    probe = subprocess.run([candidate, "-c", "import importlib.metadata as m; print(m.version('hermes-agent'))"],
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [candidate, "-c", "import importlib.metadata as m; print(m.version('hermes-agent'))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if probe.returncode != 0 or probe.stdout.strip() != "0.19.0":
-        pytest.skip(f"{candidate} has no hermes-agent 0.19.0 ({probe.stdout.strip() or probe.stderr.strip()[-200:]})")
+        pytest.skip(
+            f"{candidate} has no hermes-agent 0.19.0 ({probe.stdout.strip() or probe.stderr.strip()[-200:]})"
+        )
     return candidate
 
 
@@ -52,7 +65,8 @@ def _hermes_home(root: Path) -> Path:
     (home / "plugins").mkdir(parents=True)
     shutil.copytree(FIXTURE / "kitrecorder", home / "plugins" / "kitrecorder")
     (home / "config.yaml").write_text(
-        "context:\n  engine: kitrecorder\nplugins:\n  enabled: [kitrecorder]\nmodel:\n  context_length: 200000\n")
+        "context:\n  engine: kitrecorder\nplugins:\n  enabled: [kitrecorder]\nmodel:\n  context_length: 200000\n"
+    )
     return home
 
 
@@ -61,8 +75,10 @@ def _records(path: Path):
 
 
 def _normalise(records):
-    return [(r["method"], tuple(r["kwargs"]), json.dumps(r["shape"], sort_keys=True), r["main_thread"])
-            for r in records]
+    return [
+        (r["method"], tuple(r["kwargs"]), json.dumps(r["shape"], sort_keys=True), r["main_thread"])
+        for r in records
+    ]
 
 
 def _run_kit_host(tmp_path: Path, monkeypatch, profile: str):
@@ -73,8 +89,15 @@ def _run_kit_host(tmp_path: Path, monkeypatch, profile: str):
     selection = discovery.select_engine(hermes_home=home, profile="hermes-0.19")
     assert selection.source == "plugin" and selection.engine.name == "kitrecorder"
     provider = Provider(seed=1)
-    session = HostSession(selection.engine, provider, model="test-model", context_length=200_000,
-                          profile=profile, clone=True, config=HostConfig(context_timeout_seconds=120))
+    session = HostSession(
+        selection.engine,
+        provider,
+        model="test-model",
+        context_length=200_000,
+        profile=profile,
+        clone=True,
+        config=HostConfig(context_timeout_seconds=120),
+    )
     session.start()
     for text in TURNS:
         session.user_turn(text)
@@ -91,13 +114,25 @@ def hermes_run(tmp_path_factory):
     turns.write_text(json.dumps(TURNS))
     server = start_server(Provider(seed=1))
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "TOKEN" not in k}
-    env.update(HERMES_HOME=str(home), KIT_RECORD_PATH=str(rec), KIT_COMPRESS_AT=COMPRESS_AT,
-               PYTHONPATH="", NO_PROXY="*", no_proxy="*")
+    env.update(
+        HERMES_HOME=str(home),
+        KIT_RECORD_PATH=str(rec),
+        KIT_COMPRESS_AT=COMPRESS_AT,
+        PYTHONPATH="",
+        NO_PROXY="*",
+        no_proxy="*",
+    )
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         env.pop(var, None)
     try:
-        proc = subprocess.run([python, str(FIXTURE / "drive_hermes.py"), server.url + "/v1", str(turns), str(out)],
-                              env=env, cwd=str(root), capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [python, str(FIXTURE / "drive_hermes.py"), server.url + "/v1", str(turns), str(out)],
+            env=env,
+            cwd=str(root),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     finally:
         server.shutdown()
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -123,7 +158,7 @@ def test_real_hermes_facts_the_profile_encodes(hermes_run):
     compresses = [r for r in real if r["method"] == "compress"]
     assert all(r["main_thread"] and r["shape"]["roles"][0] != "system" for r in compresses)
     i = methods.index("compress")
-    assert methods[i + 1:i + 3] == ["on_session_end", "on_session_start"]
+    assert methods[i + 1 : i + 3] == ["on_session_end", "on_session_start"]
     assert real[i + 2]["shape"]["boundary_reason"] == "compression"
 
 

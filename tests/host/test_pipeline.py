@@ -10,8 +10,12 @@ import pytest
 from simulator.host import hooks, pipeline, shim
 from simulator.host.cache_control import apply_cache_control, count_markers, marker
 from simulator.host.profiles import get_profile
-from simulator.host.sanitize import (MISSING_TOOL_RESULT, repair_alternation, repair_tool_pairs,
-                                     strip_persistence_fields)
+from simulator.host.sanitize import (
+    MISSING_TOOL_RESULT,
+    repair_alternation,
+    repair_tool_pairs,
+    strip_persistence_fields,
+)
 from simulator.host.session import HostSession, serialize_request
 from simulator.provider.core import Provider
 from tests.host.conftest import warnings_of
@@ -63,8 +67,9 @@ def test_identity_skip_never_calls_abc_default(monkeypatch, host_log):
 
     monkeypatch.setattr(base, "select_context", exploding)
     request = pipeline.assemble(None, _history(), None)
-    out = hooks.apply_select_context(Plain(), request, conversation_messages=_history(), incoming_message=None,
-                                     budget_tokens=100)
+    out = hooks.apply_select_context(
+        Plain(), request, conversation_messages=_history(), incoming_message=None, budget_tokens=100
+    )
     assert out is request and not called and not warnings_of(host_log)
 
 
@@ -77,15 +82,19 @@ def test_instance_attribute_hook_counts_as_override():
 
 
 # -- H1 / H3 fail-open ------------------------------------------------------------------------------
-@pytest.mark.parametrize("answer,label", [
-    (RuntimeError("boom"), "raises"),
-    ([], "empty list"),
-    (["not", "dicts"], "list of str"),
-    ({"role": "user"}, "non-list"),
-    ([{"role": "user", "content": "x"}, "str"], "list holding a str"),
-])
+@pytest.mark.parametrize(
+    "answer,label",
+    [
+        (RuntimeError("boom"), "raises"),
+        ([], "empty list"),
+        (["not", "dicts"], "list of str"),
+        ({"role": "user"}, "non-list"),
+        ([{"role": "user", "content": "x"}, "str"], "list holding a str"),
+    ],
+)
 def test_select_context_invalid_fails_open_with_warning(answer, label, host_log):
     """H1/H3: exception / [] / non-list / non-dict items: request unchanged and one WARNING."""
+
     def fn(req, conv, inc):
         if isinstance(answer, Exception):
             raise answer
@@ -106,6 +115,7 @@ def test_select_context_none_is_silent(host_log):
 
 def test_replacement_is_request_only_and_history_untouched():
     """H3: a replacement changes one provider call; the persisted history is never rewritten."""
+
     def keep_last(req, conv, inc):
         conv.append({"role": "user", "content": "engine junk"})  # editing its copies is harmless
         if inc is not None:
@@ -119,21 +129,30 @@ def test_replacement_is_request_only_and_history_untouched():
     assert len(s.transcript) == 6
     assert all(m.get("content") != "EDITED" for m in s.transcript)
     assert all(m.get("content") != "engine junk" for m in s.transcript)
-    assert [m["content"] for m in s.store.load(s.session_id) if m["role"] == "user"][0].startswith("question number 0")
+    assert [m["content"] for m in s.store.load(s.session_id) if m["role"] == "user"][0].startswith(
+        "question number 0"
+    )
 
 
 def test_nested_conversation_edit_cannot_corrupt_history():
     """H3: conversation_messages are structural copies (a nested edit stays in the engine)."""
     history = _history()
-    history[2]["tool_calls"] = [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    history[2]["tool_calls"] = [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ]
     before = copy.deepcopy(history)
 
     def nested(req, conv, inc):
         conv[2]["tool_calls"][0]["function"]["name"] = "HACKED"
         return None
 
-    hooks.apply_select_context(Selecting(nested), pipeline.assemble(None, history, None),
-                               conversation_messages=history, incoming_message=history[1], budget_tokens=1)
+    hooks.apply_select_context(
+        Selecting(nested),
+        pipeline.assemble(None, history, None),
+        conversation_messages=history,
+        incoming_message=history[1],
+        budget_tokens=1,
+    )
     assert history == before
 
 
@@ -147,13 +166,21 @@ def test_select_context_arguments():
     assert call["budget"] == 50_000 == eng.context_length
     assert call["incoming"]["content"] == "hello there"
     assert call["request"][-1]["content"] == "hello there"
-    assert call["conversation"] is not s.transcript and call["conversation"][-1]["content"] == "hello there"
+    assert (
+        call["conversation"] is not s.transcript
+        and call["conversation"][-1]["content"] == "hello there"
+    )
 
 
 # -- H4 order -----------------------------------------------------------------------------------------
 def test_stage_order_documented_and_hermes():
     """H4: documented assemble -> select_context -> sanitize -> cache_control; 0.19: markers first."""
-    assert get_profile("documented").stages == ("assemble", "select_context", "sanitize", "cache_control")
+    assert get_profile("documented").stages == (
+        "assemble",
+        "select_context",
+        "sanitize",
+        "cache_control",
+    )
     assert get_profile("hermes-0.19").stages == ("assemble", "cache_control", "sanitize")
     ctx = pipeline.RequestContext(Selecting(None), None, _history(), None, 10, cache_control=True)
     pipeline.run_stages(ctx, "documented")
@@ -162,13 +189,24 @@ def test_stage_order_documented_and_hermes():
 
 def test_replacement_goes_through_sanitizers_and_cache_control():
     """H4: a replacement with user,user and an orphan tool result is repaired, then marked."""
+
     def weird(req, conv, inc):
-        return [req[0], {"role": "tool", "tool_call_id": "ghost", "content": "orphan"},
-                {"role": "user", "content": "a", "message_uid": "c" * 32}, {"role": "user", "content": "b"}]
+        return [
+            req[0],
+            {"role": "tool", "tool_call_id": "ghost", "content": "orphan"},
+            {"role": "user", "content": "a", "message_uid": "c" * 32},
+            {"role": "user", "content": "b"},
+        ]
 
     eng = Selecting(weird)
-    out = pipeline.build_request(eng, system_prompt=None, history=_history(), incoming=None, budget_tokens=10,
-                                 cache_control=True)
+    out = pipeline.build_request(
+        eng,
+        system_prompt=None,
+        history=_history(),
+        incoming=None,
+        budget_tokens=10,
+        cache_control=True,
+    )
     assert [m["role"] for m in out] == ["system", "user"]
     assert out[1]["content"][0]["text"] == "a\n\nb" and "message_uid" not in out[1]
     assert count_markers(out) == 2
@@ -177,12 +215,31 @@ def test_replacement_goes_through_sanitizers_and_cache_control():
 def test_hermes_profile_marks_before_sanitizing():
     """0.19.0 places markers before the sanitizers: the marker turns a string row into a
     part list, which alternation repair no longer merges, so user,user reaches the wire."""
-    history = [SYSTEM, {"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-               {"role": "assistant", "content": "c"}, {"role": "user", "content": "d"}]
-    doc = pipeline.build_request(None, system_prompt=None, history=history, incoming=None, budget_tokens=0,
-                                 cache_control=True, profile="documented")
-    old = pipeline.build_request(None, system_prompt=None, history=history, incoming=None, budget_tokens=0,
-                                 cache_control=True, profile="hermes-0.19")
+    history = [
+        SYSTEM,
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {"role": "assistant", "content": "c"},
+        {"role": "user", "content": "d"},
+    ]
+    doc = pipeline.build_request(
+        None,
+        system_prompt=None,
+        history=history,
+        incoming=None,
+        budget_tokens=0,
+        cache_control=True,
+        profile="documented",
+    )
+    old = pipeline.build_request(
+        None,
+        system_prompt=None,
+        history=history,
+        incoming=None,
+        budget_tokens=0,
+        cache_control=True,
+        profile="hermes-0.19",
+    )
     assert count_markers(doc) == 4
     assert [m["role"] for m in doc] == ["system", "user", "assistant", "user"]
     assert [m["role"] for m in old] == ["system", "user", "user", "assistant", "user"]
@@ -193,17 +250,23 @@ def test_hermes_profile_marks_before_sanitizing():
 def test_tool_pair_repair_drops_orphans_and_stubs_missing():
     """V2 on the wire: stray and duplicate results dropped, missing ones stubbed."""
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    msgs = [SYSTEM, {"role": "user", "content": "u"},
-            {"role": "assistant", "content": None, "tool_calls": [call, dict(call, id="c2")]},
-            {"role": "tool", "tool_call_id": "c1", "content": "r1"},
-            {"role": "tool", "tool_call_id": "c1", "content": "dup"},
-            {"role": "tool", "tool_call_id": "zz", "content": "stray"},
-            {"role": "user", "content": "next"}]
+    msgs = [
+        SYSTEM,
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": None, "tool_calls": [call, dict(call, id="c2")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "tool", "tool_call_id": "c1", "content": "dup"},
+        {"role": "tool", "tool_call_id": "zz", "content": "stray"},
+        {"role": "user", "content": "next"},
+    ]
     frozen = copy.deepcopy(msgs)
     out = repair_tool_pairs(msgs)
     assert msgs == frozen
     assert [(m["role"], m.get("tool_call_id"), m.get("content")) for m in out[3:]] == [
-        ("tool", "c1", "r1"), ("tool", "c2", MISSING_TOOL_RESULT), ("user", None, "next")]
+        ("tool", "c1", "r1"),
+        ("tool", "c2", MISSING_TOOL_RESULT),
+        ("user", None, "next"),
+    ]
     clean = [SYSTEM, {"role": "user", "content": "u"}]
     assert repair_tool_pairs(clean) is clean
 
@@ -211,9 +274,14 @@ def test_tool_pair_repair_drops_orphans_and_stubs_missing():
 def test_alternation_repair():
     """user,user merged with a blank line; assistant,assistant unions tool_calls; lists not merged."""
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    msgs = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-            {"role": "assistant", "content": "x", "tool_calls": [call]}, {"role": "assistant", "content": "y"},
-            {"role": "user", "content": [{"type": "text", "text": "img"}]}, {"role": "user", "content": "z"}]
+    msgs = [
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {"role": "assistant", "content": "x", "tool_calls": [call]},
+        {"role": "assistant", "content": "y"},
+        {"role": "user", "content": [{"type": "text", "text": "img"}]},
+        {"role": "user", "content": "z"},
+    ]
     out = repair_alternation(msgs)
     assert out[0]["content"] == "a\n\nb"
     assert out[1]["content"] == "x\ny" and out[1]["tool_calls"] == [call]
@@ -227,19 +295,30 @@ def test_u9_fields_never_reach_the_provider():
     assert s.provider.u9_leaks == []
     assert all(b"message_uid" not in r for r in s.requests)
     assert strip_persistence_fields([{"role": "user", "content": "x", "_tool_call_uid": "u"}]) == [
-        {"role": "user", "content": "x"}]
+        {"role": "user", "content": "x"}
+    ]
 
 
 # -- P1 / P2 -------------------------------------------------------------------------------------------
 def test_cache_control_system_and_3_and_placement():
     """P1: system + last 3 non-system; P2: string -> part list, list -> last part, empty -> message."""
-    msgs = [{"role": "system", "content": "sys"},
-            {"role": "user", "content": "old"},
-            {"role": "user", "content": [{"type": "text", "text": "p1"}, {"type": "text", "text": "p2"}]},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
-                                                                   "function": {"name": "f", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c", "content": "result"},
-            {"role": "user", "content": "latest"}]
+    msgs = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "old"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "p1"}, {"type": "text", "text": "p2"}],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "result"},
+        {"role": "user", "content": "latest"},
+    ]
     frozen = copy.deepcopy(msgs)
     out = apply_cache_control(msgs)
     assert msgs == frozen
@@ -250,9 +329,14 @@ def test_cache_control_system_and_3_and_placement():
     assert "cache_control" not in out[2]["content"][0]
     assert "cache_control" not in out[3]  # envelope layout: empty assistant cannot carry one
     assert out[4]["content"][0]["cache_control"] == {"type": "ephemeral"}
-    assert out[5]["content"] == [{"type": "text", "text": "latest", "cache_control": {"type": "ephemeral"}}]
+    assert out[5]["content"] == [
+        {"type": "text", "text": "latest", "cache_control": {"type": "ephemeral"}}
+    ]
     native = apply_cache_control(msgs, native_anthropic=True, ttl="1h")
-    assert native[4]["cache_control"] == {"type": "ephemeral", "ttl": "1h"} and native[4]["content"] == "result"
+    assert (
+        native[4]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+        and native[4]["content"] == "result"
+    )
     assert native[3]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
 
 
@@ -275,15 +359,23 @@ def test_cache_control_only_for_claude_by_default():
 
 def test_reasoning_keys_stripped_from_non_assistant_rows():
     """H4 (MAIN §9 step 5): a replacement cannot put reasoning on a user row; assistant rows keep it."""
+
     def smuggle(req, conv, inc):
         out = [dict(m) for m in req]
         out[-1]["reasoning_content"] = "secret chain"
         out[-2]["reasoning_content"] = "assistant thinking"
         return out
 
-    out = pipeline.build_request(Selecting(smuggle), system_prompt=None, history=_history(),
-                                 incoming={"role": "user", "content": "q"}, budget_tokens=10)
-    assert "reasoning_content" not in out[-1] and out[-2]["reasoning_content"] == "assistant thinking"
+    out = pipeline.build_request(
+        Selecting(smuggle),
+        system_prompt=None,
+        history=_history(),
+        incoming={"role": "user", "content": "q"},
+        budget_tokens=10,
+    )
+    assert (
+        "reasoning_content" not in out[-1] and out[-2]["reasoning_content"] == "assistant thinking"
+    )
 
 
 def test_tool_pair_repair_keeps_one_result_per_occurrence_of_a_repeated_id():

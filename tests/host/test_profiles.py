@@ -15,7 +15,9 @@ from tests.host.engines import Observing, Plain, Selecting, always_compress
 
 
 def _run(engine, profile, turns=4, **kw):
-    s = HostSession(engine, Provider(), profile=profile, config=HostConfig(context_timeout_seconds=5.0), **kw)
+    s = HostSession(
+        engine, Provider(), profile=profile, config=HostConfig(context_timeout_seconds=5.0), **kw
+    )
     s.start()
     for i in range(turns):
         s.user_turn(f"message {i}")
@@ -30,6 +32,7 @@ def test_unknown_profile_is_a_clear_error():
 
 def test_hermes_profile_never_calls_the_hooks():
     """0.19.0: select_context and on_turn_complete exist on the engine but are never called."""
+
     class Both(Selecting, Observing):
         def __init__(self):
             Selecting.__init__(self, None)
@@ -38,7 +41,9 @@ def test_hermes_profile_never_calls_the_hooks():
     s = _run(Both(), "hermes-0.19")
     assert s.recorder.never_called("select_context") and s.recorder.never_called("on_turn_complete")
     d = _run(Both(), "documented")
-    assert not d.recorder.never_called("select_context") and not d.recorder.never_called("on_turn_complete")
+    assert not d.recorder.never_called("select_context") and not d.recorder.never_called(
+        "on_turn_complete"
+    )
 
 
 def test_hermes_profile_compress_input_and_boundary_callbacks():
@@ -93,6 +98,7 @@ def test_hermes_profile_wire_identical_to_documented_for_plain_engine_without_ca
 # -- H7 -------------------------------------------------------------------------------------------
 def test_pre_llm_call_can_only_append():
     """H7: a pre_llm_call hook appends text to the user message; it cannot drop messages."""
+
     def inject(messages, incoming):
         messages.clear()  # editing its copy changes nothing
         return "[recalled: the user prefers tabs]"

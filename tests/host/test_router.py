@@ -39,25 +39,30 @@ def test_router_stable_while_nothing_changes():
     req = _conversation()
     a, b = r.select_context(copy.deepcopy(req)), r.select_context(copy.deepcopy(req))
     assert a == b and selection_digest(a) == selection_digest(b)
-    longer = req + [{"role": "assistant", "content": "sure"},
-                    {"role": "user", "content": user_message("database", 100, words=40)}]
+    longer = req + [
+        {"role": "assistant", "content": "sure"},
+        {"role": "user", "content": user_message("database", 100, words=40)},
+    ]
     c = r.select_context(longer)
-    assert c[:len(a)] == a  # prefix-stable: the cache keeps hitting
+    assert c[: len(a)] == a  # prefix-stable: the cache keeps hitting
 
 
 def test_router_returns_none_when_everything_is_selected():
     """H3: single topic -> no change (None keeps the request byte-identical)."""
     r = ReferenceRouter()
     req = [{"role": "system", "content": "s"}] + [
-        {"role": "user", "content": user_message("deploy", i, words=30)} for i in range(3)]
+        {"role": "user", "content": user_message("deploy", i, words=30)} for i in range(3)
+    ]
     assert r.select_context(req) is None
 
 
 def test_mutant_reshuffles_every_call():
     """H6 mutant: same input, different selections."""
     m = ReshufflingRouter()
-    req = _conversation() + [{"role": "assistant", "content": "x"},
-                             {"role": "user", "content": user_message("database", 7, words=40)}]
+    req = _conversation() + [
+        {"role": "assistant", "content": "x"},
+        {"role": "user", "content": user_message("database", 7, words=40)},
+    ]
     a, b = m.select_context(copy.deepcopy(req)), m.select_context(copy.deepcopy(req))
     assert a != b and hooks.valid_selection(a)
 
@@ -99,10 +104,16 @@ def test_router_compress_valid_and_counts():
     """A4/V: compress keeps the system first, pairs intact, and counts."""
     r = ReferenceRouter()
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    msgs = _conversation()[:-1] + [{"role": "assistant", "content": None, "tool_calls": [call]},
-                                   {"role": "tool", "tool_call_id": "c1", "content": "r"}]
-    msgs += [{"role": "user", "content": f"u{i}"} if i % 2 == 0 else {"role": "assistant", "content": f"a{i}"}
-             for i in range(10)]
+    msgs = _conversation()[:-1] + [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    ]
+    msgs += [
+        {"role": "user", "content": f"u{i}"}
+        if i % 2 == 0
+        else {"role": "assistant", "content": f"a{i}"}
+        for i in range(10)
+    ]
     out = r.compress(msgs)
     assert out[0]["role"] == "system" and len(out) < len(msgs) and r.compression_count == 1
     ids = [m["tool_call_id"] for m in out if m["role"] == "tool"]
@@ -125,8 +136,13 @@ def test_router_should_compress_sentinel_and_anti_thrash():
 
 def test_router_full_session_with_compaction_and_selection():
     """End to end: select_context, compaction and on_turn_complete together in one session."""
-    s = HostSession(ReferenceRouter(), Provider(), clone=True, context_length=2_400,
-                    config=HostConfig(context_timeout_seconds=2.0))
+    s = HostSession(
+        ReferenceRouter(),
+        Provider(),
+        clone=True,
+        context_length=2_400,
+        config=HostConfig(context_timeout_seconds=2.0),
+    )
     for i in range(10):
         res = s.user_turn(user_message("database" if i % 3 else "frontend", i, words=150))
         assert res.reply
@@ -164,9 +180,17 @@ def test_host_requests_deterministic_across_processes():
         "print(s.compactions, hashlib.sha256(b''.join(s.requests)).hexdigest())\n"
     )
     root = str(Path(__file__).resolve().parents[2])
-    outs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120,
-                           env={"PYTHONPATH": root, "PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"})
-            for seed in (1, 2)]
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=120,
+            env={"PYTHONPATH": root, "PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"},
+        )
+        for seed in (1, 2)
+    ]
     assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
     assert outs[0].stdout == outs[1].stdout and int(outs[0].stdout.split()[0]) >= 1
 
@@ -182,12 +206,17 @@ def _thrash_run(history, turns=20):
     attempts = 0
     for _ in range(turns):
         tokens = count_messages(history)
-        r.update_from_response({"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1})
+        r.update_from_response(
+            {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1}
+        )
         if r.should_compress(tokens):
             attempts += 1
             history = r.compress(history)
             r.last_prompt_tokens = -1
-        history = history + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "next"}]
+        history = history + [
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "next"},
+        ]
     return r, attempts
 
 
@@ -195,7 +224,9 @@ def test_router_stops_after_ineffective_noop_passes():
     """A3: a short history over the threshold (the system prompt holds it) gives no-op passes;
     each counts as ineffective at once, so compress() is asked for only twice in 20 turns."""
     big = " ".join(f"rule{i}" for i in range(4000))
-    r, attempts = _thrash_run([{"role": "system", "content": big}, {"role": "user", "content": "hi"}])
+    r, attempts = _thrash_run(
+        [{"role": "system", "content": big}, {"role": "user", "content": "hi"}]
+    )
     assert attempts == 2
     assert r.compression_count == 2 and r.should_compress(10**6) is False
 
@@ -207,7 +238,8 @@ def test_router_stops_when_output_still_over_threshold():
     r.update_model("m", 4000)
     blob = " ".join(f"word{i}" for i in range(4000))
     history = [{"role": "system", "content": "s"}] + [
-        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}"} for i in range(10)]
+        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}"} for i in range(10)
+    ]
     history += [{"role": "assistant", "content": "see"}, {"role": "user", "content": blob}]
     out = r.compress(history)
     assert out is not history and len(out) < len(history)
@@ -221,9 +253,17 @@ def test_router_effective_pass_waits_for_usage_and_block_lifts_below_threshold()
     the prompt has fallen below the threshold."""
     r = ReferenceRouter()
     r.update_model("m", 4000)
-    history = [{"role": "system", "content": "s"}] + [
-        {"role": ("user", "assistant")[i % 2], "content": " ".join(f"w{i}x{k}" for k in range(40))}
-        for i in range(30)] + [{"role": "user", "content": "now"}]
+    history = (
+        [{"role": "system", "content": "s"}]
+        + [
+            {
+                "role": ("user", "assistant")[i % 2],
+                "content": " ".join(f"w{i}x{k}" for k in range(40)),
+            }
+            for i in range(30)
+        ]
+        + [{"role": "user", "content": "now"}]
+    )
     out = r.compress(history)
     assert out is not history and r._awaiting_verdict and r._ineffective == 0
     r.update_from_response({"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101})

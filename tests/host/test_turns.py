@@ -53,13 +53,22 @@ def test_select_context_reruns_after_fallback():
     eng = Selecting(None)
     faults = [Fault("server_error", when={"model": "primary-model"})]
     cfg = HostConfig(max_retries=1, fallback_model="fallback-model", fallback_context_length=64_000)
-    s = _session(eng, Provider(faults=faults), model="primary-model", config=cfg, context_length=128_000)
+    s = _session(
+        eng, Provider(faults=faults), model="primary-model", config=cfg, context_length=128_000
+    )
     res = s.user_turn("hello")
     assert not res.failed and res.provider_calls == 1
     assert len(eng.select_calls) == 3  # first try, one retry, the fallback
     switches = [c for c in s.recorder.calls if c.method == "update_model"]
     assert len(switches) == 2 and eng.context_length == 64_000
-    assert switches[1].kwargs_keys == ("api_key", "api_mode", "base_url", "context_length", "model", "provider")
+    assert switches[1].kwargs_keys == (
+        "api_key",
+        "api_mode",
+        "base_url",
+        "context_length",
+        "model",
+        "provider",
+    )
 
 
 # -- H5 -----------------------------------------------------------------------------------------------
@@ -71,12 +80,27 @@ def test_on_turn_complete_kwargs_and_usage():
     res = s.user_turn("two")
     assert len(eng.turns) == 2
     last = eng.turns[-1]
-    assert set(last["kwargs"]) == {"turn_id", "task_id", "api_call_count", "interrupted", "failed",
-                                   "turn_exit_reason"}
-    assert last["kwargs"]["api_call_count"] == 1 and last["kwargs"]["turn_exit_reason"] == "text_response"
+    assert set(last["kwargs"]) == {
+        "turn_id",
+        "task_id",
+        "api_call_count",
+        "interrupted",
+        "failed",
+        "turn_exit_reason",
+    }
+    assert (
+        last["kwargs"]["api_call_count"] == 1
+        and last["kwargs"]["turn_exit_reason"] == "text_response"
+    )
     assert last["kwargs"]["interrupted"] is False and last["kwargs"]["failed"] is False
     assert last["usage"] == res.usage and set(last["usage"]) == set(CANONICAL_USAGE_KEYS)
-    assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "user", "assistant"]
+    assert [m["role"] for m in last["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     assert last["messages"] is not s.transcript
 
 
@@ -133,7 +157,11 @@ def test_on_turn_complete_skipped_by_identity():
 
 def test_tool_loop_counts_api_calls():
     """H5: api_call_count counts every provider response of the turn (tool loop included)."""
-    call = {"id": "call_1", "type": "function", "function": {"name": "grep", "arguments": "{\"q\": \"x\"}"}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "grep", "arguments": '{"q": "x"}'},
+    }
     provider = Provider(replies=ScriptedReplies([Reply(content=None, tool_calls=[call]), "done"]))
     eng = Observing()
     s = _session(eng, provider)
@@ -148,16 +176,29 @@ def test_canonical_usage_from_both_provider_shapes():
     p = Provider()
     msgs = [{"role": "user", "content": "hello " * 50}]
     openai = p.chat_completions({"model": "anthropic/claude-sonnet-4", "messages": msgs})["usage"]
-    anthropic = p.messages({"model": "claude-sonnet-4-20250514", "max_tokens": 100, "messages": msgs})["usage"]
+    anthropic = p.messages(
+        {"model": "claude-sonnet-4-20250514", "max_tokens": 100, "messages": msgs}
+    )["usage"]
     a, b = canonical_usage(openai), canonical_usage(anthropic)
     for u in (a, b):
         assert tuple(u) == CANONICAL_USAGE_KEYS
-        assert u["prompt_tokens"] == u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"]
+        assert (
+            u["prompt_tokens"]
+            == u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"]
+        )
         assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
     assert b["input_tokens"] == anthropic["input_tokens"]
     assert a["prompt_tokens"] == openai["prompt_tokens"]
-    assert canonical_usage({"prompt_tokens": 10, "completion_tokens": 2,
-                            "prompt_tokens_details": {"cached_tokens": 4}})["input_tokens"] == 6
+    assert (
+        canonical_usage(
+            {
+                "prompt_tokens": 10,
+                "completion_tokens": 2,
+                "prompt_tokens_details": {"cached_tokens": 4},
+            }
+        )["input_tokens"]
+        == 6
+    )
 
 
 def test_update_from_response_gets_canonical_usage_every_call():
@@ -167,7 +208,10 @@ def test_update_from_response_gets_canonical_usage_every_call():
     s.user_turn("a")
     s.user_turn("b")
     assert s.recorder.methods().count("update_from_response") == 2
-    assert eng.last_prompt_tokens > 0 and eng.last_total_tokens == eng.last_prompt_tokens + eng.last_completion_tokens
+    assert (
+        eng.last_prompt_tokens > 0
+        and eng.last_total_tokens == eng.last_prompt_tokens + eng.last_completion_tokens
+    )
 
 
 # -- A7 -------------------------------------------------------------------------------------------------
@@ -206,13 +250,21 @@ def test_host_on_sqlite_store_keeps_engine_stamped_summary_uid(tmp_path):
     from simulator.store.sqlite import SQLiteStore
 
     store = SQLiteStore(tmp_path / "state.db")
-    s = HostSession(ReferenceRouter(), Provider(), store, clone=True, context_length=100_000,
-                    config=HostConfig(context_timeout_seconds=0))
+    s = HostSession(
+        ReferenceRouter(),
+        Provider(),
+        store,
+        clone=True,
+        context_length=100_000,
+        config=HostConfig(context_timeout_seconds=0),
+    )
     s.start()
     for i in range(8):
         s.user_turn(f"turn {i} about the parser")
     assert s.compress() == 1
-    summary = next(m for m in s.transcript if str(m.get("content", "")).startswith("[Router summary"))
+    summary = next(
+        m for m in s.transcript if str(m.get("content", "")).startswith("[Router summary")
+    )
     restored = store.load(s.session_id)
     assert all(len(m.get("message_uid", "")) == 32 for m in restored)
     assert summary["message_uid"] in [m["message_uid"] for m in restored]
@@ -252,8 +304,13 @@ def test_context_overflow_forces_compaction_and_reselects():
     eng.keep_last = 2
     eng.should_compress = lambda prompt_tokens=None: False  # only the overflow path compacts
     provider = Provider()
-    s = _session(eng, provider, model="tiny-model", context_length=100_000,
-                 config=HostConfig(context_timeout_seconds=0))
+    s = _session(
+        eng,
+        provider,
+        model="tiny-model",
+        context_length=100_000,
+        config=HostConfig(context_timeout_seconds=0),
+    )
     for i in range(4):
         s.user_turn(f"turn {i} " + "words " * 40)
     eng.threshold_tokens = 1

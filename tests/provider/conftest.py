@@ -13,7 +13,18 @@ NATIVE = "claude-sonnet-5"  # native Anthropic id, 1024-token minimum
 
 def prose(n_words: int, tag: str = "") -> str:
     """Deterministic English-ish text of about ``n_words`` words (a few tokens more)."""
-    words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+    words = (
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+    )
     return tag + " ".join(f"{words[i % 10]}{i % 7}" for i in range(n_words)) + "."
 
 

@@ -20,7 +20,10 @@ def test_rate_limit_by_index_with_headers_and_virtual_clock():
     e = exc.value
     assert e.status == 429
     assert e.headers["retry-after"] == "3" and e.headers["retry-after-ms"] == "40"
-    assert e.body["error"]["code"] == "rate_limit_exceeded" and "try again in 2.5s" in e.body["error"]["message"]
+    assert (
+        e.body["error"]["code"] == "rate_limit_exceeded"
+        and "try again in 2.5s" in e.body["error"]["message"]
+    )
     assert p.clock.now() == 0.0
     p.chat_completions(REQ)  # the retry: clock moves to the end of the window first
     assert p.clock.now() == 2.5
@@ -28,11 +31,14 @@ def test_rate_limit_by_index_with_headers_and_virtual_clock():
     assert p.journal[1].fault == "rate_limit"
 
 
-@pytest.mark.parametrize("kind,status,otype,atype", [
-    ("server_error", 500, "server_error", "api_error"),
-    ("unavailable", 503, "service_unavailable_error", "api_error"),
-    ("overloaded", 529, "overloaded_error", "overloaded_error"),
-])
+@pytest.mark.parametrize(
+    "kind,status,otype,atype",
+    [
+        ("server_error", 500, "server_error", "api_error"),
+        ("unavailable", 503, "service_unavailable_error", "api_error"),
+        ("overloaded", 529, "overloaded_error", "overloaded_error"),
+    ],
+)
 def test_server_errors_both_shapes(kind, status, otype, atype):
     p = Provider(faults=[Fault(kind, at=[0, 1])])
     with pytest.raises(ProviderError) as exc:
@@ -48,7 +54,10 @@ def test_server_errors_both_shapes(kind, status, otype, atype):
 def test_content_filter_refusal():
     p = Provider(faults=[Fault("content_filter", at=[0, 1])])
     r = p.chat_completions(REQ)
-    assert r["choices"][0]["finish_reason"] == "content_filter" and r["choices"][0]["message"]["content"] is None
+    assert (
+        r["choices"][0]["finish_reason"] == "content_filter"
+        and r["choices"][0]["message"]["content"] is None
+    )
     a = p.messages(AREQ)
     assert a["stop_reason"] == "refusal"
 
@@ -82,7 +91,11 @@ def test_stream_cut_and_stream_error_only_on_streams():
     assert all(b"[DONE]" not in e for e in out.events)
     p = Provider(faults=[Fault("stream_error", at=[0], after_events=1)])
     out = p.handle(MESSAGES, dict(AREQ, stream=True))
-    assert out.cut and out.events[-1].startswith(b"event: error\n") and b"overloaded_error" in out.events[-1]
+    assert (
+        out.cut
+        and out.events[-1].startswith(b"event: error\n")
+        and b"overloaded_error" in out.events[-1]
+    )
 
 
 def test_schedule_from_json_and_errors():

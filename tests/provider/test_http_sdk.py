@@ -26,9 +26,16 @@ LONG_SYSTEM = prose(1800, "You are a careful coding agent. ")
 
 
 def admin(server, path, payload=None):
-    conn = http.client.HTTPConnection(server.server_address[0], server.server_address[1], timeout=10)
+    conn = http.client.HTTPConnection(
+        server.server_address[0], server.server_address[1], timeout=10
+    )
     body = None if payload is None else json.dumps(payload)
-    conn.request("POST" if payload is not None else "GET", path, body=body, headers={"content-type": "application/json"})
+    conn.request(
+        "POST" if payload is not None else "GET",
+        path,
+        body=body,
+        headers={"content-type": "application/json"},
+    )
     resp = conn.getresponse()
     data = json.loads(resp.read())
     conn.close()
@@ -52,7 +59,9 @@ def hermes_markers(messages):
     for i, m in enumerate(messages):
         m = dict(m)
         if i in chosen and isinstance(m.get("content"), str) and m["content"]:
-            m["content"] = [{"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}]
+            m["content"] = [
+                {"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}
+            ]
         out.append(m)
     return out
 
@@ -62,7 +71,9 @@ def test_openai_sdk_30_turns_cache_turn_by_turn(server):
     history = [{"role": "system", "content": LONG_SYSTEM}]
     prev_total = None
     for turn in range(30):
-        history.append({"role": "user", "content": f"Turn {turn}: " + prose(15 + turn % 7, f"t{turn} ")})
+        history.append(
+            {"role": "user", "content": f"Turn {turn}: " + prose(15 + turn % 7, f"t{turn} ")}
+        )
         if turn == 20:
             admin(server, "/_sim/clock", {"advance": 301})  # the 5m entries expire
             prev_total = None
@@ -83,17 +94,29 @@ def test_openai_sdk_30_turns_cache_turn_by_turn(server):
 
 def test_anthropic_sdk_30_turns_cache_turn_by_turn(server):
     client = an(server, max_retries=0)
-    system = [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    system = [
+        {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    ]
     messages = []
     last_written = None
     sys_tokens = tokens.count_text(LONG_SYSTEM)
     for turn in range(30):
         messages.append({"role": "user", "content": f"Turn {turn}: " + prose(12, f"a{turn} ")})
         sent = [dict(m) for m in messages]
-        sent[-1] = {"role": "user", "content": [{"type": "text", "text": messages[-1]["content"],
-                                                 "cache_control": {"type": "ephemeral"}}]}
+        sent[-1] = {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": messages[-1]["content"],
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        }
         if turn == 15:
-            admin(server, "/_sim/clock", {"advance": 400})  # 5m entries expire, the 1h system entry survives
+            admin(
+                server, "/_sim/clock", {"advance": 400}
+            )  # 5m entries expire, the 1h system entry survives
         m = client.messages.create(model=NATIVE, max_tokens=200, system=system, messages=sent)
         u = m.usage
         assert u.input_tokens == tokens.TOKENS_REPLY_PRIMING
@@ -114,13 +137,21 @@ def test_anthropic_sdk_30_turns_cache_turn_by_turn(server):
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
 def test_sdk_retries_honour_retry_after_ms(server, sdk):
-    admin(server, "/_sim/faults", {"faults": [{"kind": "rate_limit", "at": [0], "retry_after": 0.9, "retry_after_ms": 900}]})
+    admin(
+        server,
+        "/_sim/faults",
+        {"faults": [{"kind": "rate_limit", "at": [0], "retry_after": 0.9, "retry_after_ms": 900}]},
+    )
     start = time.monotonic()
     if sdk == "openai":
-        r = oa(server, max_retries=2).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "hi"}])
+        r = oa(server, max_retries=2).chat.completions.create(
+            model=SONNET, messages=[{"role": "user", "content": "hi"}]
+        )
         assert r.choices[0].message.content
     else:
-        m = an(server, max_retries=2).messages.create(model=NATIVE, max_tokens=20, messages=[{"role": "user", "content": "hi"}])
+        m = an(server, max_retries=2).messages.create(
+            model=NATIVE, max_tokens=20, messages=[{"role": "user", "content": "hi"}]
+        )
         assert m.content[0].text
     elapsed = time.monotonic() - start
     # default first backoff is <= 0.5 s; waiting >= 0.9 s shows retry-after-ms was honoured
@@ -131,28 +162,47 @@ def test_sdk_retries_honour_retry_after_ms(server, sdk):
 
 
 def test_sdk_sees_429_when_retries_disabled(server):
-    admin(server, "/_sim/faults", {"faults": [{"kind": "rate_limit", "at": [0], "retry_after_ms": 10}]})
+    admin(
+        server,
+        "/_sim/faults",
+        {"faults": [{"kind": "rate_limit", "at": [0], "retry_after_ms": 10}]},
+    )
     with pytest.raises(openai.RateLimitError) as exc:
-        oa(server, max_retries=0).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "hi"}])
+        oa(server, max_retries=0).chat.completions.create(
+            model=SONNET, messages=[{"role": "user", "content": "hi"}]
+        )
     assert exc.value.response.headers["retry-after-ms"] == "10"
 
 
 def test_overloaded_529_through_sdks(server):
     admin(server, "/_sim/faults", {"faults": [{"kind": "overloaded", "at": [0, 1]}]})
     with pytest.raises(anthropic.InternalServerError) as exc:
-        an(server, max_retries=0).messages.create(model=NATIVE, max_tokens=10, messages=[{"role": "user", "content": "x"}])
+        an(server, max_retries=0).messages.create(
+            model=NATIVE, max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
     assert exc.value.status_code == 529 and exc.value.body["error"]["type"] == "overloaded_error"
     with pytest.raises(openai.InternalServerError) as exc2:
-        oa(server, max_retries=0).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "x"}])
+        oa(server, max_retries=0).chat.completions.create(
+            model=SONNET, messages=[{"role": "user", "content": "x"}]
+        )
     assert exc2.value.status_code == 529
 
 
 def test_openai_streaming_with_usage(server):
     client = oa(server, max_retries=0)
-    msgs = [{"role": "system", "content": [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]},
-            {"role": "user", "content": "stream please"}]
+    msgs = [
+        {
+            "role": "system",
+            "content": [
+                {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}
+            ],
+        },
+        {"role": "user", "content": "stream please"},
+    ]
     client.chat.completions.create(model=SONNET, messages=msgs)
-    stream = client.chat.completions.create(model=SONNET, messages=msgs, stream=True, stream_options={"include_usage": True})
+    stream = client.chat.completions.create(
+        model=SONNET, messages=msgs, stream=True, stream_options={"include_usage": True}
+    )
     text, usage, chunks = [], None, 0
     for chunk in stream:
         chunks += 1
@@ -162,7 +212,8 @@ def test_openai_streaming_with_usage(server):
         else:
             usage = chunk.usage
     assert usage is not None and usage.prompt_tokens == tokens.count_messages(
-        [{"role": "system", "content": LONG_SYSTEM}, {"role": "user", "content": "stream please"}])
+        [{"role": "system", "content": LONG_SYSTEM}, {"role": "user", "content": "stream please"}]
+    )
     assert usage.prompt_tokens_details.cached_tokens > 1024
     journal = admin(server, "/_sim/journal?full=1")["entries"]
     assert "".join(text) == journal[-1]["response"]["choices"][0]["message"]["content"]
@@ -173,9 +224,17 @@ def test_openai_streaming_with_usage(server):
 
 
 def test_openai_streamed_tool_calls(server):
-    admin(server, "/_sim/replies", {"mode": "tool_script", "rounds": [[{"name": "read_file", "arguments": {"path": "a" * 150}}]]})
+    admin(
+        server,
+        "/_sim/replies",
+        {
+            "mode": "tool_script",
+            "rounds": [[{"name": "read_file", "arguments": {"path": "a" * 150}}]],
+        },
+    )
     stream = oa(server, max_retries=0).chat.completions.create(
-        model=SONNET, messages=[{"role": "user", "content": "read"}], stream=True)
+        model=SONNET, messages=[{"role": "user", "content": "read"}], stream=True
+    )
     args, finish = "", None
     for c in stream:
         if c.choices:
@@ -188,8 +247,12 @@ def test_openai_streamed_tool_calls(server):
 def test_anthropic_streaming_with_usage(server):
     client = an(server, max_retries=0)
     system = [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]
-    client.messages.create(model=NATIVE, max_tokens=100, system=system, messages=[{"role": "user", "content": "hi"}])
-    with client.messages.stream(model=NATIVE, max_tokens=100, system=system, messages=[{"role": "user", "content": "hi"}]) as s:
+    client.messages.create(
+        model=NATIVE, max_tokens=100, system=system, messages=[{"role": "user", "content": "hi"}]
+    )
+    with client.messages.stream(
+        model=NATIVE, max_tokens=100, system=system, messages=[{"role": "user", "content": "hi"}]
+    ) as s:
         final = s.get_final_message()
     assert final.usage.cache_read_input_tokens == tokens.count_text(LONG_SYSTEM)
     assert final.usage.output_tokens == tokens.count_text(final.content[0].text)
@@ -197,23 +260,39 @@ def test_anthropic_streaming_with_usage(server):
 
 
 def test_five_breakpoints_rejected_by_both_sdks(server):
-    parts = [{"type": "text", "text": f"part {k}", "cache_control": {"type": "ephemeral"}} for k in range(5)]
+    parts = [
+        {"type": "text", "text": f"part {k}", "cache_control": {"type": "ephemeral"}}
+        for k in range(5)
+    ]
     with pytest.raises(openai.BadRequestError) as exc:
-        oa(server, max_retries=0).chat.completions.create(model=SONNET, messages=[{"role": "user", "content": parts}])
+        oa(server, max_retries=0).chat.completions.create(
+            model=SONNET, messages=[{"role": "user", "content": parts}]
+        )
     assert "A maximum of 4 blocks with cache_control may be provided. Found 5." in str(exc.value)
     with pytest.raises(anthropic.BadRequestError) as exc2:
-        an(server, max_retries=0).messages.create(model=NATIVE, max_tokens=10, messages=[{"role": "user", "content": parts}])
-    assert exc2.value.body["error"]["message"] == "A maximum of 4 blocks with cache_control may be provided. Found 5."
+        an(server, max_retries=0).messages.create(
+            model=NATIVE, max_tokens=10, messages=[{"role": "user", "content": parts}]
+        )
+    assert (
+        exc2.value.body["error"]["message"]
+        == "A maximum of 4 blocks with cache_control may be provided. Found 5."
+    )
     assert exc2.value.request_id and exc2.value.request_id.startswith("req_")
 
 
 def test_stream_cut_midway_surfaces_as_client_error_and_server_survives(server):
-    admin(server, "/_sim/faults", {"faults": [{"kind": "stream_cut", "at": [0], "after_events": 2}]})
+    admin(
+        server, "/_sim/faults", {"faults": [{"kind": "stream_cut", "at": [0], "after_events": 2}]}
+    )
     client = oa(server, max_retries=0)
     with pytest.raises((openai.APIError, Exception)):
-        for _ in client.chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "long " * 50}], stream=True):
+        for _ in client.chat.completions.create(
+            model=SONNET, messages=[{"role": "user", "content": "long " * 50}], stream=True
+        ):
             pass
-    r = client.chat.completions.create(model=SONNET, messages=[{"role": "user", "content": "after"}])
+    r = client.chat.completions.create(
+        model=SONNET, messages=[{"role": "user", "content": "after"}]
+    )
     assert r.choices[0].message.content
 
 
@@ -221,7 +300,9 @@ def test_models_endpoint_through_sdks(server):
     models = {m.id: m for m in oa(server).models.list().data}
     assert models[SONNET].context_length == 200_000
     assert models["gpt-4o"].context_length == 128_000
-    assert all(m.context_length >= 64_000 for m in models.values())  # Hermes refuses smaller windows
+    assert all(
+        m.context_length >= 64_000 for m in models.values()
+    )  # Hermes refuses smaller windows
     ids = [m.id for m in an(server).models.list().data]
     assert SONNET in ids
 
@@ -229,10 +310,28 @@ def test_models_endpoint_through_sdks(server):
 # -- determinism across two server processes --------------------------------------------------
 def _spawn(seed: int) -> tuple:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED="random")
-    proc = subprocess.Popen([sys.executable, "-m", "simulator.provider.http", "serve", "--port", "0", "--seed", str(seed)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simulator.provider.http",
+            "serve",
+            "--port",
+            "0",
+            "--seed",
+            str(seed),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = proc.stdout.readline().strip()
-    assert line.startswith("listening on http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
+    assert line.startswith("listening on http://127.0.0.1:"), (
+        line,
+        proc.stderr.read() if proc.poll() is not None else "",
+    )
     return proc, int(line.rsplit(":", 1)[1])
 
 
@@ -242,8 +341,15 @@ def _exchange(port: int) -> list:
 
     def call(method, path, payload, headers=None):
         conn = state["conn"]
-        conn.request(method, path, body=json.dumps(payload) if payload is not None else None,
-                     headers=dict({"content-type": "application/json", "authorization": "Bearer same-key"}, **(headers or {})))
+        conn.request(
+            method,
+            path,
+            body=json.dumps(payload) if payload is not None else None,
+            headers=dict(
+                {"content-type": "application/json", "authorization": "Bearer same-key"},
+                **(headers or {}),
+            ),
+        )
         resp = conn.getresponse()
         try:
             body = resp.read()
@@ -254,21 +360,75 @@ def _exchange(port: int) -> list:
         hdrs = sorted((k.lower(), v) for k, v in resp.getheaders() if k.lower() not in ("date",))
         out.append((resp.status, hdrs, body))
 
-    call("POST", "/_sim/faults", {"faults": [{"kind": "rate_limit", "at": [2], "retry_after_ms": 5},
-                                             {"kind": "stream_error", "at": [6], "after_events": 3}]})
-    history = [{"role": "system", "content": [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]}]
+    call(
+        "POST",
+        "/_sim/faults",
+        {
+            "faults": [
+                {"kind": "rate_limit", "at": [2], "retry_after_ms": 5},
+                {"kind": "stream_error", "at": [6], "after_events": 3},
+            ]
+        },
+    )
+    history = [
+        {
+            "role": "system",
+            "content": [
+                {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}
+            ],
+        }
+    ]
     for turn in range(5):
-        history.append({"role": "user", "content": f"question {turn} 中文 {{\"k\": {turn}}}"})
+        history.append({"role": "user", "content": f'question {turn} 中文 {{"k": {turn}}}'})
         call("POST", "/v1/chat/completions", {"model": SONNET, "messages": history})
-        history.append({"role": "assistant", "content": json.loads(out[-1][2]).get("choices", [{}])[0].get("message", {}).get("content") or "x"})
-    call("POST", "/v1/chat/completions", {"model": SONNET, "messages": history + [{"role": "user", "content": "s"}],
-                                          "stream": True, "stream_options": {"include_usage": True}})
-    call("POST", "/v1/chat/completions", {"model": SONNET, "messages": [{"role": "user", "content": "cut"}], "stream": True})
-    call("POST", "/v1/messages", {"model": NATIVE, "max_tokens": 50, "stream": True,
-                                  "system": [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}],
-                                  "messages": [{"role": "user", "content": "hello"}]})
-    call("POST", "/v1/messages", {"model": NATIVE, "max_tokens": 50, "messages": [{"role": "user", "content": "hello"}]})
-    call("POST", "/v1/chat/completions", {"model": SONNET, "messages": [{"role": "tool", "tool_call_id": "x", "content": "r"}]})
+        history.append(
+            {
+                "role": "assistant",
+                "content": json.loads(out[-1][2])
+                .get("choices", [{}])[0]
+                .get("message", {})
+                .get("content")
+                or "x",
+            }
+        )
+    call(
+        "POST",
+        "/v1/chat/completions",
+        {
+            "model": SONNET,
+            "messages": history + [{"role": "user", "content": "s"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
+    call(
+        "POST",
+        "/v1/chat/completions",
+        {"model": SONNET, "messages": [{"role": "user", "content": "cut"}], "stream": True},
+    )
+    call(
+        "POST",
+        "/v1/messages",
+        {
+            "model": NATIVE,
+            "max_tokens": 50,
+            "stream": True,
+            "system": [
+                {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}
+            ],
+            "messages": [{"role": "user", "content": "hello"}],
+        },
+    )
+    call(
+        "POST",
+        "/v1/messages",
+        {"model": NATIVE, "max_tokens": 50, "messages": [{"role": "user", "content": "hello"}]},
+    )
+    call(
+        "POST",
+        "/v1/chat/completions",
+        {"model": SONNET, "messages": [{"role": "tool", "tool_call_id": "x", "content": "r"}]},
+    )
     call("GET", "/_sim/journal", None)
     state["conn"].close()
     return out
@@ -287,7 +447,9 @@ def test_determinism_across_two_server_processes():
             assert a == b
         statuses = [r[0] for r in runs[0]]
         assert 429 in statuses and 400 in statuses
-        assert any(b"[DONE]" in r[2] for r in runs[0]) and any(b"event: message_stop" in r[2] for r in runs[0])
+        assert any(b"[DONE]" in r[2] for r in runs[0]) and any(
+            b"event: message_stop" in r[2] for r in runs[0]
+        )
         assert any(r[2].startswith(b"CUT:") and b'"error"' in r[2] for r in runs[0])
     finally:
         for p in procs:

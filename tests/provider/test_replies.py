@@ -8,22 +8,41 @@ import re
 import pytest
 
 from simulator.provider.core import Provider
-from simulator.provider.replies import (SUMMARY_REQUEST_MARKER, SUMMARY_SECTIONS, EchoReplies, Reply,
-                                        ScriptedReplies, SummariserReplies, ToolScriptReplies, summarise)
+from simulator.provider.replies import (
+    SUMMARY_REQUEST_MARKER,
+    SUMMARY_SECTIONS,
+    EchoReplies,
+    Reply,
+    ScriptedReplies,
+    SummariserReplies,
+    ToolScriptReplies,
+    summarise,
+)
 from tests.provider.conftest import NATIVE
 
 
 def test_scripted_replies_with_tool_calls_and_fallback():
-    p = Provider(seed=3, replies=ScriptedReplies([
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "src/app.py"}}]},
-        "final answer",
-    ]))
+    p = Provider(
+        seed=3,
+        replies=ScriptedReplies(
+            [
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "src/app.py"}}]},
+                "final answer",
+            ]
+        ),
+    )
     r = p.chat_completions({"messages": [{"role": "user", "content": "go"}]})
     call = r["choices"][0]["message"]["tool_calls"][0]
     assert r["choices"][0]["finish_reason"] == "tool_calls"
-    assert call["id"].startswith("call_") and call["function"] == {"name": "read_file", "arguments": '{"path": "src/app.py"}'}
-    msgs = [{"role": "user", "content": "go"}, r["choices"][0]["message"],
-            {"role": "tool", "tool_call_id": call["id"], "content": "print(1)"}]
+    assert call["id"].startswith("call_") and call["function"] == {
+        "name": "read_file",
+        "arguments": '{"path": "src/app.py"}',
+    }
+    msgs = [
+        {"role": "user", "content": "go"},
+        r["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": call["id"], "content": "print(1)"},
+    ]
     r2 = p.chat_completions({"messages": msgs})
     assert r2["choices"][0]["message"]["content"] == "final answer"
     r3 = p.chat_completions({"messages": [{"role": "user", "content": "more"}]})
@@ -31,8 +50,16 @@ def test_scripted_replies_with_tool_calls_and_fallback():
 
 
 def test_tool_script_is_pure_function_of_request():
-    script = ToolScriptReplies([[{"name": "search", "arguments": {"q": "x"}}, {"name": "search", "arguments": {"q": "y"}}],
-                                [{"name": "open", "arguments": {"n": 1}}]], final="all done")
+    script = ToolScriptReplies(
+        [
+            [
+                {"name": "search", "arguments": {"q": "x"}},
+                {"name": "search", "arguments": {"q": "y"}},
+            ],
+            [{"name": "open", "arguments": {"n": 1}}],
+        ],
+        final="all done",
+    )
     p = Provider(seed=5, replies=script)
     msgs = [{"role": "user", "content": "find"}]
     r = p.chat_completions({"messages": msgs})
@@ -40,36 +67,59 @@ def test_tool_script_is_pure_function_of_request():
     assert [c["function"]["name"] for c in calls] == ["search", "search"]
     assert len({c["id"] for c in calls}) == 2
     again = p.chat_completions({"messages": msgs})  # same request: same step (retry-safe)
-    assert [c["function"]["name"] for c in again["choices"][0]["message"]["tool_calls"]] == ["search", "search"]
-    msgs += [r["choices"][0]["message"]] + [{"role": "tool", "tool_call_id": c["id"], "content": "hit"} for c in calls]
+    assert [c["function"]["name"] for c in again["choices"][0]["message"]["tool_calls"]] == [
+        "search",
+        "search",
+    ]
+    msgs += [r["choices"][0]["message"]] + [
+        {"role": "tool", "tool_call_id": c["id"], "content": "hit"} for c in calls
+    ]
     r = p.chat_completions({"messages": msgs})
     call = r["choices"][0]["message"]["tool_calls"][0]
     assert call["function"]["name"] == "open"
-    msgs += [r["choices"][0]["message"], {"role": "tool", "tool_call_id": call["id"], "content": "opened"}]
+    msgs += [
+        r["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": call["id"], "content": "opened"},
+    ]
     assert p.chat_completions({"messages": msgs})["choices"][0]["message"]["content"] == "all done"
     with pytest.raises(ValueError):
         ToolScriptReplies([[]])
 
 
 def test_tool_calls_on_anthropic_route_become_tool_use():
-    p = Provider(seed=2, replies=ScriptedReplies([{"tool_calls": [{"name": "grep", "arguments": {"pattern": "x"}}]}]))
-    r = p.messages({"model": NATIVE, "max_tokens": 100, "messages": [{"role": "user", "content": "go"}]})
+    p = Provider(
+        seed=2,
+        replies=ScriptedReplies(
+            [{"tool_calls": [{"name": "grep", "arguments": {"pattern": "x"}}]}]
+        ),
+    )
+    r = p.messages(
+        {"model": NATIVE, "max_tokens": 100, "messages": [{"role": "user", "content": "go"}]}
+    )
     assert r["stop_reason"] == "tool_use"
     block = r["content"][0]
-    assert block["type"] == "tool_use" and block["id"].startswith("toolu_") and block["input"] == {"pattern": "x"}
+    assert (
+        block["type"] == "tool_use"
+        and block["id"].startswith("toolu_")
+        and block["input"] == {"pattern": "x"}
+    )
 
 
 def test_max_tokens_truncates_and_reports_length():
-    p = Provider(replies=ScriptedReplies(["one two three four five six seven eight nine ten eleven twelve"]))
+    p = Provider(
+        replies=ScriptedReplies(["one two three four five six seven eight nine ten eleven twelve"])
+    )
     r = p.chat_completions({"messages": [{"role": "user", "content": "x"}], "max_tokens": 3})
     assert r["choices"][0]["finish_reason"] == "length" and r["usage"]["completion_tokens"] == 3
     assert r["choices"][0]["message"]["content"] == "one two three"
 
 
-TEXT = ("We must keep the public API stable. The goal is to migrate the parser to src/parser/core.py. "
-        "We decided to use a recursive descent design. Tests in tests/test_parser.py failed twice. "
-        "The build is blocked by a missing dependency. Next we refactor the lexer in src/parser/lexer.py. "
-        "The cache layer never writes to disk. Benchmarks improved by 30 percent.")
+TEXT = (
+    "We must keep the public API stable. The goal is to migrate the parser to src/parser/core.py. "
+    "We decided to use a recursive descent design. Tests in tests/test_parser.py failed twice. "
+    "The build is blocked by a missing dependency. Next we refactor the lexer in src/parser/lexer.py. "
+    "The cache layer never writes to disk. Benchmarks improved by 30 percent."
+)
 
 
 def test_summarise_has_b4_template_and_traceable_facts():
@@ -82,7 +132,9 @@ def test_summarise_has_b4_template_and_traceable_facts():
         fact = b.split(": ", 1)[1] if b.startswith(("Continue from: ", "Earlier: ")) else b
         assert fact in TEXT, f"untraceable bullet {fact!r}"
     assert "src/parser/core.py" in s and "tests/test_parser.py" in s
-    assert "The build is blocked by a missing dependency." in s.split("### Blocked")[1].split("##")[0]
+    assert (
+        "The build is blocked by a missing dependency." in s.split("### Blocked")[1].split("##")[0]
+    )
 
 
 def test_summarise_focus_previous_and_max_chars():
@@ -100,8 +152,14 @@ def test_summariser_and_echo_modes():
     r = p.chat_completions({"messages": [{"role": "user", "content": TEXT}]})
     assert r["choices"][0]["message"]["content"].startswith("## Goal")
     p = Provider(replies=EchoReplies())
-    r = p.chat_completions({"messages": [{"role": "system", "content": SUMMARY_REQUEST_MARKER},
-                                         {"role": "user", "content": TEXT}]})
+    r = p.chat_completions(
+        {
+            "messages": [
+                {"role": "system", "content": SUMMARY_REQUEST_MARKER},
+                {"role": "user", "content": TEXT},
+            ]
+        }
+    )
     assert "## Progress" in r["choices"][0]["message"]["content"]
     r = p.chat_completions({"messages": [{"role": "user", "content": "ping"}]})
     assert r["choices"][0]["message"]["content"].endswith(": ping")

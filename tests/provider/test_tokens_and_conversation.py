@@ -9,8 +9,17 @@ from simulator.provider.core import Provider, ProviderError, U9LeakError
 from simulator.provider.render import Renderer
 from tests.provider.conftest import SONNET, marked, prose
 
-TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file", "parameters": {
-    "type": "object", "properties": {"path": {"type": "string"}}}}, "cache_control": {"type": "ephemeral"}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+        "cache_control": {"type": "ephemeral"},
+    }
+]
 
 
 def conversation(n: int, tag: str) -> list:
@@ -18,14 +27,41 @@ def conversation(n: int, tag: str) -> list:
     for k in range(n):
         if k % 4 == 3:
             cid = f"call_{tag}_{k}"
-            msgs.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": f'{{"path": "f{k}.py"}}'}}]})
-            msgs.append({"role": "tool", "tool_call_id": cid, "content": f'{{"lines": {k}, "text": "{tag} def f{k}(): pass"}}'})
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": "read_file",
+                                "arguments": f'{{"path": "f{k}.py"}}',
+                            },
+                        }
+                    ],
+                }
+            )
+            msgs.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": cid,
+                    "content": f'{{"lines": {k}, "text": "{tag} def f{k}(): pass"}}',
+                }
+            )
         else:
-            msgs.append({"role": "user" if k % 2 == 0 else "assistant",
-                         "content": [{"type": "text", "text": prose(30, f"{tag} m{k} ")},
-                                     {"type": "image_url", "image_url": {"url": "data:x"}}] if k % 5 == 0
-                         else prose(30, f"{tag} m{k} ")})
+            msgs.append(
+                {
+                    "role": "user" if k % 2 == 0 else "assistant",
+                    "content": [
+                        {"type": "text", "text": prose(30, f"{tag} m{k} ")},
+                        {"type": "image_url", "image_url": {"url": "data:x"}},
+                    ]
+                    if k % 5 == 0
+                    else prose(30, f"{tag} m{k} "),
+                }
+            )
     return msgs
 
 
@@ -41,7 +77,10 @@ def test_growing_conversation_encodes_only_new_text():
     msgs = conversation(10, "grow")
     p.chat_completions({"messages": msgs})
     for k in range(5):
-        new = {"role": "user" if k % 2 == 0 else "assistant", "content": prose(25, f"grow new {k} ")}
+        new = {
+            "role": "user" if k % 2 == 0 else "assistant",
+            "content": prose(25, f"grow new {k} "),
+        }
         msgs = msgs + [new]
         tokens.ENCODE_STATS.reset()
         p.chat_completions({"messages": [dict(m) for m in msgs]})  # fresh dicts, same text
@@ -55,10 +94,15 @@ def test_growing_conversation_encodes_only_new_text():
 
 def test_u9_fields_never_counted():
     plain = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
-    tagged = [dict(plain[0], message_uid="b" * 32), dict(plain[1], _tool_call_uids={"c": "d"}, _absorbed_message_uids=["x"])]
+    tagged = [
+        dict(plain[0], message_uid="b" * 32),
+        dict(plain[1], _tool_call_uids={"c": "d"}, _absorbed_message_uids=["x"]),
+    ]
     assert tokens.count_messages(plain) == tokens.count_messages(tagged)
     part = {"type": "input_audio", "input_audio": {"data": "zz"}}
-    assert tokens.count_content([part]) == tokens.count_content([dict(part, cache_control={"type": "ephemeral"})])
+    assert tokens.count_content([part]) == tokens.count_content(
+        [dict(part, cache_control={"type": "ephemeral"})]
+    )
 
 
 def test_conversation_handle_matches_plain_requests_and_caches():
@@ -71,8 +115,12 @@ def test_conversation_handle_matches_plain_requests_and_caches():
         user = {"role": "user", "content": prose(20, f"q{k} ")}
         conv.append(user)
         hist.append(user)
-        marked_hist = [{"role": m["role"], "content": marked(m["content"])} if (i == 0 or i >= len(hist) - 3) and m["content"]
-                       else m for i, m in enumerate(hist)]
+        marked_hist = [
+            {"role": m["role"], "content": marked(m["content"])}
+            if (i == 0 or i >= len(hist) - 3) and m["content"]
+            else m
+            for i, m in enumerate(hist)
+        ]
         r1 = conv.send()
         r2 = b.chat_completions({"model": SONNET, "messages": marked_hist})
         assert r1 == r2
@@ -100,8 +148,15 @@ def test_conversation_pending_tool_calls_and_u9_strict():
     p = Provider(strict_u9=True)
     conv = p.conversation()
     conv.append({"role": "user", "content": "go"})
-    conv.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+    conv.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        }
+    )
     with pytest.raises(ProviderError, match="call_a"):
         conv.send()
     conv.append({"role": "tool", "tool_call_id": "call_a", "content": "ok", "_tool_call_uid": "u1"})
@@ -113,7 +168,9 @@ def test_conversation_cost_is_incremental():
     """Appending one message adds one renderer step: the handle never re-walks the list."""
     p = Provider()
     conv = p.conversation()
-    conv.extend([{"role": "user" if k % 2 == 0 else "assistant", "content": f"m{k}"} for k in range(200)])
+    conv.extend(
+        [{"role": "user" if k % 2 == 0 else "assistant", "content": f"m{k}"} for k in range(200)]
+    )
     calls = []
     orig = Renderer.add_openai_message
 

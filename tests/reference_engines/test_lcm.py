@@ -53,14 +53,18 @@ def test_compress_shape_head_carrier_tail(engine):
     out = engine.compress(msgs)
     assert validate_sequence(out) == []
     assert out[0] == original[0] and out[0]["role"] == "system"
-    carriers = [m for m in out if isinstance(m.get("content"), str) and m["content"].startswith(CARRIER_TAG)]
+    carriers = [
+        m for m in out if isinstance(m.get("content"), str) and m["content"].startswith(CARRIER_TAG)
+    ]
     assert len(carriers) == 1
     carrier = carriers[0]
     assert UID_RE.match(carrier["message_uid"]), carrier["message_uid"]
     assert carrier["message_uid"] not in {m.get("message_uid") for m in original}
     idx = out.index(carrier)
     tail = out[idx + 1 :]
-    assert tail == original[len(original) - len(tail) :], "the tail must be the input's last messages, verbatim"
+    assert tail == original[len(original) - len(tail) :], (
+        "the tail must be the input's last messages, verbatim"
+    )
     assert len(out) < len(msgs)
     assert engine.compression_count == 1
     # roles do not clash around the carrier when avoidable (B5 practice)
@@ -88,7 +92,9 @@ def test_nothing_to_compress_returns_same_object_and_a3_blocks(engine, tmp_path)
     assert e.compress(small) is small
     assert e.should_compress() is True
     assert e.compress(small) is small
-    assert e.should_compress() is False, "after 2 ineffective passes should_compress must stop asking"
+    assert e.should_compress() is False, (
+        "after 2 ineffective passes should_compress must stop asking"
+    )
     assert e.get_status()["compression_blocked"] is True
     e.update_model("m", 4000)  # a new budget lifts the block
     assert e.should_compress() is True
@@ -96,7 +102,9 @@ def test_nothing_to_compress_returns_same_object_and_a3_blocks(engine, tmp_path)
 
 
 def test_a7_sentinel_never_compresses_and_status_is_clamped(engine):
-    engine.update_from_response({"prompt_tokens": 3900, "completion_tokens": 1, "total_tokens": 3901})
+    engine.update_from_response(
+        {"prompt_tokens": 3900, "completion_tokens": 1, "total_tokens": 3901}
+    )
     assert engine.should_compress() is True
     engine.last_prompt_tokens = -1
     assert engine.should_compress() is False
@@ -104,15 +112,25 @@ def test_a7_sentinel_never_compresses_and_status_is_clamped(engine):
     assert engine.should_compress(prompt_tokens=10_000) is False
     status = engine.get_status()
     assert status["last_prompt_tokens"] == 0
-    engine.update_from_response({"prompt_tokens": 3900, "completion_tokens": 1, "total_tokens": 3901})
+    engine.update_from_response(
+        {"prompt_tokens": 3900, "completion_tokens": 1, "total_tokens": 3901}
+    )
     assert engine.should_compress() is True
 
 
 def test_get_status_fields(engine):
     """O8: required keys, usage_percent within 0-100, 0 with no window."""
-    engine.update_from_response({"prompt_tokens": 10_000, "completion_tokens": 1, "total_tokens": 10_001})
+    engine.update_from_response(
+        {"prompt_tokens": 10_000, "completion_tokens": 1, "total_tokens": 10_001}
+    )
     s = engine.get_status()
-    for key in ("last_prompt_tokens", "threshold_tokens", "context_length", "usage_percent", "compression_count"):
+    for key in (
+        "last_prompt_tokens",
+        "threshold_tokens",
+        "context_length",
+        "usage_percent",
+        "compression_count",
+    ):
         assert key in s
     assert 0 <= s["usage_percent"] <= 100
     fresh = LCMEngine(engine.db_path)
@@ -120,8 +138,14 @@ def test_get_status_fields(engine):
 
 
 def test_update_from_response_a2(engine):
-    engine.update_from_response({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "cache_read_tokens": 2})
-    assert (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens) == (7, 3, 10)
+    engine.update_from_response(
+        {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "cache_read_tokens": 2}
+    )
+    assert (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens) == (
+        7,
+        3,
+        10,
+    )
     engine.update_from_response({"prompt_tokens": 7, "completion_tokens": 3})
     assert engine.last_total_tokens == 10
 
@@ -187,7 +211,9 @@ def test_injected_summariser_and_failing_summariser(tmp_path):
     b.on_turn_complete(out)
     got = expand_all(b, top_node_id(carrier))
     head = out.index(carrier)
-    assert got and got == msgs[head : head + len(got)], "a failing summariser must not lose messages"
+    assert got and got == msgs[head : head + len(got)], (
+        "a failing summariser must not lose messages"
+    )
     assert out[head + 1 :] == msgs[head + len(got) :]
 
 
@@ -239,7 +265,9 @@ def test_dag_params_validation():
 
 def test_dag_is_condensed_upward(tmp_path):
     """Leaves over chunks, condensed nodes above: the frontier stays short for long histories."""
-    e = LCMEngine(tmp_path / "d.sqlite3", dag_params=DagParams(leaf_chunk_messages=4, condense_fanout=3))
+    e = LCMEngine(
+        tmp_path / "d.sqlite3", dag_params=DagParams(leaf_chunk_messages=4, condense_fanout=3)
+    )
     e.update_model("m", 3000)
     msgs = conversation(10, 120)
     out = e.compress(msgs)
@@ -251,7 +279,9 @@ def test_dag_is_condensed_upward(tmp_path):
     assert child["type"] == "condensed" and len(child["children"]) == 3
     db = sqlite3.connect(e.db_path)
     kinds = dict(db.execute("SELECT kind, COUNT(*) FROM nodes GROUP BY kind").fetchall())
-    assert kinds["leaf"] >= top["message_count"] // 6 and kinds["condensed"] >= 1 and kinds["top"] == 1
+    assert (
+        kinds["leaf"] >= top["message_count"] // 6 and kinds["condensed"] >= 1 and kinds["top"] == 1
+    )
 
 
 def test_memory_context_and_force_are_accepted(engine):
@@ -261,7 +291,9 @@ def test_memory_context_and_force_are_accepted(engine):
     params = inspect.signature(engine.compress).parameters
     assert {"current_tokens", "focus_topic", "force", "memory_context"} <= set(params)
     msgs = conversation(11, 40)
-    out = engine.compress(copy.deepcopy(msgs), force=True, memory_context="The user prefers tabs over spaces.")
+    out = engine.compress(
+        copy.deepcopy(msgs), force=True, memory_context="The user prefers tabs over spaces."
+    )
     assert "prefers tabs over spaces" in carrier_of(out)["content"]
     engine.on_turn_complete(out)
     got = expand_all(engine, top_node_id(carrier_of(out)))

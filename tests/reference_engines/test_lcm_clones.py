@@ -25,14 +25,26 @@ def parent(tmp_path):
 
 def test_clone_shares_backend_own_connection_budget_only(parent):
     """C1: same backend and file, a different connection object, budget copied, counters fresh."""
-    parent.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10, "total_tokens": 5010})
+    parent.update_from_response(
+        {"prompt_tokens": 5000, "completion_tokens": 10, "total_tokens": 5010}
+    )
     parent.compression_count = 4
     child = parent.clone_for_agent()
-    assert child is not parent and child._backend is parent._backend and child.db_path == parent.db_path
+    assert (
+        child is not parent
+        and child._backend is parent._backend
+        and child.db_path == parent.db_path
+    )
     assert child._conn is not parent._conn
-    assert (child.context_length, child.threshold_tokens) == (parent.context_length, parent.threshold_tokens)
+    assert (child.context_length, child.threshold_tokens) == (
+        parent.context_length,
+        parent.threshold_tokens,
+    )
     assert child.last_prompt_tokens == 0 and child.compression_count == 0
-    assert child.model_thresholds == parent.model_thresholds and child.model_thresholds is not parent.model_thresholds
+    assert (
+        child.model_thresholds == parent.model_thresholds
+        and child.model_thresholds is not parent.model_thresholds
+    )
 
 
 def test_child_update_model_never_changes_parent(parent):
@@ -62,7 +74,12 @@ def test_clone_publishes_a_pass_staged_by_the_parent(tmp_path):
     out = a.compress(conversation(1, 40))
     b = a.clone_for_agent()
     b.on_turn_complete(list(out))
-    assert json.loads(a.handle_tool_call("lcm_describe", {"id": top_node_id(carrier_of(out))}))["committed"] is True
+    assert (
+        json.loads(a.handle_tool_call("lcm_describe", {"id": top_node_id(carrier_of(out))}))[
+            "committed"
+        ]
+        is True
+    )
 
 
 def test_parallel_sessions_on_clones_and_on_one_shared_instance(tmp_path):
@@ -92,7 +109,12 @@ def test_parallel_sessions_on_clones_and_on_one_shared_instance(tmp_path):
     for engine, results in done:
         final = results[-1][1]
         recovered = expand_all(engine, top_node_id(carrier_of(final))) + final
-        originals = [m for msgs, _ in results for m in msgs if not str(m.get("content")).startswith("[LCM summary]")]
+        originals = [
+            m
+            for msgs, _ in results
+            for m in msgs
+            if not str(m.get("content")).startswith("[LCM summary]")
+        ]
         assert all(m in recovered for m in originals), "a parallel session lost messages"
 
 
@@ -107,7 +129,12 @@ def test_lifecycle_session_start_reset_end(tmp_path):
     e.on_session_end("s1", list(out))
     e.update_from_response({"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102})
     e.on_session_reset()
-    assert (e.last_prompt_tokens, e.last_completion_tokens, e.last_total_tokens, e.compression_count) == (0, 0, 0, 0)
+    assert (
+        e.last_prompt_tokens,
+        e.last_completion_tokens,
+        e.last_total_tokens,
+        e.compression_count,
+    ) == (0, 0, 0, 0)
     e.on_session_start("s2")
     assert e.compression_count == 0
     e.on_session_start("s1")  # resuming s1 loads its committed passes

@@ -24,8 +24,10 @@ def table_counts(path):
     db = sqlite3.connect(path)
     try:
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return {t: (db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] if t in names else 0)
-                for t in ("messages", "nodes", "passes")}
+        return {
+            t: (db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] if t in names else 0)
+            for t in ("messages", "nodes", "passes")
+        }
     finally:
         db.close()
 
@@ -46,7 +48,9 @@ def test_compress_alone_writes_nothing(engine):
     out = engine.compress(msgs, focus_topic="kubernetes")
     assert carrier_of(out) is not None
     assert not engine.db_path.exists() and list(engine.db_path.parent.iterdir()) == []
-    assert json.loads(engine.handle_tool_call("lcm_grep", {"pattern": "kubernetes", "scope": "messages"}))
+    assert json.loads(
+        engine.handle_tool_call("lcm_grep", {"pattern": "kubernetes", "scope": "messages"})
+    )
     assert not engine.db_path.exists()
     assert engine.get_status()["staged_passes"] == 1
 
@@ -60,7 +64,11 @@ def test_published_once_carrier_is_seen(engine, point):
     elif point == "session_end":
         engine.on_session_end("s1", list(out))
     elif point == "tool_call":
-        reply = json.loads(engine.handle_tool_call("lcm_describe", {"id": top_node_id(carrier)}, messages=list(out)))
+        reply = json.loads(
+            engine.handle_tool_call(
+                "lcm_describe", {"id": top_node_id(carrier)}, messages=list(out)
+            )
+        )
         assert reply["committed"] is True
     else:
         more = list(out) + conversation(3, 40, system=False)
@@ -86,7 +94,13 @@ def test_discarded_pass_leaves_nothing(engine):
     counts = table_counts(engine.db_path)
     assert counts["passes"] == 1
     db = sqlite3.connect(engine.db_path)
-    assert db.execute("SELECT COUNT(*) FROM passes WHERE carrier_uid=?", (carrier_of(discarded)["message_uid"],)).fetchone()[0] == 0
+    assert (
+        db.execute(
+            "SELECT COUNT(*) FROM passes WHERE carrier_uid=?",
+            (carrier_of(discarded)["message_uid"],),
+        ).fetchone()[0]
+        == 0
+    )
 
 
 def test_late_pass_after_timeout_is_never_published(engine):

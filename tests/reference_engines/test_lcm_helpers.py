@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from reference_engines.lcm.plan import tool_pairs_ok
 
@@ -30,21 +30,32 @@ def sentence(rng: random.Random, n: int = 8) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def turn(rng: random.Random, index: int, *, with_tool: bool, with_uid: bool = True) -> List[Dict[str, Any]]:
+def turn(
+    rng: random.Random, index: int, *, with_tool: bool, with_uid: bool = True
+) -> list[dict[str, Any]]:
     """One user turn: user, optionally assistant tool call(s) + results, then an assistant reply."""
-    out: List[Dict[str, Any]] = [{"role": "user", "content": f"Turn {index}: " + sentence(rng)}]
+    out: list[dict[str, Any]] = [{"role": "user", "content": f"Turn {index}: " + sentence(rng)}]
     if with_tool:
         calls = [
             {
                 "id": f"call_{index}_{k}",
                 "type": "function",
-                "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{index}_{k}.py"})},
+                "function": {
+                    "name": "read_file",
+                    "arguments": json.dumps({"path": f"src/m{index}_{k}.py"}),
+                },
             }
             for k in range(rng.randint(1, 2))
         ]
         out.append({"role": "assistant", "content": None, "tool_calls": calls})
         for c in calls:
-            out.append({"role": "tool", "tool_call_id": c["id"], "content": f"result of {c['id']}: " + sentence(rng, 12)})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": c["id"],
+                    "content": f"result of {c['id']}: " + sentence(rng, 12),
+                }
+            )
     out.append({"role": "assistant", "content": f"Answer {index}: " + sentence(rng, 10)})
     if with_uid:
         for m in out:
@@ -52,25 +63,31 @@ def turn(rng: random.Random, index: int, *, with_tool: bool, with_uid: bool = Tr
     return out
 
 
-def conversation(seed: int, turns: int, *, system: bool = True, tool_every: int = 3) -> List[Dict[str, Any]]:
+def conversation(
+    seed: int, turns: int, *, system: bool = True, tool_every: int = 3
+) -> list[dict[str, Any]]:
     """A deterministic transcript of ``turns`` turns (tool calls every ``tool_every`` turns)."""
     rng = random.Random(seed)
-    msgs: List[Dict[str, Any]] = []
+    msgs: list[dict[str, Any]] = []
     if system:
-        msgs.append({"role": "system", "content": "You are a helpful agent.", "message_uid": uid(rng)})
+        msgs.append(
+            {"role": "system", "content": "You are a helpful agent.", "message_uid": uid(rng)}
+        )
     for i in range(turns):
         msgs.extend(turn(rng, i, with_tool=(i % tool_every == 1)))
     return msgs
 
 
-def validate_sequence(messages: List[Dict[str, Any]]) -> List[str]:
+def validate_sequence(messages: list[dict[str, Any]]) -> list[str]:
     """Problems with V1-V4 in ``messages``; [] when the list is a valid OpenAI sequence."""
-    problems: List[str] = []
+    problems: list[str] = []
     if not isinstance(messages, list):
         return [f"V1: not a list but {type(messages).__name__}"]
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in ROLES:
-            problems.append(f"V1: message {i} has role {m.get('role') if isinstance(m, dict) else m!r}")
+            problems.append(
+                f"V1: message {i} has role {m.get('role') if isinstance(m, dict) else m!r}"
+            )
             continue
         content = m.get("content")
         if content is None:
@@ -84,7 +101,7 @@ def validate_sequence(messages: List[Dict[str, Any]]) -> List[str]:
     return problems
 
 
-def carrier_of(messages: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+def carrier_of(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The LCM summary carrier in ``messages`` (the message whose content starts with the tag)."""
     for m in messages:
         if isinstance(m.get("content"), str) and m["content"].startswith("[LCM summary]"):
@@ -92,24 +109,30 @@ def carrier_of(messages: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     return None
 
 
-def top_node_id(carrier: Dict[str, Any]) -> str:
+def top_node_id(carrier: dict[str, Any]) -> str:
     """The ``Top node: lcm_...`` id written in a carrier's text."""
     return carrier["content"].split("Top node: ", 1)[1].split()[0]
 
 
-def expand_all(engine, node_id: str, page: int = 500) -> List[Dict[str, Any]]:
+def expand_all(engine, node_id: str, page: int = 500) -> list[dict[str, Any]]:
     """Every message behind ``node_id`` via ``lcm_expand``, following ``next_offset`` pages."""
-    out: List[Dict[str, Any]] = []
-    offset: Optional[int] = 0
+    out: list[dict[str, Any]] = []
+    offset: int | None = 0
     while offset is not None:
-        reply = json.loads(engine.handle_tool_call("lcm_expand", {"node_id": node_id, "offset": offset, "limit": page}))
+        reply = json.loads(
+            engine.handle_tool_call(
+                "lcm_expand", {"node_id": node_id, "offset": offset, "limit": page}
+            )
+        )
         assert "error" not in reply, reply
         out.extend(reply["messages"])
         offset = reply["next_offset"]
     return out
 
 
-def commit(engine, history: List[Dict[str, Any]], output: List[Dict[str, Any]], rng: random.Random) -> List[Dict[str, Any]]:
+def commit(
+    engine, history: list[dict[str, Any]], output: list[dict[str, Any]], rng: random.Random
+) -> list[dict[str, Any]]:
     """Play the host's commit of a compress() result: mint uids for rows without one (U1, U6),
     then let the engine observe the committed transcript (on_turn_complete, TS2)."""
     for m in output:

@@ -65,7 +65,11 @@ def test_absorbed_uids_are_followed(engine):
     out = engine.compress(copy.deepcopy(msgs))
     engine.on_turn_complete(out)
     info = describe(engine, b_uid)
-    assert info["kind"] == "message" and info["message_uid"] == a["message_uid"] and info["followed_from"] == b_uid
+    assert (
+        info["kind"] == "message"
+        and info["message_uid"] == a["message_uid"]
+        and info["followed_from"] == b_uid
+    )
     expanded = json.loads(engine.handle_tool_call("lcm_expand", {"node_id": b_uid}))
     assert expanded["messages"] == [merged] and expanded["followed_from"] == b_uid
     assert info["node_ids"], "the survivor is covered by a leaf"
@@ -86,8 +90,12 @@ def test_carrier_uid_survives_and_is_recognised_next_pass(engine):
     got = expand_all(engine, top_node_id(c2))
     first = expand_all(engine, top_node_id(c1))
     start = got.index(first[0])
-    assert got[start : start + len(first)] == first, "the second top node covers everything the first did"
-    assert got[:start] == msgs[1:start + 1], "the first pass's head is summarised by the second, before it"
+    assert got[start : start + len(first)] == first, (
+        "the second top node covers everything the first did"
+    )
+    assert got[:start] == msgs[1 : start + 1], (
+        "the first pass's head is summarised by the second, before it"
+    )
     assert c1 not in got, "an unmodified carrier is not stored as a message"
 
 
@@ -97,9 +105,16 @@ def test_carrier_folded_by_alternation_repair(engine):
     out = engine.compress(copy.deepcopy(msgs))
     carrier = carrier_of(out)
     pos = out.index(carrier)
-    neighbour = {"role": carrier["role"], "content": "text folded into the carrier", "message_uid": "f" * 32}
-    merged = dict(carrier, content=carrier["content"] + "\n\n" + neighbour["content"],
-                  _absorbed_message_uids=[neighbour["message_uid"]])
+    neighbour = {
+        "role": carrier["role"],
+        "content": "text folded into the carrier",
+        "message_uid": "f" * 32,
+    }
+    merged = dict(
+        carrier,
+        content=carrier["content"] + "\n\n" + neighbour["content"],
+        _absorbed_message_uids=[neighbour["message_uid"]],
+    )
     committed = out[:pos] + [merged] + out[pos + 1 :]
     longer = committed + conversation(7, 40, system=False)
     out2 = engine.compress(longer)

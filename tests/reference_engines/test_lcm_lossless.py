@@ -77,6 +77,7 @@ def test_every_message_recoverable_after_three_compactions(seed, rounds, leaf, f
         history = list(live)  # every logical message the host ever had, at its latest version
         index = 0
         for spec in rounds:
+
             def add_turns(count):
                 nonlocal index
                 for _ in range(count):
@@ -89,17 +90,34 @@ def test_every_message_recoverable_after_three_compactions(seed, rounds, leaf, f
 
             add_turns(spec["turns"])
             if spec["double_user"]:
-                a = {"role": "user", "content": "First half of a split request about invoice 17.", "message_uid": uid(rng)}
-                b = {"role": "user", "content": "Second half: also check kubernetes.", "message_uid": uid(rng)}
+                a = {
+                    "role": "user",
+                    "content": "First half of a split request about invoice 17.",
+                    "message_uid": uid(rng),
+                }
+                b = {
+                    "role": "user",
+                    "content": "Second half: also check kubernetes.",
+                    "message_uid": uid(rng),
+                }
                 merged = _merge(a, b)
                 live.append(merged)
                 history.append(merged)
-                reply = {"role": "assistant", "content": "Noted both halves.", "message_uid": uid(rng)}
+                reply = {
+                    "role": "assistant",
+                    "content": "Noted both halves.",
+                    "message_uid": uid(rng),
+                }
                 live.append(reply)
                 history.append(reply)
             if spec["rewrite"]:
-                candidates = [m for m in live[1:] if m.get("role") == "assistant" and isinstance(m.get("content"), str)
-                              and not m["content"].startswith("[LCM summary]")]
+                candidates = [
+                    m
+                    for m in live[1:]
+                    if m.get("role") == "assistant"
+                    and isinstance(m.get("content"), str)
+                    and not m["content"].startswith("[LCM summary]")
+                ]
                 if candidates:
                     target = rng.choice(candidates)
                     at = next(k for k, m in enumerate(history) if m == target)
@@ -114,13 +132,21 @@ def test_every_message_recoverable_after_three_compactions(seed, rounds, leaf, f
                 add_turns(3)  # everything still fits the tail: the host would not compact yet
             assert out is not snapshot, "the round never compacted"
             assert validate_sequence(out) == []
-            carrier = next(m for m in out if m.get("message_uid") and m["message_uid"] not in
-                           {x.get("message_uid") for x in snapshot})
+            carrier = next(
+                m
+                for m in out
+                if m.get("message_uid")
+                and m["message_uid"] not in {x.get("message_uid") for x in snapshot}
+            )
             live = out
             if spec["fold_carrier"]:
                 pos = live.index(carrier)
                 nxt = live[pos + 1] if pos + 1 < len(live) else None
-                if nxt is not None and nxt.get("role") == carrier["role"] and not nxt.get("tool_calls"):
+                if (
+                    nxt is not None
+                    and nxt.get("role") == carrier["role"]
+                    and not nxt.get("tool_calls")
+                ):
                     merged = _merge(carrier, nxt)
                     live[pos : pos + 2] = [merged]
                     history[history.index(nxt)] = merged
@@ -129,7 +155,9 @@ def test_every_message_recoverable_after_three_compactions(seed, rounds, leaf, f
             elif spec["observe"] == "session_end":
                 engine.on_session_end("s1", list(live))
             elif spec["observe"] == "tool_call":
-                reply = json.loads(engine.handle_tool_call("lcm_grep", {"pattern": "turn"}, messages=list(live)))
+                reply = json.loads(
+                    engine.handle_tool_call("lcm_grep", {"pattern": "turn"}, messages=list(live))
+                )
                 assert "error" not in reply
             # "next_compress": the next compress() input shows the commit
         engine.on_session_end("s1", list(live))

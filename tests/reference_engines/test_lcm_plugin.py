@@ -31,7 +31,14 @@ def test_install_plugin_copies_folder(tmp_path):
     target = install_plugin("lcm", tmp_path)
     assert target == (tmp_path / "plugins" / "lcm").resolve()
     names = {p.name for p in target.iterdir()}
-    assert {"__init__.py", "plugin.yaml", "engine.py", "store.py", "tools.py", "install.py"} <= names
+    assert {
+        "__init__.py",
+        "plugin.yaml",
+        "engine.py",
+        "store.py",
+        "tools.py",
+        "install.py",
+    } <= names
     assert "__pycache__" not in names
     (target / "stale.txt").write_text("old install")
     install_plugin("lcm", tmp_path)  # reinstall replaces
@@ -53,7 +60,9 @@ class _Collector:
 def _load_user_plugin(plugin_dir: Path, name: str):
     """Load ``plugin_dir`` as Hermes MAIN does for a user-directory engine."""
     head = (plugin_dir / "__init__.py").read_text(encoding="utf-8-sig")[:8192]
-    assert "register_context_engine" in head or "ContextEngine" in head, "Hermes would skip this directory"
+    assert "register_context_engine" in head or "ContextEngine" in head, (
+        "Hermes would skip this directory"
+    )
     if NAMESPACE not in sys.modules:
         ns = types.ModuleType(NAMESPACE)
         ns.__path__ = []
@@ -97,11 +106,17 @@ def test_installed_copy_loads_and_registers(installed):
     engine = collector.engines[0]
     assert isinstance(engine, ContextEngine) and engine.name == "lcm"  # R6
     assert engine.db_path == home / "lcm" / "lcm.sqlite3"
-    assert type(engine).__module__.startswith(f"{NAMESPACE}.lcm"), "the installed copy, not the kit's package"
+    assert type(engine).__module__.startswith(f"{NAMESPACE}.lcm"), (
+        "the installed copy, not the kit's package"
+    )
     # subclass fallback (no register): the first ContextEngine subclass in dir() order
-    subclasses = [getattr(module, n) for n in dir(module)
-                  if isinstance(getattr(module, n), type) and issubclass(getattr(module, n), ContextEngine)
-                  and getattr(module, n) is not ContextEngine]
+    subclasses = [
+        getattr(module, n)
+        for n in dir(module)
+        if isinstance(getattr(module, n), type)
+        and issubclass(getattr(module, n), ContextEngine)
+        and getattr(module, n) is not ContextEngine
+    ]
     assert [c.__name__ for c in subclasses] == ["LCMEngine"]
 
 

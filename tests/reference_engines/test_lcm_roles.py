@@ -24,11 +24,15 @@ TURN_ROLES = ("user", "assistant")
 def _history(head_last: str, tail_first: str, tail_len: int):
     """system, a head of 2 messages ending on ``head_last``, 12 alternating middle messages,
     then ``tail_len`` alternating messages starting on ``tail_first``; last message a user ask."""
-    msgs = [{"role": "system", "content": "You are a build assistant."},
-            {"role": "user", "content": "first question about the deploy"},
-            {"role": head_last, "content": "head end " + head_last}]
+    msgs = [
+        {"role": "system", "content": "You are a build assistant."},
+        {"role": "user", "content": "first question about the deploy"},
+        {"role": head_last, "content": "head end " + head_last},
+    ]
     for i in range(12):
-        msgs.append({"role": TURN_ROLES[i % 2], "content": f"middle {i} " + "filler words here " * 30})
+        msgs.append(
+            {"role": TURN_ROLES[i % 2], "content": f"middle {i} " + "filler words here " * 30}
+        )
     roles = TURN_ROLES if tail_first == "user" else TURN_ROLES[::-1]
     for i in range(tail_len):
         msgs.append({"role": roles[i % 2], "content": f"tail {i}"})
@@ -42,12 +46,19 @@ def _touching(out):
     idx = next(i for i, m in enumerate(out) if str(m.get("content", "")).startswith(CARRIER_TAG))
     bad = []
     for a, b in ((idx - 1, idx), (idx, idx + 1)):
-        if 0 <= a and b < len(out) and out[a]["role"] == out[b]["role"] and out[a]["role"] in TURN_ROLES:
+        if (
+            0 <= a
+            and b < len(out)
+            and out[a]["role"] == out[b]["role"]
+            and out[a]["role"] in TURN_ROLES
+        ):
             bad.append((a, out[a]["role"]))
     return bad
 
 
-@pytest.mark.parametrize("head_last,tail_first,budget", list(itertools.product(TURN_ROLES, TURN_ROLES, (None, 6000))))
+@pytest.mark.parametrize(
+    "head_last,tail_first,budget", list(itertools.product(TURN_ROLES, TURN_ROLES, (None, 6000)))
+)
 def test_carrier_never_touches_same_role(tmp_path, head_last, tail_first, budget):
     """B5 over all four head/tail role combinations, with and without a token budget."""
     e = LCMEngine(tmp_path / "r.sqlite3", protect_first_n=2, protect_last_n=5)
@@ -61,8 +72,10 @@ def test_carrier_never_touches_same_role(tmp_path, head_last, tail_first, budget
     assert _touching(out) == [], [(m["role"], str(m["content"])[:20]) for m in out]
     assert out[:3] == original[:3], "the protected head stays"
     idx = next(i for i, m in enumerate(out) if str(m.get("content", "")).startswith(CARRIER_TAG))
-    tail = out[idx + 1:]
-    assert tail == original[len(original) - len(tail):], "the tail is a verbatim suffix of the input"
+    tail = out[idx + 1 :]
+    assert tail == original[len(original) - len(tail) :], (
+        "the tail is a verbatim suffix of the input"
+    )
     assert any(m["role"] == "user" for m in tail), "the latest ask stays in the tail"
     e.close()
 
@@ -99,7 +112,9 @@ def test_align_never_summarises_the_last_user_ask():
 def test_align_respects_previous_carrier_and_nonempty_middle():
     """The tail never starts at or before a previous carrier, and the middle stays non-empty."""
     msgs = _msgs(["system", "user", "assistant", "user", "assistant", "tool"])
-    msgs[4]["tool_calls"] = [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    msgs[4]["tool_calls"] = [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ]
     msgs[5]["tool_call_id"] = "c"
     cut = Split(head_end=2, tail_start=4)
     # backward candidate 3 is the carrier's own index: not allowed; no forward user: unchanged
@@ -108,4 +123,6 @@ def test_align_respects_previous_carrier_and_nonempty_middle():
     assert align_roles(msgs, [1] * 6, cut, tail_budget=None, last_carrier_index=None) == Split(2, 3)
     # head ends user at 1, middle = [2]; the only backward user candidate would empty it
     short = _msgs(["system", "user", "user", "assistant"])
-    assert align_roles(short, [1] * 4, Split(2, 3), tail_budget=None, last_carrier_index=None) == Split(2, 3)
+    assert align_roles(
+        short, [1] * 4, Split(2, 3), tail_budget=None, last_carrier_index=None
+    ) == Split(2, 3)

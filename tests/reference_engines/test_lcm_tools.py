@@ -92,7 +92,9 @@ def test_grep_is_scoped_to_the_session(loaded, tmp_path):
     other.on_session_start("s2")
     assert call(other, "lcm_grep", {"pattern": "acme-77"})["matches"] == []
     everywhere = call(other, "lcm_grep", {"pattern": "acme-77", "all_sessions": True})["matches"]
-    assert [m["message_uid"] for m in everywhere if m["kind"] == "message"] == [msgs[20]["message_uid"]]
+    assert [m["message_uid"] for m in everywhere if m["kind"] == "message"] == [
+        msgs[20]["message_uid"]
+    ]
 
 
 def test_describe_and_expand_pages(loaded):

@@ -19,16 +19,32 @@ from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
 
-BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium found (install the Debian package 'chromium')")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--mute-audio"]
+BROWSER = next(
+    (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+    None,
+)
+pytestmark = pytest.mark.skipif(
+    BROWSER is None, reason="no Chromium found (install the Debian package 'chromium')"
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--mute-audio",
+]
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    pytest.importorskip("matplotlib", reason="the report's plots need the 'report' extra (matplotlib)")
+    pytest.importorskip(
+        "matplotlib", reason="the report's plots need the 'report' extra (matplotlib)"
+    )
     factory = load_engine_factory("reference_engines.router:ReferenceRouter")
     runs = [run_scenario(load_scenario(p), factory) for p in library_paths()]
     results = [r for run in runs for r in judge(run)]
@@ -39,8 +55,12 @@ def report(tmp_path_factory):
 
 def chromium(tmp_path, *args):
     profile = tmp_path / "profile"
-    proc = subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc
 
 
@@ -60,7 +80,13 @@ def test_screenshot_shows_the_plots(report, tmp_path):
 
     path, names = report
     shot = tmp_path / "report.png"
-    proc = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1600", "--hide-scrollbars", path.as_uri())
+    proc = chromium(
+        tmp_path,
+        f"--screenshot={shot}",
+        "--window-size=1200,1600",
+        "--hide-scrollbars",
+        path.as_uri(),
+    )
     assert shot.is_file(), proc.stderr[-2000:]
     pixels = mpimg.imread(str(shot))[:, :, :3]
     assert pixels.shape[:2] == (1600, 1200)

@@ -25,7 +25,10 @@ def runs():
 
 
 def results_of(runs):
-    out = [Result("A1-name-is-str", "A1", "MUST", "passed"), Result("V2-pairs", "V2", "MUST", "failed", "[V2 MUST] x")]
+    out = [
+        Result("A1-name-is-str", "A1", "MUST", "passed"),
+        Result("V2-pairs", "V2", "MUST", "failed", "[V2 MUST] x"),
+    ]
     for r in runs:
         out += judge(r)
     return out
@@ -40,15 +43,29 @@ def test_report_has_the_verdict_table_and_one_plot_per_scenario(tmp_path, runs):
     for r in runs:
         assert f'data-scenario="{r.scenario.name}"' in text
     table = re.search(r'<table id="verdict-by-clause">(.*?)</table>', text, re.S).group(1)
-    assert '<a href="docs/contract.md#b7">B7</a>' in table and '<a href="docs/contract.md#v2">V2</a>' in table
+    assert (
+        '<a href="docs/contract.md#b7">B7</a>' in table
+        and '<a href="docs/contract.md#v2">V2</a>' in table
+    )
     assert "verdict: FAIL" in text  # the V2 MUST failure
-    assert "<script" not in text and "<link" not in text and not re.search(r"(src|href)=.https?:", text)
+    assert (
+        "<script" not in text
+        and "<link" not in text
+        and not re.search(r"(src|href)=.https?:", text)
+    )
 
 
 def test_plot_shows_threshold_context_compactions_and_cache_series(runs):
     svg = plots.run_svg(runs[0])
-    for label in ("prompt tokens", "threshold_tokens", "context_length", "compaction", "cache read tokens",
-                  "cache write tokens", "provider call"):
+    for label in (
+        "prompt tokens",
+        "threshold_tokens",
+        "context_length",
+        "compaction",
+        "cache read tokens",
+        "cache write tokens",
+        "provider call",
+    ):
         assert label in svg, label
 
 
@@ -58,7 +75,9 @@ def test_svg_is_byte_stable(runs):
 
 def test_without_matplotlib_the_report_says_so_and_shows_the_numbers(tmp_path, runs, monkeypatch):
     monkeypatch.setattr(plots, "AVAILABLE", False)
-    monkeypatch.setattr(plots, "MISSING_NOTE", "plots need matplotlib: pip install 'context-engine-kit[report]'")
+    monkeypatch.setattr(
+        plots, "MISSING_NOTE", "plots need matplotlib: pip install 'context-engine-kit[report]'"
+    )
     path = tmp_path / "plain.html"
     note = write_report(path, results_of(runs), runs)
     text = path.read_text(encoding="utf-8")
@@ -68,16 +87,30 @@ def test_without_matplotlib_the_report_says_so_and_shows_the_numbers(tmp_path, r
 
 
 def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
-    from conformance.scenarios import LIBRARY_DIR
     import shutil
+
+    from conformance.scenarios import LIBRARY_DIR
 
     for name in ("c1_subagents.scenario.yaml", "k1_model_thresholds.scenario.yaml"):
         shutil.copy(LIBRARY_DIR / name, kit_pytester.path / name)
     result = kit_pytester.runpytest_subprocess(
-        "-p", "conformance.plugin", "-p", "conformance.scenarios.plugin", "-p", "conformance.report.plugin",
-        "-p", "no:cacheprovider", "--rootdir", str(kit_pytester.path), "-n", "2",
-        "--engine=reference_engines.mutants._base:MinimalEngine", "--conformance-report=out/report.html",
-        "c1_subagents.scenario.yaml", "k1_model_thresholds.scenario.yaml")
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "conformance.scenarios.plugin",
+        "-p",
+        "conformance.report.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(kit_pytester.path),
+        "-n",
+        "2",
+        "--engine=reference_engines.mutants._base:MinimalEngine",
+        "--conformance-report=out/report.html",
+        "c1_subagents.scenario.yaml",
+        "k1_model_thresholds.scenario.yaml",
+    )
     assert result.ret == 0, result.stdout.str()
     text = (kit_pytester.path / "out" / "report.html").read_text(encoding="utf-8")
     assert text.count('<figure class="plot"') == 2

@@ -16,10 +16,15 @@ def test_passing_scenario_exits_zero_with_a_progress_line_and_verdict(capsys):
 
 
 def test_must_failure_exits_one_and_prints_the_message(capsys):
-    assert main([C1, "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
+    assert (
+        main([C1, "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
+    )
     out = capsys.readouterr().out
     assert "FAILED   scenario:c1-subagents:parent-window-unchanged" in out
-    assert "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check" in out
+    assert (
+        "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check"
+        in out
+    )
 
 
 def test_malformed_scenario_exits_two_with_file_line(tmp_path, capsys):
@@ -37,11 +42,15 @@ def test_bad_engine_exits_four(capsys):
 def test_engine_plugin_folder(tmp_path, capsys):
     plugin = tmp_path / "minimal"
     plugin.mkdir()
-    (plugin / "plugin.yaml").write_text("name: minimal\ndescription: test engine\nversion: 0.1.0\n", encoding="utf-8")
+    (plugin / "plugin.yaml").write_text(
+        "name: minimal\ndescription: test engine\nversion: 0.1.0\n", encoding="utf-8"
+    )
     (plugin / "__init__.py").write_text(
         "from agent.context_engine import ContextEngine\n"
         "from reference_engines.mutants._base import MinimalEngine\n\n"
-        "class Engine(MinimalEngine):\n    pass\n", encoding="utf-8")
+        "class Engine(MinimalEngine):\n    pass\n",
+        encoding="utf-8",
+    )
     assert main([C1, "--engine-plugin", str(plugin)]) == 0, capsys.readouterr()
     assert "c1-subagents: 5/5 expectations hold" in capsys.readouterr().out
 
@@ -49,15 +58,30 @@ def test_engine_plugin_folder(tmp_path, capsys):
 def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(capsys):
     import shlex
 
-    assert main([C1, str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"),
-                 "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
+    assert (
+        main(
+            [
+                C1,
+                str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"),
+                "--engine",
+                "reference_engines.mutants.scn_shared_clone:SharedClone",
+                "-q",
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "expectation 'parent-window-unchanged'" in x)
     repro = line.split(" Repro: ", 1)[1]
-    assert repro == f"context-engine-kit scenario {C1} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    assert (
+        repro
+        == f"context-engine-kit scenario {C1} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    )
     assert main(shlex.split(repro)[2:] + ["-q"]) == 1
     again = capsys.readouterr().out
-    assert "[1/1] c1-subagents:" in again and line.strip() in again  # that scenario alone, the same failure
+    assert (
+        "[1/1] c1-subagents:" in again and line.strip() in again
+    )  # that scenario alone, the same failure
 
 
 def test_no_file_runs_the_bundled_library_and_says_so(capsys):
@@ -65,8 +89,10 @@ def test_no_file_runs_the_bundled_library_and_says_so(capsys):
 
     assert main(["--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first == (f"context-engine-kit scenario: no FILE given: running the {len(library_paths())} bundled "
-                     f"scenarios from {LIBRARY_DIR}")
+    assert first == (
+        f"context-engine-kit scenario: no FILE given: running the {len(library_paths())} bundled "
+        f"scenarios from {LIBRARY_DIR}"
+    )
     assert main([C1, "--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
     assert "no FILE given" not in capsys.readouterr().out
 

@@ -26,7 +26,7 @@ LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "l
 STRONGER_BY_DESIGN = {
     "B7": "host-side clause (gateway hygiene, docs/coverage.md): no engine check; the scenario is its end-to-end test",
     "U3": "host-side clause (uids kept across host copies): no engine check; compress() keeping message_uid on the "
-          "rows it keeps is what the scenario observes",
+    "rows it keeps is what the scenario observes",
 }
 
 #: Expectations that observe exactly what one registered check observes: same level.
@@ -77,7 +77,9 @@ def _errors_result(engine, file="h3_history_untouched.scenario.yaml"):
     return next(r for r in results if r.check.endswith(":no-engine-errors")), results
 
 
-@pytest.mark.parametrize("file", ["h3_history_untouched.scenario.yaml", "c1_subagents.scenario.yaml"])
+@pytest.mark.parametrize(
+    "file", ["h3_history_untouched.scenario.yaml", "c1_subagents.scenario.yaml"]
+)
 def test_a_raising_hook_is_h1_should_in_every_scenario(file):
     result, results = _errors_result(SelectRaises, file)
     assert result.outcome == "failed"
@@ -85,8 +87,9 @@ def test_a_raising_hook_is_h1_should_in_every_scenario(file):
     assert result.message.startswith("[H1 SHOULD] scenario ")
     assert "select_context() raised ValueError: selector broke" in result.message
     assert "the host fails open" in result.message
-    assert not [r for r in results if r.outcome == "failed" and r.level == "MUST"], \
-        [r.message for r in results if r.outcome == "failed"]
+    assert not [r for r in results if r.outcome == "failed" and r.level == "MUST"], [
+        r.message for r in results if r.outcome == "failed"
+    ]
 
 
 def test_a_raising_session_start_is_o1_must():
@@ -116,17 +119,29 @@ expect:
 
 
 def test_an_expected_failure_by_the_finding_clause_covers_it():
-    results = judge(run_scenario(load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectRaises),
-                    xfails={"H1": "selector is being rewritten"})
+    results = judge(
+        run_scenario(load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectRaises),
+        xfails={"H1": "selector is being rewritten"},
+    )
     result = next(r for r in results if r.check.endswith(":no-engine-errors"))
-    assert result.outcome == "xfailed" and "[expected failure: selector is being rewritten]" in result.message
+    assert (
+        result.outcome == "xfailed"
+        and "[expected failure: selector is being rewritten]" in result.message
+    )
 
 
 def test_an_h3_finding_shows_the_changed_text_with_its_ellipsis():
     from reference_engines.mutants.scn_select_mutates import SelectMutatesInPlace
 
-    results = judge(run_scenario(load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectMutatesInPlace))
+    results = judge(
+        run_scenario(
+            load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectMutatesInPlace
+        )
+    )
     result = next(r for r in results if r.check.endswith(":history-not-rewritten"))
     assert result.outcome == "failed" and result.level == "SHOULD"
     assert "(at character " in result.message and ': "...' in result.message, result.message
-    assert "..." in result.message.split("(at character", 1)[1] and ". See docs/contract.md#h3." in result.message
+    assert (
+        "..." in result.message.split("(at character", 1)[1]
+        and ". See docs/contract.md#h3." in result.message
+    )

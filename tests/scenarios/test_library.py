@@ -68,8 +68,9 @@ def test_each_library_scenario_fails_on_its_mutant(name):
     results = judge(run_scenario(SCENARIOS[name], factory(spec)))
     failed = [r for r in results if r.outcome == "failed"]
     assert failed, f"{spec} passes scenario {name}"
-    assert any(r.clause == clause and r.message.startswith(f"[{clause} ") for r in failed), \
-        [r.message for r in failed]
+    assert any(r.clause == clause and r.message.startswith(f"[{clause} ") for r in failed), [
+        r.message for r in failed
+    ]
     for r in failed:  # the kit's grammar: clause, level, scenario, expectation, observation, link
         assert r.message.startswith(f"[{r.clause} {r.level}] scenario '{name}', expectation '")
         assert r.message.endswith(f"See docs/contract.md#{r.clause.lower()}.")

@@ -33,50 +33,77 @@ def test_schema_is_a_valid_json_schema():
 def test_a_good_scenario_loads_with_its_expectation():
     sc = load_text(GOOD, "tiny.scenario.yaml")
     assert sc.name == "tiny" and len(sc.steps) == 2
-    assert [(e.id, e.clause, e.level, e.kind, e.line) for e in sc.expectations] == [("compressions", "L1", "MUST",
-                                                                                     "compressions", 8)]
+    assert [(e.id, e.clause, e.level, e.kind, e.line) for e in sc.expectations] == [
+        ("compressions", "L1", "MUST", "compressions", 8)
+    ]
 
 
 def test_wrong_type_names_file_line_and_field():
     err = error_of(GOOD.replace("context_length: 4000", "context_length: lots"))
-    assert str(err) == "bad.scenario.yaml:3: host.context_length: expected integer, got string \"lots\""
+    assert (
+        str(err) == 'bad.scenario.yaml:3: host.context_length: expected integer, got string "lots"'
+    )
 
 
 def test_unknown_step_names_file_line_and_the_known_steps():
     err = error_of(GOOD.replace("  - compress: null", "  - comprss: null"))
-    assert str(err).startswith("bad.scenario.yaml:6: steps[1]: unknown step 'comprss'; known steps: branch, check,")
+    assert str(err).startswith(
+        "bad.scenario.yaml:6: steps[1]: unknown step 'comprss'; known steps: branch, check,"
+    )
     assert len(err.problems) == 1  # the schema's own additionalProperties error is not repeated
 
 
 def test_missing_field_names_file_line_and_field():
-    err = error_of(GOOD.replace("{clause: L1, level: MUST, compressions: {max: 3}}", "{clause: L1, compressions: {max: 3}}"))
+    err = error_of(
+        GOOD.replace(
+            "{clause: L1, level: MUST, compressions: {max: 3}}",
+            "{clause: L1, compressions: {max: 3}}",
+        )
+    )
     assert str(err) == "bad.scenario.yaml:8: expect[0]: missing field 'level' (MUST or SHOULD)"
 
 
 def test_missing_fault_kind_and_unknown_fault_field():
     err = error_of(GOOD.replace("  - compress: null", "  - fault:\n      nxt: 1"))
     text = str(err)
-    assert "bad.scenario.yaml:6: steps[1].fault: missing field 'kind' (rate_limit, server_error" in text
-    assert "bad.scenario.yaml:7: steps[1].fault.nxt: unknown field 'nxt'; allowed: count, kind, next" in text
+    assert (
+        "bad.scenario.yaml:6: steps[1].fault: missing field 'kind' (rate_limit, server_error"
+        in text
+    )
+    assert (
+        "bad.scenario.yaml:7: steps[1].fault.nxt: unknown field 'nxt'; allowed: count, kind, next"
+        in text
+    )
 
 
 def test_nested_subagent_step_error_points_at_its_line():
-    text = GOOD.replace("  - compress: null", "  - subagent:\n      steps:\n        - user: {words: many}")
+    text = GOOD.replace(
+        "  - compress: null", "  - subagent:\n      steps:\n        - user: {words: many}"
+    )
     err = error_of(text)
-    assert str(err) == "bad.scenario.yaml:8: steps[1].subagent.steps[0].user.words: expected integer, got string \"many\""
+    assert (
+        str(err)
+        == 'bad.scenario.yaml:8: steps[1].subagent.steps[0].user.words: expected integer, got string "many"'
+    )
 
 
 def test_two_step_kinds_in_one_item_and_unknown_expectation():
     text = GOOD.replace("  - compress: null", "  - compress: null\n    reset: true").replace(
-        "compressions: {max: 3}", "compresions: {max: 3}")
+        "compressions: {max: 3}", "compresions: {max: 3}"
+    )
     err = str(error_of(text))
     assert "bad.scenario.yaml:6: steps[1]: one step per list item, got compress, reset" in err
     assert "bad.scenario.yaml:9: expect[0]: unknown expectation 'compresions'" in err
 
 
 def test_bad_level_and_clause():
-    err = str(error_of(GOOD.replace("level: MUST", "level: MAY").replace("clause: L1", "clause: Z9")))
-    assert 'bad.scenario.yaml:8: expect[0].level: "MAY" is not allowed; use one of "MUST", "SHOULD"' in err
+    err = str(
+        error_of(GOOD.replace("level: MUST", "level: MAY").replace("clause: L1", "clause: Z9"))
+    )
+    assert (
+        'bad.scenario.yaml:8: expect[0].level: "MAY" is not allowed; use one of "MUST", "SHOULD"'
+        in err
+    )
     assert "bad.scenario.yaml:8: expect[0].clause: 'Z9' does not match" in err
 
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from conformance.scenarios import LIBRARY_DIR
 
-PLUGINS = ("-p", "conformance.plugin", "-p", "conformance.scenarios.plugin", "-p", "no:cacheprovider")
+PLUGINS = (
+    "-p",
+    "conformance.plugin",
+    "-p",
+    "conformance.scenarios.plugin",
+    "-p",
+    "no:cacheprovider",
+)
 MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 
@@ -35,31 +42,43 @@ def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pyteste
     assert result.ret == 0, out
     result.assert_outcomes(passed=5)
     assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in out
-    assert "C2             2       0" in out  # the verdict table counts scenario expectations by clause
+    assert (
+        "C2             2       0" in out
+    )  # the verdict table counts scenario expectations by clause
 
 
 def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
-    result = run(kit_pytester, "--engine=reference_engines.mutants.scn_shared_clone:SharedClone", name)
+    result = run(
+        kit_pytester, "--engine=reference_engines.mutants.scn_shared_clone:SharedClone", name
+    )
     out = result.stdout.str()
     assert result.ret == 1
-    assert ("[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check: "
-            "expected context_length == 20000, got 8000. See docs/contract.md#c2. Repro: context-engine-kit "
-            f"scenario {kit_pytester.path / name} --engine=reference_engines.mutants.scn_shared_clone:SharedClone") in out
+    assert (
+        "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check: "
+        "expected context_length == 20000, got 8000. See docs/contract.md#c2. Repro: context-engine-kit "
+        f"scenario {kit_pytester.path / name} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    ) in out
     assert "Traceback" not in out
 
 
 def test_a_should_failure_exits_zero(kit_pytester):
     name = copy(kit_pytester, "h6_cache_stability.scenario.yaml")
-    result = run(kit_pytester, "--engine=reference_engines.mutants.h6_reshuffle:ReshufflingRouter", name)
+    result = run(
+        kit_pytester, "--engine=reference_engines.mutants.h6_reshuffle:ReshufflingRouter", name
+    )
     assert result.ret == 0, result.stdout.str()
-    assert "[H6 SHOULD] scenario 'h6-cache-stability', expectation 'cache-read-ratio'" in result.stdout.str()
+    assert (
+        "[H6 SHOULD] scenario 'h6-cache-stability', expectation 'cache-read-ratio'"
+        in result.stdout.str()
+    )
     assert "PASS (with SHOULD failures)" in result.stdout.str()
 
 
 def test_a_malformed_file_is_a_collection_error_with_file_and_line(kit_pytester):
     kit_pytester.path.joinpath("bad.scenario.yaml").write_text(
-        "name: bad\nsteps:\n  - usr: hi\nexpect: []\n", encoding="utf-8")
+        "name: bad\nsteps:\n  - usr: hi\nexpect: []\n", encoding="utf-8"
+    )
     result = run(kit_pytester, f"--engine={MINIMAL}", "bad.scenario.yaml")
     out = result.stdout.str()
     assert result.ret != 0
@@ -70,7 +89,9 @@ def test_a_conformance_run_includes_the_library_unless_disabled(kit_pytester):
     listed = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q").stdout.str()
     assert "l1_lifecycle.scenario.yaml::lifecycle-order" in listed
     assert "test_contract.py::test_contract" in listed
-    off = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q", "--conformance-no-scenarios").stdout.str()
+    off = run(
+        kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q", "--conformance-no-scenarios"
+    ).stdout.str()
     assert "scenario.yaml" not in off and "test_contract.py::test_contract" in off
 
 
@@ -78,11 +99,15 @@ def test_an_engine_plugin_folder_alone_adds_the_library_and_names_its_snapshot_f
     from reference_engines.mutants import plugin_dirs
 
     folder = str(Path(plugin_dirs.__file__).parent / "minimal")
-    listed = run(kit_pytester, f"--engine-plugin={folder}", "--conformance-snapshots", "--collect-only").stdout.str()
+    listed = run(
+        kit_pytester, f"--engine-plugin={folder}", "--conformance-snapshots", "--collect-only"
+    ).stdout.str()
     assert "lifecycle-order" in listed and "l1_lifecycle.scenario.yaml" in listed, listed
     assert "conformance snapshots: " in listed and "snapshots/plugin.minimal" in listed
     ran = run(kit_pytester, f"--engine-plugin={folder}", "-k", "c1_subagents", "-v")
-    assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in ran.stdout.str(), ran.stdout.str()
+    assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in ran.stdout.str(), (
+        ran.stdout.str()
+    )
 
 
 def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_pytester):
@@ -92,20 +117,33 @@ def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_p
     result = run(kit_pytester, f"--engine={hangs}", "--conformance-timeout=1", hang, other)
     out = result.stdout.str()
     assert result.ret == 1
-    assert ("the run stopped at steps[2] reset: timeout: on_session_reset() did not return within 1 s") in out
-    assert (f"Repro: context-engine-kit scenario {kit_pytester.path / hang} --engine={hangs} "
-            "--timeout=1") in out
-    result.assert_outcomes(passed=5 + 1, failed=5)  # c1-subagents all pass; the check made before the hang too
+    assert (
+        "the run stopped at steps[2] reset: timeout: on_session_reset() did not return within 1 s"
+    ) in out
+    assert (
+        f"Repro: context-engine-kit scenario {kit_pytester.path / hang} --engine={hangs} "
+        "--timeout=1"
+    ) in out
+    result.assert_outcomes(
+        passed=5 + 1, failed=5
+    )  # c1-subagents all pass; the check made before the hang too
 
 
 def test_a_raising_hook_is_filed_under_h1_should_and_the_run_passes(kit_pytester):
     import json
 
     name = copy(kit_pytester, "h3_history_untouched.scenario.yaml")
-    result = run(kit_pytester, "--engine=tests.scenarios.engines:SelectRaises", name, "--conformance-json=v.json")
+    result = run(
+        kit_pytester,
+        "--engine=tests.scenarios.engines:SelectRaises",
+        name,
+        "--conformance-json=v.json",
+    )
     out = result.stdout.str()
     assert result.ret == 0, out
     assert "[H1 SHOULD] scenario 'h3-history-untouched', expectation 'no-engine-errors'" in out
-    rows = {r["check"]: r for r in json.loads((kit_pytester.path / "v.json").read_text())["results"]}
+    rows = {
+        r["check"]: r for r in json.loads((kit_pytester.path / "v.json").read_text())["results"]
+    }
     row = rows["scenario:h3-history-untouched:no-engine-errors"]
     assert (row["clause"], row["level"], row["outcome"]) == ("H1", "SHOULD", "failed")

@@ -8,8 +8,8 @@ import sys
 import textwrap
 
 from conformance.engine_loading import load_engine_factory
-from conformance.scenarios.expectations import judge
 from conformance.scenarios import LIBRARY_DIR as LIBRARY
+from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario, load_text
 from conformance.scenarios.runner import run_scenario
 from tests.conftest import REPO_ROOT
@@ -25,17 +25,22 @@ def run(text: str, spec: str = MINIMAL):
 
 def test_a_failure_names_the_step_the_expectation_and_what_was_observed():
     sc = load_scenario(LIBRARY / "v2_tool_heavy.scenario.yaml")
-    r = run_scenario(sc, load_engine_factory("reference_engines.mutants.v2_orphan_result:OrphanToolResult"))
+    r = run_scenario(
+        sc, load_engine_factory("reference_engines.mutants.v2_orphan_result:OrphanToolResult")
+    )
     res = {x.check.rpartition(":")[2]: x for x in judge(r)}
     msg = res["pairs-intact"].message
     assert res["pairs-intact"].outcome == "failed"
-    assert msg.startswith("[V2 MUST] scenario 'v2-tool-heavy', expectation 'pairs-intact' at steps[")
+    assert msg.startswith(
+        "[V2 MUST] scenario 'v2-tool-heavy', expectation 'pairs-intact' at steps["
+    )
     assert "main transcript (" in msg and "which no earlier assistant message calls" in msg
     assert msg.endswith("See docs/contract.md#v2.")
 
 
 def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_step():
-    r, res = run("""
+    r, res = run(
+        """
         name: raises
         steps:
           - user: hi
@@ -43,11 +48,16 @@ def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_ste
         expect:
           - {id: count, clause: L1, level: MUST, compressions: {max: 5}}
           - {id: order, clause: L1, level: SHOULD, call_order: [on_session_start, update_from_response]}
-    """, "tests.scenarios.engines:RaisesOnUsage")
+    """,
+        "tests.scenarios.engines:RaisesOnUsage",
+    )
     assert r.stopped is not None and r.stopped[0] == "steps[0] user 'hi'"
     for exp_id in ("count", "order"):
         assert res[exp_id].outcome == "error"
-        assert "the run stopped at steps[0] user 'hi': RuntimeError: usage store offline" in res[exp_id].message
+        assert (
+            "the run stopped at steps[0] user 'hi': RuntimeError: usage store offline"
+            in res[exp_id].message
+        )
 
 
 def test_check_steps_are_evaluated_in_place_and_report_their_step():
@@ -62,8 +72,10 @@ def test_check_steps_are_evaluated_in_place_and_report_their_step():
     """)
     assert res["window"].outcome == "passed"
     assert res["stale"].outcome == "failed"
-    assert res["stale"].message == ("[O4 MUST] scenario 'checks', expectation 'stale' at steps[2] check: "
-                                    "expected context_length == 10000, got 5000. See docs/contract.md#o4.")
+    assert res["stale"].message == (
+        "[O4 MUST] scenario 'checks', expectation 'stale' at steps[2] check: "
+        "expected context_length == 10000, got 5000. See docs/contract.md#o4."
+    )
 
 
 def test_faults_are_retried_and_recorded_per_provider_call():
@@ -79,9 +91,14 @@ def test_faults_are_retried_and_recorded_per_provider_call():
         expect:
           - {id: failed, clause: L1, level: MUST, turns_failed: {max: 0}}
     """)
-    assert [c.step for c in r.recorder.provider_calls] == ["steps[0] user 'one'", "steps[2] user 'two'"]
+    assert [c.step for c in r.recorder.provider_calls] == [
+        "steps[0] user 'one'",
+        "steps[2] user 'two'",
+    ]
     assert res["failed"].outcome == "failed"
-    assert "at steps[4] user 'three': expected at most 0 failed turns, got 1" in res["failed"].message
+    assert (
+        "at steps[4] user 'three': expected at most 0 failed turns, got 1" in res["failed"].message
+    )
 
 
 def test_the_same_scenario_gives_the_same_numbers_in_another_process():
@@ -95,6 +112,15 @@ def test_the_same_scenario_gives_the_same_numbers_in_another_process():
         print(json.dumps([[c.prompt_tokens, c.cache_read_tokens, c.step] for c in r.recorder.provider_calls]
                          + [[e.tokens_in, e.tokens_out, e.step] for e in r.recorder.compactions]))
     """)
-    outs = [subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-                           env={"PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    ]
     assert outs[0] == outs[1] and len(json.loads(outs[0])) > 10

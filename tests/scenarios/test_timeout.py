@@ -49,8 +49,10 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
     assert time.monotonic() - started < 10
     out = capsys.readouterr().out
     assert "[1/2] hangs: 0/2 expectations hold" in out
-    assert ("FAILED   scenario:hangs:order\n    [L1 MUST] scenario 'hangs', expectation 'order': the run stopped at "
-            "steps[1] reset: timeout: on_session_reset() did not return within 1 s") in out
+    assert (
+        "FAILED   scenario:hangs:order\n    [L1 MUST] scenario 'hangs', expectation 'order': the run stopped at "
+        "steps[1] reset: timeout: on_session_reset() did not return within 1 s"
+    ) in out
     assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
     assert f"Repro: context-engine-kit scenario {hang} --engine={HANGS} --timeout=1" in out
     assert "[2/2] fine: 1/1 expectations hold" in out  # the next scenario still ran
@@ -59,35 +61,54 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
 
 def test_the_limit_also_bounds_the_hosts_compaction_timeout():
     def host_timeout(compression: str, timeout):
-        sc = load_text(f"name: t\nhost: {{compression: {compression}}}\nsteps:\n  - user: hi\nexpect: []\n")
-        run = run_scenario(sc, load_engine_factory("reference_engines.mutants._base:MinimalEngine"), timeout=timeout)
+        sc = load_text(
+            f"name: t\nhost: {{compression: {compression}}}\nsteps:\n  - user: hi\nexpect: []\n"
+        )
+        run = run_scenario(
+            sc,
+            load_engine_factory("reference_engines.mutants._base:MinimalEngine"),
+            timeout=timeout,
+        )
         assert run.stopped is None and not run.timed_out
         return run.main.config.context_timeout_seconds
 
     assert host_timeout("{}", None) == 120.0  # the host's own default
     assert host_timeout("{}", 1.5) == 1.5
     assert host_timeout("{context_timeout_seconds: 60}", 1.5) == 1.5
-    assert host_timeout("{context_timeout_seconds: 0.5}", 1.5) == 0.5  # a file's smaller value is kept
+    assert (
+        host_timeout("{context_timeout_seconds: 0.5}", 1.5) == 0.5
+    )  # a file's smaller value is kept
     assert host_timeout("{context_timeout_seconds: 0}", 1.5) == 0  # inline passes stay inline
 
 
 def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
-    run = run_scenario(load_text(HANG_FILE, "hang.scenario.yaml"), load_engine_factory(HANGS), timeout=1)
+    run = run_scenario(
+        load_text(HANG_FILE, "hang.scenario.yaml"), load_engine_factory(HANGS), timeout=1
+    )
     assert run.timed_out and run.stopped[0] == "steps[1] reset"
-    results = {r.check: r for r in judge(run, repro="context-engine-kit scenario hang.scenario.yaml --engine=X")}
+    results = {
+        r.check: r
+        for r in judge(run, repro="context-engine-kit scenario hang.scenario.yaml --engine=X")
+    }
     r = results["scenario:hangs:order"]
     assert r.outcome == "failed"
-    assert r.message.startswith("[L1 MUST] scenario 'hangs', expectation 'order': the run stopped at steps[1] "
-                                "reset: timeout: on_session_reset() did not return within 1 s")
-    assert r.message.endswith("See docs/contract.md#l1. Repro: context-engine-kit scenario hang.scenario.yaml "
-                              "--engine=X")
+    assert r.message.startswith(
+        "[L1 MUST] scenario 'hangs', expectation 'order': the run stopped at steps[1] "
+        "reset: timeout: on_session_reset() did not return within 1 s"
+    )
+    assert r.message.endswith(
+        "See docs/contract.md#l1. Repro: context-engine-kit scenario hang.scenario.yaml --engine=X"
+    )
 
 
 def test_timeout_must_be_positive(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["x.scenario.yaml", "--engine", HANGS, "--timeout", "0"])
     assert exc.value.code == 2
-    assert "argument --timeout/--conformance-timeout: '0': give a positive number of seconds" in capsys.readouterr().err
+    assert (
+        "argument --timeout/--conformance-timeout: '0': give a positive number of seconds"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_constructor_that_hangs_mid_run_is_named():
@@ -99,8 +120,10 @@ def test_a_constructor_that_hangs_mid_run_is_named():
             engines.RELEASE.wait(60)
         return engines.MinimalEngine()
 
-    text = "name: restart\nsteps:\n  - user: hello\n  - restart: true\n  - user: again\n" \
-           "expect:\n  - {id: no-errors, clause: L1, level: MUST, no_engine_errors: true}\n"
+    text = (
+        "name: restart\nsteps:\n  - user: hello\n  - restart: true\n  - user: again\n"
+        "expect:\n  - {id: no-errors, clause: L1, level: MUST, no_engine_errors: true}\n"
+    )
     run = run_scenario(load_text(text, "restart.scenario.yaml"), engine_factory, timeout=1)
     assert run.timed_out
     assert "timeout: engine_factory() did not return within 1 s" in run.stopped[1], run.stopped
@@ -108,16 +131,29 @@ def test_a_constructor_that_hangs_mid_run_is_named():
 
 def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
     for name in ("one", "two"):
-        (kit_pytester.path / f"{name}.scenario.yaml").write_text(HANG_FILE.replace("name: hangs", f"name: {name}"),
-                                                                 encoding="utf-8")
+        (kit_pytester.path / f"{name}.scenario.yaml").write_text(
+            HANG_FILE.replace("name: hangs", f"name: {name}"), encoding="utf-8"
+        )
     started = time.monotonic()
-    result = kit_pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider",
-                                               f"--engine={HANGS}", "--conformance-timeout=1",
-                                               "--conformance-max-timeouts=1", "one.scenario.yaml", "two.scenario.yaml")
+    result = kit_pytester.runpytest_subprocess(
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "no:cacheprovider",
+        f"--engine={HANGS}",
+        "--conformance-timeout=1",
+        "--conformance-max-timeouts=1",
+        "one.scenario.yaml",
+        "two.scenario.yaml",
+    )
     assert time.monotonic() - started < 30
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
-    assert ("[L1 MUST] scenario 'one', expectation 'order': the run stopped at steps[1] reset: timeout: "
-            "on_session_reset() did not return within 1 s") in out
-    assert ("[L1 MUST] scenario 'two': not run: the engine hung in 1 checks (on_session_reset() x1); fix the hang "
-            "first, or raise --conformance-max-timeouts (now 1; 0 runs every check).") in out
+    assert (
+        "[L1 MUST] scenario 'one', expectation 'order': the run stopped at steps[1] reset: timeout: "
+        "on_session_reset() did not return within 1 s"
+    ) in out
+    assert (
+        "[L1 MUST] scenario 'two': not run: the engine hung in 1 checks (on_session_reset() x1); fix the hang "
+        "first, or raise --conformance-max-timeouts (now 1; 0 runs every check)."
+    ) in out

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-import re
-
 import filecmp
 import json
+import re
 
 COMPRESSOR = "reference_engines.compressor:ReferenceCompressor"
-PLUGINS = ("-p", "conformance.plugin", "-p", "conformance.snapshots.plugin", "-p", "no:cacheprovider")
+PLUGINS = (
+    "-p",
+    "conformance.plugin",
+    "-p",
+    "conformance.snapshots.plugin",
+    "-p",
+    "no:cacheprovider",
+)
 SNAPDIR = ".conformance/snapshots/reference_engines.compressor.ReferenceCompressor"
 
 
 def run(pytester, *args):
     # -k keeps the (slow) contract checks out: the snapshot tier and the quick A1 checks run
     # (a conformance run in which no check ran exits 5).
-    return pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(pytester.path), f"--engine={COMPRESSOR}",
-                                         "-k", "test_compression_snapshot or A1", *args)
+    return pytester.runpytest_subprocess(
+        *PLUGINS,
+        "--rootdir",
+        str(pytester.path),
+        f"--engine={COMPRESSOR}",
+        "-k",
+        "test_compression_snapshot or A1",
+        *args,
+    )
 
 
 def test_tier_is_off_without_snapshots_then_update_creates_them_in_the_project(kit_pytester):
@@ -40,37 +53,57 @@ def test_changed_compaction_note_fails_d1_with_the_grammar_line_and_the_diff(kit
     """)
     result = run(kit_pytester, "--tb=short", "--conformance-json=verdict.json")
     out = result.stdout.str()
-    assert result.ret == 1, out  # a stored snapshot is the author's baseline: a mismatch fails the run
+    assert result.ret == 1, (
+        out
+    )  # a stored snapshot is the author's baseline: a mismatch fails the run
     repro = f"pytest --engine={COMPRESSOR} -k 'test_compression_snapshot[long-chat]'"
-    assert (f"[D1 SHOULD] compress()/select_context() output of snapshot case 'long-chat': expected the stored "
-            f"snapshot {SNAPDIR}/long-chat.json, got a different output") in out
-    assert f"See docs/coverage.md#d1. Repro: {repro}; if the change is intended, accept it: {repro} --snapshot-update" \
+    assert (
+        f"[D1 SHOULD] compress()/select_context() output of snapshot case 'long-chat': expected the stored "
+        f"snapshot {SNAPDIR}/long-chat.json, got a different output"
+    ) in out
+    assert (
+        f"See docs/coverage.md#d1. Repro: {repro}; if the change is intended, accept it: {repro} --snapshot-update"
         in out
+    )
     # syrupy's diff follows the grammar line
-    assert ('-             "[Note: Some earlier conversation turns have been compacted into a handoff summary '
-            'to preserve context space.') in out
-    assert ('+             "[Note: Some earlier conversation turns have been compacted into a hand-over summary '
-            'to preserve context space.') in out
+    assert (
+        '-             "[Note: Some earlier conversation turns have been compacted into a handoff summary '
+        "to preserve context space."
+    ) in out
+    assert (
+        '+             "[Note: Some earlier conversation turns have been compacted into a hand-over summary '
+        "to preserve context space."
+    ) in out
     assert "FAILED" in out and "test_compression_snapshot[long-chat]" in out
     # counted under D1 in the summary by clause and in the JSON verdict
     row = next(line.split() for line in result.stdout.lines if line.startswith("D1 "))
     failed = int(row[2])
     assert failed >= 1 and int(row[1]) + failed == 14, row
-    assert "verdict: FAIL" in out and f"({failed} snapshot mismatch(es)" in out and "--snapshot-update)" in out
+    assert (
+        "verdict: FAIL" in out
+        and f"({failed} snapshot mismatch(es)" in out
+        and "--snapshot-update)" in out
+    )
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
     mine = {r["check"]: r for r in data["results"] if r["clause"] == "D1"}
     assert len(mine) == 14 and mine["D1-snapshot[long-chat]"]["outcome"] == "failed"
     assert mine["D1-snapshot[long-chat]"]["level"] == "SHOULD"
-    assert mine["D1-snapshot[long-chat]"]["message"].startswith("[D1 SHOULD] compress()/select_context() output")
+    assert mine["D1-snapshot[long-chat]"]["message"].startswith(
+        "[D1 SHOULD] compress()/select_context() output"
+    )
     assert data["failures_by_level"] == {"MUST": 0, "SHOULD": failed} and data["verdict"] == "FAIL"
     assert data["snapshot_mismatches"] == failed
     accepted = run(kit_pytester, "--snapshot-update", "-k", "test_compression_snapshot")
     assert accepted.ret == 0, accepted.stdout.str()
-    assert run(kit_pytester, "-k", "test_compression_snapshot and long-chat").ret == 0  # accepted: passes again
+    assert (
+        run(kit_pytester, "-k", "test_compression_snapshot and long-chat").ret == 0
+    )  # accepted: passes again
 
 
 def test_missing_snapshot_says_how_to_create_it(kit_pytester):
-    result = run(kit_pytester, "--conformance-snapshots", "-k", "test_compression_snapshot and short-chat")
+    result = run(
+        kit_pytester, "--conformance-snapshots", "-k", "test_compression_snapshot and short-chat"
+    )
     out = result.stdout.str()
     repro = f"pytest --engine={COMPRESSOR} -k 'test_compression_snapshot[short-chat]'"
     assert f"snapshot {SNAPDIR}/short-chat.json, got no stored snapshot" in out
@@ -95,28 +128,46 @@ def test_snapshots_are_identical_under_xdist(kit_pytester):
 def test_inert_without_an_engine_even_with_the_flag(kit_pytester):
     (kit_pytester.path / SNAPDIR).mkdir(parents=True)
     kit_pytester.makepyfile(test_mine="def test_one():\n    assert True\n")
-    result = kit_pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(kit_pytester.path),
-                                               "--conformance-snapshots")
+    result = kit_pytester.runpytest_subprocess(
+        *PLUGINS, "--rootdir", str(kit_pytester.path), "--conformance-snapshots"
+    )
     result.assert_outcomes(passed=1)
     assert "snapshot" not in result.stdout.str()
 
 
 def test_a_hanging_engine_is_bounded_in_the_snapshot_tier(kit_pytester):
-    kit_pytester.makepyfile(hangs="""
+    kit_pytester.makepyfile(
+        hangs="""
 import time
 from reference_engines.compressor import ReferenceCompressor
 
 class Hangs(ReferenceCompressor):
     def compress(self, messages, *args, **kwargs):
         time.sleep(3600)
-""")
-    result = kit_pytester.runpytest_subprocess(*PLUGINS, "--rootdir", str(kit_pytester.path), "--engine=hangs:Hangs",
-                                               "-k", "test_compression_snapshot", "--snapshot-update",
-                                               "--conformance-timeout=1", "--conformance-max-timeouts=2")
+"""
+    )
+    result = kit_pytester.runpytest_subprocess(
+        *PLUGINS,
+        "--rootdir",
+        str(kit_pytester.path),
+        "--engine=hangs:Hangs",
+        "-k",
+        "test_compression_snapshot",
+        "--snapshot-update",
+        "--conformance-timeout=1",
+        "--conformance-max-timeouts=2",
+    )
     out = result.stdout.str()
     # distinct cases (pytest repeats a message in its short summary, untruncated when CI is set)
-    hung = set(re.findall(r"snapshot case ([\w-]+): the engine did not return within 1 s \(--conformance-timeout", out))
+    hung = set(
+        re.findall(
+            r"snapshot case ([\w-]+): the engine did not return within 1 s \(--conformance-timeout",
+            out,
+        )
+    )
     assert len(hung) == 2, out
     assert "not run: the engine hung in 2 checks (an unnamed call x2)" in out
-    assert "snapshot case(s) could not run)" in out and "snapshot mismatch" not in out  # a hang is no mismatch
+    assert (
+        "snapshot case(s) could not run)" in out and "snapshot mismatch" not in out
+    )  # a hang is no mismatch
     assert result.ret == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from simulator.store.memory import MemoryStore
 from simulator.store.sqlite import SQLiteStore
@@ -14,23 +14,27 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 V30_FIXTURE = FIXTURES / "v30_pre_uid.sqlite3"
 
 
-def user(text: str) -> Dict[str, Any]:
+def user(text: str) -> dict[str, Any]:
     """A user message with string content."""
     return {"role": "user", "content": text}
 
 
-def assistant(text: Optional[str] = None, call_ids: Optional[List[str]] = None) -> Dict[str, Any]:
+def assistant(text: str | None = None, call_ids: list[str] | None = None) -> dict[str, Any]:
     """An assistant message; ``call_ids`` become ``tool_calls`` with those provider ids."""
-    m: Dict[str, Any] = {"role": "assistant", "content": text}
+    m: dict[str, Any] = {"role": "assistant", "content": text}
     if call_ids:
         m["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": "lookup", "arguments": f'{{"n": {i}}}'}}
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": "lookup", "arguments": f'{{"n": {i}}}'},
+            }
             for i, cid in enumerate(call_ids)
         ]
     return m
 
 
-def tool(call_id: str, text: str = "ok") -> Dict[str, Any]:
+def tool(call_id: str, text: str = "ok") -> dict[str, Any]:
     """A tool result answering ``call_id``."""
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 

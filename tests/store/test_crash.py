@@ -39,7 +39,9 @@ def _run_writer_and_kill(path: Path, seed: int, kill_after_batches: int, extra_d
     committed, inflight, begun = [], None, 0  # type: ignore[var-annotated]
     try:
         ready = proc.stdout.readline()
-        assert ready.strip() == "R ok", f"writer failed to open the store: {ready!r} {proc.stderr.read()}"
+        assert ready.strip() == "R ok", (
+            f"writer failed to open the store: {ready!r} {proc.stderr.read()}"
+        )
         while True:
             line = proc.stdout.readline()
             if not line:
@@ -83,7 +85,10 @@ def test_sigkill_mid_commit_loses_no_committed_message(tmp_path):
     killed_before_commit = 0
     for i in range(ITERATIONS):
         committed, inflight = _run_writer_and_kill(
-            path, seed=i, kill_after_batches=rng.randint(1, 4), extra_delay=rng.choice([0.0, 0.0, 0.001, 0.003])
+            path,
+            seed=i,
+            kill_after_batches=rng.randint(1, 4),
+            extra_delay=rng.choice([0.0, 0.0, 0.001, 0.003]),
         )
         all_committed.extend(committed)
         with SQLiteStore(path) as store:
@@ -96,7 +101,9 @@ def test_sigkill_mid_commit_loses_no_committed_message(tmp_path):
         if inflight is not None:
             inflight_seen += 1
             got = [u in present for u in inflight]
-            assert all(got) or not any(got), f"iteration {i}: the in-flight batch was half committed"
+            assert all(got) or not any(got), (
+                f"iteration {i}: the in-flight batch was half committed"
+            )
             if all(got):
                 all_committed.append(inflight)
             else:
@@ -106,7 +113,9 @@ def test_sigkill_mid_commit_loses_no_committed_message(tmp_path):
         survived += 1
     assert survived == ITERATIONS
     # The kill must really land during commits most of the time, or the test proves little.
-    assert inflight_seen >= ITERATIONS // 2, f"only {inflight_seen}/{ITERATIONS} kills hit an in-flight batch"
+    assert inflight_seen >= ITERATIONS // 2, (
+        f"only {inflight_seen}/{ITERATIONS} kills hit an in-flight batch"
+    )
     assert killed_before_commit >= ITERATIONS // 2, (
         f"only {killed_before_commit}/{ITERATIONS} kills landed before the batch's commit finished"
     )

@@ -16,7 +16,10 @@ def U(uid, content="u"):
 def A(uid, content=None, calls=(), uids=None):
     m = {"role": "assistant", "content": content, "message_uid": uid}
     if calls:
-        m["tool_calls"] = [{"id": c, "type": "function", "function": {"name": "f", "arguments": "{}"}} for c in calls]
+        m["tool_calls"] = [
+            {"id": c, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            for c in calls
+        ]
         m["_tool_call_uids"] = uids if uids is not None else {c: f"tc-{uid}-{c}" for c in calls}
     return m
 
@@ -28,7 +31,14 @@ def T(uid, call_id):
 def test_users_merged_with_blank_line_and_witness_in_text_order():
     msgs = [U("a", "first"), U("b", "second"), U("c", "third")]
     assert repair_message_sequence(msgs) == 2
-    assert msgs == [{"role": "user", "content": "first\n\nsecond\n\nthird", "message_uid": "a", "_absorbed_message_uids": ["b", "c"]}]
+    assert msgs == [
+        {
+            "role": "user",
+            "content": "first\n\nsecond\n\nthird",
+            "message_uid": "a",
+            "_absorbed_message_uids": ["b", "c"],
+        }
+    ]
 
 
 def test_user_merge_drops_stale_api_content():
@@ -134,7 +144,9 @@ def test_leading_part_without_uid_gets_none_and_others_recorded():
 
 def test_fold_into_rejects_multimodal():
     with pytest.raises(TypeError, match="multimodal"):
-        fold_into(U("a"), {"role": "user", "content": [{"type": "text", "text": "x"}], "message_uid": "b"})
+        fold_into(
+            U("a"), {"role": "user", "content": [{"type": "text", "text": "x"}], "message_uid": "b"}
+        )
 
 
 def test_repair_is_in_place_on_list_and_survivors_only():

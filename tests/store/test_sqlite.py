@@ -139,8 +139,20 @@ def test_round_trip_of_content_shapes_and_extra_fields(sqlite_store):
     sid = sqlite_store.create_session()
     msgs = [
         {"role": "system", "content": "sys"},
-        {"role": "user", "content": [{"type": "text", "text": "pic"}, {"type": "image_url", "image_url": {"url": "data:x"}}]},
-        {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}], "reasoning_content": "r"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "pic"},
+                {"type": "image_url", "image_url": {"url": "data:x"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+            "reasoning_content": "r",
+        },
         {"role": "tool", "tool_call_id": "c", "content": "", "name": "f"},
         {"role": "assistant", "content": None, "finish_reason": "stop", "timestamp": 12.5},
     ]
@@ -168,7 +180,9 @@ def test_generations_keep_old_rows(sqlite_store):
     conn = sqlite3.connect(sqlite_store.path)
     (n,) = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()
     conn.close()
-    assert n == 3 and sqlite_store.load(sid) == [] and sqlite_store.session_info(sid).generation == 2
+    assert (
+        n == 3 and sqlite_store.load(sid) == [] and sqlite_store.session_info(sid).generation == 2
+    )
 
 
 def test_concurrent_appends_from_threads(sqlite_store):
@@ -228,10 +242,17 @@ def test_both_stores_offer_the_full_interface_with_the_same_parameters():
     from simulator.store.memory import MemoryStore
 
     names = [n for n, v in vars(FullSessionStore).items() if callable(v) and not n.startswith("_")]
-    names += [n for n, v in vars(FullSessionStore.__mro__[1]).items() if callable(v) and not n.startswith("_")]
+    names += [
+        n
+        for n, v in vars(FullSessionStore.__mro__[1]).items()
+        if callable(v) and not n.startswith("_")
+    ]
     assert {"append", "replace", "load", "rewrite", "rotate", "branch", "rewind"} <= set(names)
     for name in set(names):
-        params = [list(inspect.signature(getattr(cls, name)).parameters) for cls in (MemoryStore, SQLiteStore)]
+        params = [
+            list(inspect.signature(getattr(cls, name)).parameters)
+            for cls in (MemoryStore, SQLiteStore)
+        ]
         assert params[0] == params[1], f"{name}: {params}"
 
 

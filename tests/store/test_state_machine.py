@@ -25,7 +25,7 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -46,7 +46,8 @@ from simulator.store.sqlite import SQLiteStore
 from simulator.store.transfer import export_jsonl, import_jsonl
 from simulator.store.wire import PERSISTENCE_ONLY_MESSAGE_FIELDS, strip_persistence_fields
 
-from .fixtures.make_v30_fixture import FIXTURE_ROWS, build as build_v30
+from .fixtures.make_v30_fixture import FIXTURE_ROWS
+from .fixtures.make_v30_fixture import build as build_v30
 from .helpers import assistant, seeded_uids, tool, user
 
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -55,11 +56,11 @@ CALL_IDS = st.sampled_from(["call_a", "call_b", "call_c"])
 TEXT = st.sampled_from(["alpha", "beta", "gamma", "delta"])
 BACKFILL_BATCH = 3
 #: Steps run by each example of the current test (filled by teardown), to prove the volume.
-STEPS_RUN: List[int] = []
+STEPS_RUN: list[int] = []
 
 
-def _text_order(rows: List[Dict[str, Any]]) -> List[str]:
-    out: List[str] = []
+def _text_order(rows: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
     for m in rows:
         if m.get("message_uid"):
             out.append(m["message_uid"])
@@ -67,26 +68,28 @@ def _text_order(rows: List[Dict[str, Any]]) -> List[str]:
     return out
 
 
-def _dedupe(uids: List[str]) -> List[str]:
+def _dedupe(uids: list[str]) -> list[str]:
     seen: set = set()
     return [u for u in uids if not (u in seen or seen.add(u))]
 
 
-def owning_uids(messages: List[Dict[str, Any]]) -> List[Optional[List[str]]]:
+def owning_uids(messages: list[dict[str, Any]]) -> list[list[str] | None]:
     """For each tool result, the uids its call may carry, read directly from the U8 text:
     the nearest preceding assistant in the same user turn naming its id owns it, and its
     ``_tool_call_uids`` entry (a uid, or one uid per occurrence after a merge) lists them.
     None where no uid-carrying call owns the result (or for other roles)."""
-    out: List[Optional[List[str]]] = []
+    out: list[list[str] | None] = []
     for i, m in enumerate(messages):
-        found: Optional[List[str]] = None
+        found: list[str] | None = None
         if m.get("role") == "tool":
             pid = m.get("tool_call_id")
             for j in range(i - 1, -1, -1):
                 p = messages[j]
                 if p.get("role") == "user":
                     break
-                if p.get("role") == "assistant" and any(c.get("id") == pid for c in p.get("tool_calls") or []):
+                if p.get("role") == "assistant" and any(
+                    c.get("id") == pid for c in p.get("tool_calls") or []
+                ):
                     value = (p.get("_tool_call_uids") or {}).get(pid)
                     found = [value] if isinstance(value, str) else (list(value) if value else None)
                     break
@@ -105,8 +108,8 @@ class StoreMachine(RuleBasedStateMachine):
         self.dir = tempfile.mkdtemp(prefix="cek-store-sm-")
         self.path = os.path.join(self.dir, "store.sqlite3")
         self.store: Any = None
-        self.model: Dict[str, List[Dict[str, Any]]] = {}
-        self.pending: Dict[str, List[Dict[str, Any]]] = {}
+        self.model: dict[str, list[dict[str, Any]]] = {}
+        self.pending: dict[str, list[dict[str, Any]]] = {}
         self.engine_uids = 0
         self.uid_factory = seeded_uids(1234)
         self.opens = 0  # opens of a migrated v30 store (0: the store was created fresh)
@@ -117,7 +120,9 @@ class StoreMachine(RuleBasedStateMachine):
         if self.kind == "memory":
             self.store = MemoryStore(uid_factory=self.uid_factory)
         else:
-            self.store = SQLiteStore(self.path, uid_factory=self.uid_factory, backfill_batch_rows=BACKFILL_BATCH)
+            self.store = SQLiteStore(
+                self.path, uid_factory=self.uid_factory, backfill_batch_rows=BACKFILL_BATCH
+            )
 
     @initialize(target=sessions, legacy=st.booleans())
     def start(self, legacy: bool):
@@ -126,7 +131,7 @@ class StoreMachine(RuleBasedStateMachine):
             self._open()
             assert self.store.schema_version_found == 30 and self.store.schema_version() == 31
             for sid, role, content, tool_calls, tcid in FIXTURE_ROWS:
-                m: Dict[str, Any] = {"role": role, "content": content}
+                m: dict[str, Any] = {"role": role, "content": content}
                 if tool_calls:
                     m["tool_calls"] = copy.deepcopy(tool_calls)
                 if tcid:
@@ -147,7 +152,7 @@ class StoreMachine(RuleBasedStateMachine):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # ---------------------------------------------------------------- helpers
-    def _flush(self, sid: str, batch: List[Dict[str, Any]]) -> None:
+    def _flush(self, sid: str, batch: list[dict[str, Any]]) -> None:
         self.store.append(sid, batch)
         for m in batch:
             assert HEX32.match(m["message_uid"]), "[U1/U10] the flushed dict did not receive a uid"
@@ -158,7 +163,9 @@ class StoreMachine(RuleBasedStateMachine):
         if batch:
             self._flush(sid, batch)
             for r in batch:
-                assert isinstance(r.get("_tool_call_uid"), str), "[U8] later-batch result not paired at flush"
+                assert isinstance(r.get("_tool_call_uid"), str), (
+                    "[U8] later-batch result not paired at flush"
+                )
 
     # ---------------------------------------------------------------- rules
     @rule(target=sessions)
@@ -174,10 +181,14 @@ class StoreMachine(RuleBasedStateMachine):
         if preflight:
             live = self.model[sid] + [current]
             seen = copy.copy(live)  # what a preflight compress() receives
-            assert "message_uid" not in seen[-1], "[U10] the current turn had a uid before its flush"
+            assert "message_uid" not in seen[-1], (
+                "[U10] the current turn had a uid before its flush"
+            )
         self._flush(sid, [current])
         if preflight:
-            assert live[-1] is current and HEX32.match(current["message_uid"]), "[U10] same dict not stamped"
+            assert live[-1] is current and HEX32.match(current["message_uid"]), (
+                "[U10] same dict not stamped"
+            )
 
     @rule(sid=sessions, ids=st.lists(CALL_IDS, min_size=1, max_size=3), now=st.integers(0, 3))
     def assistant_calls(self, sid, ids, now):
@@ -189,7 +200,9 @@ class StoreMachine(RuleBasedStateMachine):
         assert set(mapping) == set(ids), "[U8] every provider id needs a uid"
         assert [c["id"] for c in a["tool_calls"]] == ids, "[U8] provider ids changed"
         for r in results[:now]:
-            assert r["_tool_call_uid"] == mapping[r["tool_call_id"]], "[U8] same-batch result not paired"
+            assert r["_tool_call_uid"] == mapping[r["tool_call_id"]], (
+                "[U8] same-batch result not paired"
+            )
         self.pending[sid] = results[now:]
 
     @rule(sid=sessions)
@@ -204,8 +217,8 @@ class StoreMachine(RuleBasedStateMachine):
     def _engine_output(self, sid, keep, prestamp, fold, duplicate):
         self._flush_pending(sid)
         live = self.model[sid]
-        tail = copy.deepcopy(live[len(live) - min(keep, len(live)):])
-        carrier: Dict[str, Any] = {"role": "user", "content": f"[summary {self.engine_uids}]"}
+        tail = copy.deepcopy(live[len(live) - min(keep, len(live)) :])
+        carrier: dict[str, Any] = {"role": "user", "content": f"[summary {self.engine_uids}]"}
         stamped = None
         if prestamp:
             self.engine_uids += 1
@@ -213,7 +226,11 @@ class StoreMachine(RuleBasedStateMachine):
             carrier["message_uid"] = stamped
         folded = None
         if fold:
-            idx = [i for i, m in enumerate(tail) if m["role"] == "user" and isinstance(m.get("content"), str)]
+            idx = [
+                i
+                for i, m in enumerate(tail)
+                if m["role"] == "user" and isinstance(m.get("content"), str)
+            ]
             if idx:
                 folded = tail.pop(idx[-1])
                 fold_into(carrier, folded)
@@ -227,16 +244,30 @@ class StoreMachine(RuleBasedStateMachine):
             assert carrier["message_uid"] == stamped, "[U6] engine-stamped uid not committed"
         assert HEX32.match(carrier["message_uid"])
         if folded is not None and folded.get("message_uid"):
-            assert carrier["_absorbed_message_uids"][0] == folded["message_uid"], "[U5] fold not recorded"
+            assert carrier["_absorbed_message_uids"][0] == folded["message_uid"], (
+                "[U5] fold not recorded"
+            )
 
-    @rule(sid=sessions, keep=st.integers(0, 6), prestamp=st.booleans(), fold=st.booleans(), duplicate=st.booleans())
+    @rule(
+        sid=sessions,
+        keep=st.integers(0, 6),
+        prestamp=st.booleans(),
+        fold=st.booleans(),
+        duplicate=st.booleans(),
+    )
     def compress_in_place(self, sid, keep, prestamp, fold, duplicate):
         output, carrier, stamped, folded = self._engine_output(sid, keep, prestamp, fold, duplicate)
         self.store.replace(sid, output)
         self._check_carrier(carrier, stamped, folded)
         self.model[sid] = output
 
-    @rule(target=sessions, sid=sessions, keep=st.integers(0, 6), prestamp=st.booleans(), fold=st.booleans())
+    @rule(
+        target=sessions,
+        sid=sessions,
+        keep=st.integers(0, 6),
+        prestamp=st.booleans(),
+        fold=st.booleans(),
+    )
     def compress_rotate(self, sid, keep, prestamp, fold):
         output, carrier, stamped, folded = self._engine_output(sid, keep, prestamp, fold, False)
         child = self.store.rotate(sid, output)
@@ -266,7 +297,9 @@ class StoreMachine(RuleBasedStateMachine):
         then its absorbed list) are those of the rows before, minus dropped tool results."""
         for x, y in zip(after, after[1:]):
             assert not (x["role"] == y["role"] == "assistant"), "alternation not repaired"
-            assert not (x["role"] == y["role"] == "user" and isinstance(x.get("content"), str)), "users not merged"
+            assert not (x["role"] == y["role"] == "user" and isinstance(x.get("content"), str)), (
+                "users not merged"
+            )
         kept_tools = {m.get("message_uid") for m in after if m["role"] == "tool"}
         kept = [m for m in before if m["role"] != "tool" or m.get("message_uid") in kept_tools]
         assert _dedupe(_text_order(after)) == _dedupe(_text_order(kept)), (
@@ -281,10 +314,20 @@ class StoreMachine(RuleBasedStateMachine):
             return
         i = data.draw(st.integers(0, len(rows) - 1))
         old = rows[i]
-        new = {k: copy.deepcopy(v) for k, v in old.items() if k in ("role", "tool_calls", "tool_call_id")}
-        new["content"] = None if (old["role"] == "assistant" and old.get("tool_calls") and text == "alpha") else f"{text} (rewritten)"
+        new = {
+            k: copy.deepcopy(v)
+            for k, v in old.items()
+            if k in ("role", "tool_calls", "tool_call_id")
+        }
+        new["content"] = (
+            None
+            if (old["role"] == "assistant" and old.get("tool_calls") and text == "alpha")
+            else f"{text} (rewritten)"
+        )
         if text == "beta":
-            new["message_uid"] = "b" * 32  # a sanitizer copy carrying a wrong uid: the row's uid wins
+            new["message_uid"] = (
+                "b" * 32
+            )  # a sanitizer copy carrying a wrong uid: the row's uid wins
         self.store.rewrite(sid, i, new)
         if old.get("message_uid"):
             assert new["message_uid"] == old["message_uid"], "[U4] rewrite changed the uid"
@@ -297,7 +340,9 @@ class StoreMachine(RuleBasedStateMachine):
         child = self.store.branch(sid, upto)
         self.model[child] = copy.deepcopy(self.model[sid][:upto])
         parent_uids = [m.get("message_uid") for m in self.store.load(sid)[:upto]]
-        assert [m.get("message_uid") for m in self.store.load(child)] == parent_uids, "[U3] branch changed uids"
+        assert [m.get("message_uid") for m in self.store.load(child)] == parent_uids, (
+            "[U3] branch changed uids"
+        )
         assert all(parent_uids), "[U3] a copied row has no uid"
         return child
 
@@ -346,7 +391,9 @@ class StoreMachine(RuleBasedStateMachine):
         if self.opens:
             self.opens += 1
             cursor = min(len(FIXTURE_ROWS), BACKFILL_BATCH * self.opens)
-            assert self.store.backfill_pending() <= len(FIXTURE_ROWS) - cursor, "[U10] back-fill stalled"
+            assert self.store.backfill_pending() <= len(FIXTURE_ROWS) - cursor, (
+                "[U10] back-fill stalled"
+            )
 
     # ---------------------------------------------------------------- invariants
     @invariant()
@@ -356,7 +403,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.checks += 1
         for sid, rows in self.model.items():
             loaded = self.store.load(sid)
-            assert len(loaded) == len(rows), f"{sid}: {len(loaded)} rows stored, host has {len(rows)}"
+            assert len(loaded) == len(rows), (
+                f"{sid}: {len(loaded)} rows stored, host has {len(rows)}"
+            )
             for i, (got, want) in enumerate(zip(loaded, rows)):
                 if "message_uid" not in want and "message_uid" in got:
                     # Legacy / older-build row, or a copy of one: the identity appears once
@@ -376,14 +425,20 @@ class StoreMachine(RuleBasedStateMachine):
                 if "message_uid" in m:
                     assert HEX32.match(m["message_uid"]), f"[U1] bad uid {m['message_uid']!r}"
                 absorbed = m.get("_absorbed_message_uids", [])
-                assert m.get("message_uid") not in absorbed, "[U5] survivor uid in its own absorbed list"
+                assert m.get("message_uid") not in absorbed, (
+                    "[U5] survivor uid in its own absorbed list"
+                )
                 assert len(absorbed) == len(set(absorbed)), "[U5] duplicate absorbed uid"
             for m, owners in zip(loaded, owning_uids(loaded)):
                 if owners is not None:
-                    assert m.get("_tool_call_uid") in owners, f"[U8] result {m!r} should pair with one of {owners}"
+                    assert m.get("_tool_call_uid") in owners, (
+                        f"[U8] result {m!r} should pair with one of {owners}"
+                    )
             wire = strip_persistence_fields(loaded)
             for w, m in zip(wire, loaded):
-                assert not PERSISTENCE_ONLY_MESSAGE_FIELDS & set(w), "[U9] persistence field on the wire"
+                assert not PERSISTENCE_ONLY_MESSAGE_FIELDS & set(w), (
+                    "[U9] persistence field on the wire"
+                )
                 assert w == {k: v for k, v in m.items() if k not in PERSISTENCE_ONLY_MESSAGE_FIELDS}
 
 
@@ -405,7 +460,9 @@ def _run(machine, examples: int, steps: int, min_total_steps: int) -> None:
     STEPS_RUN.clear()
     run_state_machine_as_test(machine, settings=_settings(examples, steps))
     assert len(STEPS_RUN) >= examples, f"only {len(STEPS_RUN)} examples ran"
-    assert sum(STEPS_RUN) >= min_total_steps, f"only {sum(STEPS_RUN)} steps ran in {len(STEPS_RUN)} examples"
+    assert sum(STEPS_RUN) >= min_total_steps, (
+        f"only {sum(STEPS_RUN)} steps ran in {len(STEPS_RUN)} examples"
+    )
 
 
 def test_sqlite_store_state_machine():

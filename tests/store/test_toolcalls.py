@@ -37,7 +37,11 @@ def test_occurrence_uids_for_str_list_and_missing():
 def test_build_collapses_equal_occurrences_and_skips_incomplete():
     calls = assistant(None, ["x", "x", "y", "z"])["tool_calls"]
     assert build_tool_call_uids(calls, ["X", "X", "Y", None]) == {"x": "X", "y": "Y"}
-    assert build_tool_call_uids(calls, ["X", "Z", "Y", "W"]) == {"x": ["X", "Z"], "y": "Y", "z": "W"}
+    assert build_tool_call_uids(calls, ["X", "Z", "Y", "W"]) == {
+        "x": ["X", "Z"],
+        "y": "Y",
+        "z": "W",
+    }
 
 
 def test_pairing_list_values_go_to_results_in_order():

@@ -31,8 +31,15 @@ def test_export_format_lines(store):
         ("", "empty input"),
         ("not json\n", "line 1: not JSON"),
         ('{"type": "message", "message": {}}\n', "line 1: expected the session header"),
-        (json.dumps({"type": "session", "format": FORMAT, "version": 9, "session": {}}) + "\n", "version 9"),
-        (json.dumps({"type": "session", "format": FORMAT, "version": 1, "session": {}}) + '\n{"type": "x"}\n', "line 2"),
+        (
+            json.dumps({"type": "session", "format": FORMAT, "version": 9, "session": {}}) + "\n",
+            "version 9",
+        ),
+        (
+            json.dumps({"type": "session", "format": FORMAT, "version": 1, "session": {}})
+            + '\n{"type": "x"}\n',
+            "line 2",
+        ),
     ],
 )
 def test_import_errors_name_the_line_and_write_nothing(store, text, match):

@@ -32,7 +32,11 @@ def uids(messages):
 
 def turn(store, sid, text="q", calls=("call_a",)):
     """Flush one user/assistant(tool_calls)/tool.../assistant turn; return the dicts."""
-    msgs = [user(text), assistant(None, list(calls))] + [tool(c, f"r-{c}") for c in calls] + [assistant("done")]
+    msgs = (
+        [user(text), assistant(None, list(calls))]
+        + [tool(c, f"r-{c}") for c in calls]
+        + [assistant("done")]
+    )
     store.append(sid, msgs)
     return msgs
 
@@ -52,7 +56,12 @@ def test_u1_uid_is_stored_in_the_message_uid_column(sqlite_store):
     sid = sqlite_store.create_session()
     msgs = turn(sqlite_store, sid)
     conn = sqlite3.connect(sqlite_store.path)
-    col = [r[0] for r in conn.execute("SELECT message_uid FROM messages WHERE session_id=? ORDER BY position", (sid,))]
+    col = [
+        r[0]
+        for r in conn.execute(
+            "SELECT message_uid FROM messages WHERE session_id=? ORDER BY position", (sid,)
+        )
+    ]
     conn.close()
     assert col == uids(msgs)
 
@@ -253,7 +262,13 @@ def test_u5_merged_row_persisted_and_restored(tmp_path):
 
 def test_u5_dropped_rows_are_not_recorded(store):
     sid = store.create_session()
-    msgs = [user("q"), assistant(None, ["call_a"]), tool("call_a"), tool("call_a", "dup"), tool("call_stray")]
+    msgs = [
+        user("q"),
+        assistant(None, ["call_a"]),
+        tool("call_a"),
+        tool("call_a", "dup"),
+        tool("call_stray"),
+    ]
     store.append(sid, msgs)
     repaired = store.load(sid, repair_alternation=True)
     assert [m["role"] for m in repaired] == ["user", "assistant", "tool"]
@@ -263,7 +278,12 @@ def test_u5_dropped_rows_are_not_recorded(store):
 
 def test_u5_fold_into_summary_carrier_both_orders():
     carrier = {"role": "user", "content": "[summary]", "message_uid": "c" * 32}
-    task = {"role": "user", "content": "do X", "message_uid": "d" * 32, "_absorbed_message_uids": ["e" * 32]}
+    task = {
+        "role": "user",
+        "content": "do X",
+        "message_uid": "d" * 32,
+        "_absorbed_message_uids": ["e" * 32],
+    }
     survivor = copy.deepcopy(carrier)
     fold_into(survivor, copy.deepcopy(task))
     assert survivor["message_uid"] == "c" * 32
@@ -276,8 +296,18 @@ def test_u5_fold_into_summary_carrier_both_orders():
 
 
 def test_u5_absorbed_never_contains_survivor_uid_and_dedupes():
-    s = {"role": "user", "content": "a", "message_uid": "a" * 32, "_absorbed_message_uids": ["b" * 32]}
-    d = {"role": "user", "content": "b", "message_uid": "b" * 32, "_absorbed_message_uids": ["a" * 32]}
+    s = {
+        "role": "user",
+        "content": "a",
+        "message_uid": "a" * 32,
+        "_absorbed_message_uids": ["b" * 32],
+    }
+    d = {
+        "role": "user",
+        "content": "b",
+        "message_uid": "b" * 32,
+        "_absorbed_message_uids": ["a" * 32],
+    }
     record_absorbed_message(s, d)
     assert s["_absorbed_message_uids"] == ["b" * 32]
 
@@ -297,7 +327,9 @@ def test_u6_engine_stamped_uid_committed_and_restored(store, path):
         target = store.rotate(sid, output)
     loaded = store.load(target)
     assert loaded[0]["message_uid"] == "engine-summary-0001"
-    assert HEX32.match(loaded[1]["message_uid"]) and fresh["message_uid"] == loaded[1]["message_uid"]
+    assert (
+        HEX32.match(loaded[1]["message_uid"]) and fresh["message_uid"] == loaded[1]["message_uid"]
+    )
     assert loaded[2]["message_uid"] == msgs[-1]["message_uid"]
     child = store.branch(target)
     assert store.load(child)[0]["message_uid"] == "engine-summary-0001"
@@ -375,13 +407,19 @@ def test_u7_merged_survivor_flushed_as_new_row(store):
     (survivor,) = store.load(sid, repair_alternation=True)
     store.append(sid, [survivor])
     rows = store.load(sid)
-    assert [m["message_uid"] for m in rows] == [a["message_uid"], b["message_uid"], a["message_uid"]]
+    assert [m["message_uid"] for m in rows] == [
+        a["message_uid"],
+        b["message_uid"],
+        a["message_uid"],
+    ]
     assert rows[2]["_absorbed_message_uids"] == [b["message_uid"]]
 
 
 def test_u7_uid_index_is_not_unique(sqlite_store):
     conn = sqlite3.connect(sqlite_store.path)
-    idx = conn.execute("SELECT sql FROM sqlite_master WHERE name='idx_messages_session_uid'").fetchone()[0]
+    idx = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name='idx_messages_session_uid'"
+    ).fetchone()[0]
     conn.close()
     assert "UNIQUE" not in idx.upper()
 
@@ -439,7 +477,9 @@ def test_u8_merge_with_repeated_id_gives_a_list_in_tool_calls_order(store):
     store.append(sid, [user("q"), a1, a2])
     (_, merged) = store.load(sid, repair_alternation=True)
     assert [c["id"] for c in merged["tool_calls"]] == ["call_d", "call_d"]
-    assert merged["_tool_call_uids"] == {"call_d": [a1["_tool_call_uids"]["call_d"], a2["_tool_call_uids"]["call_d"]]}
+    assert merged["_tool_call_uids"] == {
+        "call_d": [a1["_tool_call_uids"]["call_d"], a2["_tool_call_uids"]["call_d"]]
+    }
     store.replace(sid, store.load(sid, repair_alternation=True))
     r1, r2 = tool("call_d", "1"), tool("call_d", "2")
     store.append(sid, [r1, r2])
@@ -513,7 +553,11 @@ def test_u8_rewrite_of_a_legacy_call_invents_no_tool_call_uid(tmp_path):
     path = copy_v30_fixture(tmp_path)
     with SQLiteStore(path) as s:
         legacy = s.load("session-1")[2]
-        s.rewrite("session-1", 2, {"role": "assistant", "content": "now with text", "tool_calls": legacy["tool_calls"]})
+        s.rewrite(
+            "session-1",
+            2,
+            {"role": "assistant", "content": "now with text", "tool_calls": legacy["tool_calls"]},
+        )
         rows = s.load("session-1")
     assert "_tool_call_uids" not in rows[2] and "_tool_call_uid" not in rows[3]
     assert rows[2]["message_uid"] == legacy["message_uid"]

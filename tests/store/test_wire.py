@@ -5,14 +5,20 @@ from __future__ import annotations
 import pytest
 
 from simulator.provider import tokens
-from simulator.store.wire import PERSISTENCE_ONLY_MESSAGE_FIELDS, leaked_fields, strip_persistence_fields
+from simulator.store.wire import (
+    PERSISTENCE_ONLY_MESSAGE_FIELDS,
+    leaked_fields,
+    strip_persistence_fields,
+)
 
 
 def full_message():
     return {
         "role": "assistant",
         "content": "hi",
-        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ],
         "message_uid": "a" * 32,
         "_absorbed_message_uids": ["b" * 32],
         "_tool_call_uids": {"c": "c" * 32},
@@ -44,9 +50,9 @@ def test_input_is_not_modified_and_output_dicts_are_new():
 
 def test_leaked_fields_names_the_message():
     assert leaked_fields([{"role": "user", "content": "x"}]) == []
-    assert leaked_fields([{"role": "user", "content": "x"}, {"role": "user", "message_uid": "u"}]) == [
-        "message 1: ['message_uid']"
-    ]
+    assert leaked_fields(
+        [{"role": "user", "content": "x"}, {"role": "user", "message_uid": "u"}]
+    ) == ["message 1: ['message_uid']"]
 
 
 def test_non_mapping_is_a_clear_error():
@@ -56,5 +62,10 @@ def test_non_mapping_is_a_clear_error():
 
 def test_identity_fields_do_not_change_token_estimates():
     bare = {"role": "assistant", "content": "hello there"}
-    stamped = dict(bare, message_uid="a" * 32, _absorbed_message_uids=["b" * 32], _tool_call_uids={"c": "d" * 32})
+    stamped = dict(
+        bare,
+        message_uid="a" * 32,
+        _absorbed_message_uids=["b" * 32],
+        _tool_call_uids={"c": "d" * 32},
+    )
     assert tokens.count_message(stamped) == tokens.count_message(bare)

@@ -30,7 +30,11 @@ def _guard_network():
 
     def connect(self, address):
         host = address[0] if isinstance(address, tuple) else address
-        if isinstance(host, str) and self.family in (socket.AF_INET, socket.AF_INET6) and not loopback(host):
+        if (
+            isinstance(host, str)
+            and self.family in (socket.AF_INET, socket.AF_INET6)
+            and not loopback(host)
+        ):
             raise OSError(f"kit network guard: refused non-loopback connection to {host}")
         return real_connect(self, address)
 
@@ -51,14 +55,26 @@ def main():
     from run_agent import AIAgent
 
     turns = json.load(open(turns_path))
-    agent = AIAgent(base_url=base_url, api_key="sk-kit-test", model="test-model", quiet_mode=True,
-                    skip_context_files=True, skip_memory=True, enabled_toolsets=[], session_id="s1",
-                    max_iterations=4, tool_delay=0.0, session_db=SessionDB())
+    agent = AIAgent(
+        base_url=base_url,
+        api_key="sk-kit-test",
+        model="test-model",
+        quiet_mode=True,
+        skip_context_files=True,
+        skip_memory=True,
+        enabled_toolsets=[],
+        session_id="s1",
+        max_iterations=4,
+        tool_delay=0.0,
+        session_db=SessionDB(),
+    )
     history = None
     for text in turns:
         result = agent.run_conversation(text, conversation_history=history)
         history = result.get("messages")
-    json.dump({"roles": [m.get("role") for m in history or []], "turns": len(turns)}, open(out_path, "w"))
+    json.dump(
+        {"roles": [m.get("role") for m in history or []], "turns": len(turns)}, open(out_path, "w")
+    )
 
 
 if __name__ == "__main__":

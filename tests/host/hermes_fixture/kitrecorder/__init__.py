@@ -26,7 +26,10 @@ def _shape(method, args, kwargs):
     if method == "on_session_end":
         return {"n": len(args[1]), "roles": _roles(args[1])}
     if method == "on_session_start":
-        return {"boundary_reason": kwargs.get("boundary_reason"), "platform": kwargs.get("platform")}
+        return {
+            "boundary_reason": kwargs.get("boundary_reason"),
+            "platform": kwargs.get("platform"),
+        }
     if method == "update_from_response":
         return {"usage_keys": sorted((args[0] or {}).keys())}
     if method == "should_compress":
@@ -44,12 +47,18 @@ class KitRecorder(ContextEngine):
 
     def __init__(self):
         self.path = os.environ.get("KIT_RECORD_PATH", "")
-        self.compress_at = {int(x) for x in os.environ.get("KIT_COMPRESS_AT", "").split(",") if x.strip()}
+        self.compress_at = {
+            int(x) for x in os.environ.get("KIT_COMPRESS_AT", "").split(",") if x.strip()
+        }
         self.should_calls = 0
 
     def _record(self, method, args, kwargs):
-        rec = {"method": method, "kwargs": sorted(kwargs), "shape": _shape(method, args, kwargs),
-               "main_thread": threading.current_thread() is threading.main_thread()}
+        rec = {
+            "method": method,
+            "kwargs": sorted(kwargs),
+            "shape": _shape(method, args, kwargs),
+            "main_thread": threading.current_thread() is threading.main_thread(),
+        }
         if self.path:
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec, sort_keys=True) + "\n")
@@ -75,12 +84,28 @@ class KitRecorder(ContextEngine):
         self._record("compress", (messages,), kwargs)
         self.compression_count += 1
         last = dict(messages[-1]) if messages else {"role": "user", "content": "continue"}
-        return [{"role": "user", "content": "Summary of the earlier conversation."},
-                {"role": "assistant", "content": "Understood."}, last]
+        return [
+            {"role": "user", "content": "Summary of the earlier conversation."},
+            {"role": "assistant", "content": "Understood."},
+            last,
+        ]
 
-    def update_model(self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kwargs):
-        self._record("update_model", (), dict(kwargs, model=model, context_length=context_length, base_url=base_url,
-                                              api_key=api_key, provider=provider, api_mode=api_mode))
+    def update_model(
+        self, model, context_length, base_url="", api_key="", provider="", api_mode="", **kwargs
+    ):
+        self._record(
+            "update_model",
+            (),
+            dict(
+                kwargs,
+                model=model,
+                context_length=context_length,
+                base_url=base_url,
+                api_key=api_key,
+                provider=provider,
+                api_mode=api_mode,
+            ),
+        )
         self.context_length = int(context_length)
         self.threshold_tokens = int(self.context_length * self.threshold_percent)
 
