@@ -117,8 +117,9 @@ def main() -> int:
             )
             print(f"{spec:<55} {plain:>8.1f} {xdist:>8.1f} {plain / xdist:>7.2f}")
     if not args.skip_mutants:
-        from conformance.killmatrix import judge
-        from conformance.runner import run_conformance
+        from conformance.devtools.killmatrix import judge
+
+        from conformance.session import run_conformance
         from reference_engines.mutants import KILLS, engine_spec
 
         print(

@@ -1,8 +1,9 @@
 """Conformance checks for Hermes context engines, as a pytest plugin and a plain API.
 
-``pytest --engine=mypkg:Engine`` runs every registered check; ``run_conformance`` runs
-the same registry without pytest. Checks are registered by contract clause
-(``docs/contract.md``) in :mod:`conformance.registry`.
+``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled
+scenario expectations, snapshot cases; :mod:`conformance.cases`); ``run_conformance`` runs the
+same stream without pytest, through the same session (:mod:`conformance.session`). Checks are
+registered by contract clause (``docs/contract.md``) in :mod:`conformance.registry`.
 """
 
 from importlib.metadata import PackageNotFoundError
@@ -26,7 +27,8 @@ __all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
 
 
 def run_conformance(engine_factory, **kwargs):
-    """Run every registered check against ``engine_factory``; see :func:`conformance.runner.run_conformance`."""
-    from conformance.runner import run_conformance as _run
+    """Run every case of the stream against ``engine_factory``; see
+    :func:`conformance.session.run_conformance`."""
+    from conformance.session import run_conformance as _run
 
     return _run(engine_factory, **kwargs)

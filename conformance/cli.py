@@ -19,7 +19,8 @@ import shutil
 import sys
 import tempfile
 
-from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
+from conformance.engine_loading import load_engine_factory, parse_kwargs
+from conformance.errors import EngineSpecError
 
 
 def _check(argv: list[str]) -> int:
@@ -146,7 +147,7 @@ def _mutants(argv: list[str]) -> int:
         help="shrink counterexamples (slower; gives the shrunk sizes)",
     )
     args = parser.parse_args(argv)
-    from conformance.killmatrix import format_matrix, run_matrix
+    from conformance.devtools.killmatrix import format_matrix, run_matrix
     from reference_engines.mutants import KILLS
 
     unknown = [s for s in args.only if s not in KILLS]
@@ -165,7 +166,7 @@ def _mutants(argv: list[str]) -> int:
 
 
 def _coverage(argv: list[str]) -> int:
-    from conformance.coverage import main as coverage_main
+    from conformance.devtools.coverage import main as coverage_main
 
     return coverage_main(argv)
 

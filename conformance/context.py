@@ -1,60 +1,59 @@
-"""What a check gets: the engine factory, the Hypothesis settings, draws that can be replayed.
+"""What a check gets: the engine factory, the Hypothesis budget, draws that can be replayed.
 
-Checks build a fresh engine per example with :meth:`CheckContext.new_engine`, which
-calls ``update_model`` with the check window (small by default, 16 000 tokens, so that
+Checks build a fresh engine per example with :meth:`CheckContext.new_engine`, which calls
+``update_model`` with the check window (small by default, 16 000 tokens, so that
 threshold-crossing histories stay small; Hermes itself refuses windows under 64k, a
 documented divergence: docs/coverage.md).
 
 Drawing goes through :meth:`CheckContext.examples`: the check body receives a ``draw``
-function; every value drawn is labelled and recorded, so a failure carries the shrunk
-draws (written to ``.conformance/failures/<check>.json``) and ``--conformance-replay``
-runs the body once with exactly those values instead of drawing.
+function; every value drawn is labelled and recorded, so a failure carries the shrunk draws
+(written to the run's failure file) and ``--conformance-replay`` runs the body once with
+exactly those values instead of drawing. How many examples a check draws is its registered
+budget (``@check(examples=N)``) scaled by the profile (:meth:`CheckContext.budget`).
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import (
-    HealthCheck,
-    Phase,
-    Verbosity,
-    given,
-    settings,
-)
-from hypothesis import (
-    seed as hyp_seed,
-)
-from hypothesis import (
-    strategies as st,
-)
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hyp_seed
+from hypothesis import strategies as st
 
-from conformance.timeouts import (
-    CURRENT_CALL,
-    EngineTimeout,
-    HangBudget,
-    build_engine,
-    constructor_label,
-)
+from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
+from conformance.timeouts import CURRENT_CALL, HangBudget, constructor_label
+from simulator.host.calls import update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
 
 #: Default model window used by checks, in tokens.
 CHECK_WINDOW_TOKENS = 16_000
 CHECK_MODEL = "sim-model"
 
-#: max_examples per Hypothesis check, per profile.
+#: max_examples of a check without its own budget, per profile.
 PROFILES: dict[str, int] = {"quick": 6, "default": 40, "thorough": 200}
+#: How a check's own budget (its examples under ``default``) scales: ``thorough`` draws this
+#: many times more; ``quick`` draws at most ``PROFILES["quick"]``.
+THOROUGH_SCALE = 5
 #: stateful_step_count per profile (lifecycle state machine).
 STATEFUL_STEPS: dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
 #: Default per-check wall-clock limit in seconds (hostile engines that hang).
 DEFAULT_CHECK_TIMEOUT_S = 120.0
 
-_CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "BUILDKITE", "CIRCLECI", "JENKINS_URL")
+_CI_VARS = (
+    "CI",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "TF_BUILD",
+    "BUILDKITE",
+    "CIRCLECI",
+    "JENKINS_URL",
+)
 
 #: The draws of the example being run (set by :meth:`CheckContext.examples`).
 CURRENT_DRAWS: contextvars.ContextVar = contextvars.ContextVar("conformance_draws", default=None)
@@ -65,12 +64,17 @@ def in_ci() -> bool:
     return any(os.environ.get(v) for v in _CI_VARS)
 
 
-class CheckSkipped(Exception):
-    """The check does not apply (capability missing, ABC lacks the clause); message = reason."""
-
-
-class EngineUnavailable(Exception):
-    """The engine could not be constructed or configured; the message says why."""
+def budget(profile: str, examples: int | None) -> int:
+    """Hypothesis examples for a check whose own budget is ``examples`` (its draws under the
+    ``default`` profile; None: the profile's full count, :data:`PROFILES`)."""
+    full = PROFILES.get(profile, PROFILES["default"])
+    if examples is None:
+        return full
+    if profile == "quick":
+        return min(examples, full)
+    if profile == "thorough":
+        return examples * THOROUGH_SCALE
+    return examples
 
 
 class _Draw:
@@ -98,7 +102,8 @@ class _ReplayDraw:
         if key not in self._recorded:
             raise CheckSkipped(
                 f"replay file has no draw {key!r} for this check (recorded: "
-                f"{', '.join(sorted(self._recorded)) or 'none'}); was it written by another kit version?"
+                f"{', '.join(sorted(self._recorded)) or 'none'}); was it written by another "
+                "kit version?"
             )
         value = self._recorded[key]
         self.values[key] = value
@@ -116,27 +121,24 @@ def _unique(values: Mapping[str, Any], label: str) -> str:
 
 @dataclass
 class CheckContext:
-    """Per-run state shared by checks.
+    """What one check runs with (built by the session, :mod:`conformance.session`).
 
     Attributes:
         engine_factory: returns a new engine per call (an ``EngineFactory`` or any callable).
-        profile: ``quick``, ``default`` or ``thorough`` (max examples per Hypothesis check).
-        derandomize: Hypothesis derandomize (default: True, a deterministic verdict; always
+        profile: ``quick``, ``default`` or ``thorough`` (the Hypothesis budget).
+        derandomize: Hypothesis derandomize (default True, a deterministic verdict; always
             True under CI).
         window: context length passed to ``update_model`` for each new engine, in tokens.
         abc: which ContextEngine ABC is in use.
-        timeout: per-check wall-clock limit in seconds (a hanging engine method fails the
-            check, naming the method; the run continues).
+        timeout: per-check wall-clock limit in seconds.
         seed: Hypothesis seed when not derandomized (recorded in replay files).
         replay: recorded draws to run once instead of drawing (``--conformance-replay``).
         plugin_dir: an engine plugin folder for the R4-R6 checks (``--engine-plugin``).
-        scenarios: whether bundled scenario checks run (``--conformance-no-scenarios``).
         shrink: shrink failing examples (off: faster failures with longer examples).
-        extra_capabilities: capabilities given on the command line, added to the engine's own.
-        host_profile: the host the kit plays (``documented`` or ``hermes-0.19``,
-            ``--host-profile``); checks of clauses that host lacks are skipped.
-        hangs: the run's :class:`~conformance.timeouts.HangBudget` (after
-            ``--conformance-max-timeouts`` timed-out checks the rest are not run).
+        host_profile: the host the kit plays (``documented`` or ``hermes-0.19``).
+        capabilities: the engine's declared capabilities plus the command line's.
+        hangs: the run's :class:`~conformance.timeouts.HangBudget`.
+        check: the check being run (its registered budget sizes :meth:`examples`).
     """
 
     engine_factory: Callable[[], Any]
@@ -148,25 +150,27 @@ class CheckContext:
     seed: int | None = None
     replay: dict[str, Any] | None = None
     plugin_dir: str | None = None
-    scenarios: bool = True
     shrink: bool = True
     host_profile: str = "documented"
-    extra_capabilities: frozenset = frozenset()
+    capabilities: frozenset = frozenset()
     hangs: HangBudget = field(default_factory=HangBudget)
-    _capabilities: frozenset | None = None
-    _probe_error: str | None = None
+    check: Any = None
 
     def __post_init__(self) -> None:
         if in_ci():
             self.derandomize = True
 
+    def for_check(self, chk: Any, *, replay: dict[str, Any] | None = None) -> CheckContext:
+        """A copy of this context for running ``chk`` (and, for a replay, its recorded draws)."""
+        return dataclasses.replace(self, check=chk, replay=replay)
+
     def new_engine(
         self, *, window: int | None = None, configure: bool = True, model: str = CHECK_MODEL
     ) -> Any:
-        """A fresh engine; with ``configure``, ``update_model(model, window)`` is called.
+        """A fresh engine; with ``configure``, ``update_model(model, window)`` is called with the
+        host's keyword arguments (:func:`simulator.host.calls.update_model_kwargs`).
 
-        Checks run on the runner's worker thread, under the per-check limit; while the
-        constructor and update_model run they are recorded in
+        While the constructor and update_model run they are recorded in
         :data:`~conformance.timeouts.CURRENT_CALL`, so a hang there is reported as
         ``MyEngine(): did not return within N s`` (or ``update_model()``).
 
@@ -180,14 +184,7 @@ class CheckContext:
             if configure and callable(getattr(engine, "update_model", None)):
                 CURRENT_CALL[me] = (None, None, "update_model")
                 try:
-                    engine.update_model(
-                        model=model,
-                        context_length=window or self.window,
-                        base_url="",
-                        api_key="",
-                        provider="",
-                        api_mode="chat_completions",
-                    )
+                    engine.update_model(**update_model_kwargs(model, window or self.window))
                 except Exception as exc:
                     raise EngineUnavailable(
                         f"update_model() raised {type(exc).__name__}: {exc}"
@@ -202,38 +199,15 @@ class CheckContext:
             CURRENT_CALL.pop(me, None)
         return engine
 
-    @property
-    def capabilities(self) -> frozenset:
-        """Capabilities the engine declares in ``conformance_capabilities`` (e.g. ``compressor``),
-        plus those given with ``--conformance-capabilities`` (for engines you cannot edit).
-
-        The engine is built once, under :attr:`timeout` seconds.
-
-        Raises:
-            EngineUnavailable: the constructor raised or did not return in time (then
-                again on every later read, without waiting again).
-        """
-        if self._capabilities is None:
-            if self._probe_error is not None:
-                raise EngineUnavailable(self._probe_error)
-            try:
-                engine = build_engine(self.engine_factory, self.timeout)
-            except EngineTimeout as exc:
-                self._probe_error = str(exc)
-                raise EngineUnavailable(self._probe_error) from None
-            declared = frozenset(getattr(engine, "conformance_capabilities", ()) or ())
-            self._capabilities = declared | frozenset(self.extra_capabilities)
-        return self._capabilities
-
-    @property
-    def max_examples(self) -> int:
-        """Hypothesis examples per check for this profile."""
-        return PROFILES.get(self.profile, PROFILES["default"])
+    def budget(self) -> int:
+        """Hypothesis examples for the check being run: its registered budget scaled by the
+        profile (:func:`budget`)."""
+        return budget(self.profile, getattr(self.check, "examples", None))
 
     def settings(self, **overrides: Any) -> settings:
-        """Hypothesis settings for this profile: no deadline, no database, quiet."""
+        """Hypothesis settings for this check: no deadline, no database, quiet."""
         base = dict(
-            max_examples=self.max_examples,
+            max_examples=self.budget(),
             deadline=None,
             derandomize=self.derandomize,
             database=None,
@@ -247,19 +221,14 @@ class CheckContext:
         base.update(overrides)
         return settings(**base)
 
-    def examples(
-        self,
-        body: Callable[[Callable[[Any, str], Any]], None],
-        *,
-        max_examples: int | None = None,
-    ) -> None:
-        """Run ``body(draw)`` over Hypothesis examples, or once over the replayed draws.
+    def examples(self, body: Callable[[Callable[[Any, str], Any]], None]) -> None:
+        """Run ``body(draw)`` over Hypothesis examples (:meth:`budget` of them), or once over
+        the replayed draws.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
-        :class:`~conformance.expect.ContractViolation` raised by ``body`` gets the
-        (shrunk) draws attached as its example, for the replay file.
+        :class:`~conformance.errors.ContractViolation` raised by ``body`` gets the (shrunk)
+        draws attached as its example, for the replay file.
         """
-        from conformance.expect import ContractViolation
 
         def run_once(draw: Any) -> None:
             token = CURRENT_DRAWS.set(draw.values)
@@ -274,9 +243,8 @@ class CheckContext:
         if self.replay is not None:
             run_once(_ReplayDraw(self.replay))
             return
-        overrides = {"max_examples": max_examples} if max_examples else {}
 
-        @self.settings(**overrides)
+        @self.settings()
         @given(data=st.data())
         def test(data: Any) -> None:
             run_once(_Draw(data))
@@ -286,7 +254,8 @@ class CheckContext:
         test()
 
     def exposes(self, engine: Any, *names: str) -> bool:
-        """True when the engine itself (its instance or its own class, not only the ABC) defines every attribute."""
+        """True when the engine itself (its instance or its own class, not only the ABC)
+        defines every attribute."""
         for name in names:
             if name in getattr(engine, "__dict__", {}):
                 continue  # set on the instance (e.g. from constructor arguments)

@@ -1,20 +1,32 @@
-"""Resolve ``--engine=MODULE:ATTR`` (plus ``--engine-kwargs`` JSON) into an engine factory.
+"""Engine factories that can name themselves again: ``--engine``, ``--engine-plugin``, callables.
 
-ATTR is a class or a factory callable; it may be dotted (``pkg.mod:Outer.Engine``). Every
-failure raises :class:`EngineSpecError` with one paragraph naming what was tried and
-what to do; no traceback from inside the kit.
+- :func:`load_engine_factory` resolves ``--engine=MODULE:ATTR`` (plus ``--engine-kwargs``
+  JSON) into an :class:`EngineFactory`; ATTR is a class or a factory callable and may be
+  dotted (``pkg.mod:Outer.Engine``). Every failure raises :class:`EngineSpecError` with one
+  paragraph naming what was tried and what to do; no traceback from inside the kit.
+- :func:`load_plugin_factory` loads ``--engine-plugin DIR`` as the host does.
+- :func:`as_factory` wraps any zero-argument callable given to ``run_conformance``.
+
+Every factory answers :meth:`EngineFactory.cli_args` (the options that select it again, for
+``Repro:`` lines), :meth:`~EngineFactory.record` (how replay files and the JSON verdict name
+it) and :attr:`~EngineFactory.slug` (its folder name for failure files and snapshots).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from conformance.errors import EngineSpecError
 
 REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
 
@@ -22,10 +34,6 @@ SPEC_HELP = (
     "Give the engine as MODULE:ATTR, where ATTR is a ContextEngine subclass or a factory "
     "returning one, e.g. --engine=mypkg.engine:MyEngine (kwargs with --engine-kwargs='{\"k\": 1}')."
 )
-
-
-class EngineSpecError(Exception):
-    """The ``--engine`` value could not be turned into an engine; the message says why."""
 
 
 def parse_kwargs(text: str | None) -> dict[str, Any]:
@@ -55,6 +63,19 @@ def looks_like_engine(obj: Any) -> bool:
     return all(callable(getattr(obj, m, None)) for m in REQUIRED_METHODS) and hasattr(obj, "name")
 
 
+_SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def engine_slug(spec: str, kwargs: dict[str, Any] | None = None) -> str:
+    """Folder name of an engine: ``pkg.mod:Engine`` -> ``pkg.mod.Engine`` (+ ``-<8 hex>`` of
+    its kwargs): snapshots and failure files of different engines never share a folder."""
+    slug = _SLUG_RE.sub("_", spec.replace(":", ".")).strip("._") or "engine"
+    if kwargs:
+        digest = hashlib.sha256(json.dumps(kwargs, sort_keys=True).encode()).hexdigest()[:8]
+        slug += "-" + digest
+    return slug
+
+
 @dataclass
 class EngineFactory:
     """Builds a fresh engine per call: ``target(**kwargs)``.
@@ -72,12 +93,124 @@ class EngineFactory:
     def __call__(self) -> Any:
         return self.target(**self.kwargs)
 
-    def repro_args(self) -> str:
+    def cli_args(self) -> str:
         """The command-line options that select this engine again."""
         out = f"--engine={self.spec}"
         if self.kwargs:
             out += " --engine-kwargs='" + json.dumps(self.kwargs, sort_keys=True) + "'"
         return out
+
+    @property
+    def slug(self) -> str:
+        """The engine's folder name (:func:`engine_slug`)."""
+        return engine_slug(self.spec, self.kwargs)
+
+    def record(self) -> dict[str, Any]:
+        """How a replay file names this engine: ``{"spec": ..., "kwargs": {...}}``."""
+        return {"spec": self.spec, "kwargs": dict(self.kwargs)}
+
+
+class PluginFolderFactory(EngineFactory):
+    """``--engine-plugin DIR``: the folder's engine, loaded as the host does (``spec`` = DIR)."""
+
+    def __call__(self) -> Any:
+        return self.target()
+
+    def cli_args(self) -> str:
+        """The option that selects this plugin folder again."""
+        return f"--engine-plugin={self.spec}"
+
+    @property
+    def slug(self) -> str:
+        """``plugin.<folder name>``: independent of where the folder sits on this machine."""
+        return engine_slug(f"plugin:{Path(self.spec).name}")
+
+    def record(self) -> dict[str, Any]:
+        """How a replay file names this engine: ``{"plugin": DIR}``."""
+        return {"plugin": self.spec}
+
+
+class CallableFactory(EngineFactory):
+    """Any zero-argument callable given to ``run_conformance``; ``spec`` is ``module:qualname``
+    when that names the very same object (so ``Repro:`` lines can select it), else ""."""
+
+    def __call__(self) -> Any:
+        return self.target()
+
+    def cli_args(self) -> str:
+        """``--engine=module:qualname`` when the callable can be named, else ""."""
+        return f"--engine={self.spec}" if self.spec else ""
+
+    @property
+    def slug(self) -> str:
+        """The folder name of ``spec`` (``callable`` when it has none)."""
+        return engine_slug(self.spec or "callable")
+
+    def record(self) -> dict[str, Any]:
+        """``{"spec": module:qualname}`` (empty when the callable cannot be named)."""
+        return {"spec": self.spec, "kwargs": {}}
+
+
+def as_factory(obj: Any) -> EngineFactory:
+    """``obj`` as an :class:`EngineFactory` (returned as is when it is one already).
+
+    Raises:
+        TypeError: ``obj`` is not callable.
+    """
+    if isinstance(obj, EngineFactory):
+        return obj
+    if not callable(obj):
+        raise TypeError(f"an engine factory must be callable, got {type(obj).__name__}")
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "")
+    spec = ""
+    if module and qualname and "<" not in qualname:
+        try:
+            target: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                target = getattr(target, part)
+            spec = f"{module}:{qualname}" if target is obj else ""
+        except Exception:  # not importable by name: no --engine form
+            spec = ""
+    return CallableFactory(spec, obj)
+
+
+def load_plugin_factory(plugin_dir: str) -> PluginFolderFactory:
+    """``--engine-plugin DIR`` as a factory: the folder's engine, loaded as the host does.
+
+    Raises:
+        EngineSpecError: not a folder, or no engine could be loaded (the R4-R6 findings).
+    """
+    from simulator.host import shim
+    from simulator.host.discovery import load_engine_plugin
+
+    if not os.path.isdir(plugin_dir):
+        raise EngineSpecError(
+            f"--engine-plugin={plugin_dir}: not a folder; give the plugin folder (the one "
+            "holding __init__.py and plugin.yaml)"
+        )
+    shim.install()
+    factory, report = load_engine_plugin(plugin_dir)
+    if factory is None:
+        problems = "; ".join(f"[{f.clause}] {f.message}" for f in report.failures())
+        raise EngineSpecError(
+            f"--engine-plugin={plugin_dir}: no engine could be loaded: {problems or 'no finding'}"
+        )
+    return PluginFolderFactory(str(plugin_dir), factory)
+
+
+def factory_from_record(record: Any) -> EngineFactory:
+    """The factory a replay file names (:meth:`EngineFactory.record`).
+
+    Raises:
+        EngineSpecError: the record names no engine, or it cannot be loaded.
+    """
+    if isinstance(record, dict) and record.get("plugin"):
+        return load_plugin_factory(str(record["plugin"]))
+    if isinstance(record, dict) and record.get("spec"):
+        return load_engine_factory(str(record["spec"]), dict(record.get("kwargs") or {}))
+    raise EngineSpecError(
+        "the replay file names no engine the kit can load; give it with --engine=MODULE:ATTR"
+    )
 
 
 def public_names(namespace: Any, limit: int = 16) -> str:

@@ -5,83 +5,28 @@ Every failure reads::
     [V2 MUST] compress() output: tool message at index 3 answers 'call_7', which no
     earlier assistant message calls (history of 14 messages). See docs/contract.md#v2.
 
-and the runner appends ``Repro: <command>``. :class:`ContractViolation` carries the
-clause, the level and, when there is one, the offending example (for replay files).
+:func:`fail` raises it as a :class:`~conformance.errors.ContractViolation` (which carries the
+clause, the level and the offending example, for failure files); the session renders it and
+appends ``Repro: <command>`` (:func:`conformance.errors.render`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simulator.contract import clause_link
+from conformance.errors import ContractViolation
 
 MUST = "MUST"
 SHOULD = "SHOULD"
 ROLES = ("system", "user", "assistant", "tool")
 
 
-#: Kit clauses that are not contract clauses: documented in docs/coverage.md.
-KIT_CLAUSES = {"S0": "structural gate (kit practice)", "D1": "determinism (kit practice)"}
-
-
-def link(clause: str) -> str:
-    """Where a failure message points: the contract anchor, or docs/coverage.md for kit clauses."""
-    if clause in KIT_CLAUSES:
-        return f"docs/coverage.md#{clause.lower()}"
-    return clause_link(clause)
-
-
-class ContractViolation(AssertionError):
-    """An engine broke a contract clause.
-
-    Attributes:
-        clause: clause id, e.g. ``"V2"``.
-        level: ``"MUST"`` or ``"SHOULD"``.
-        detail: the human-readable part after the ``[CLAUSE LEVEL]`` prefix.
-        example: the offending input (e.g. ``{"history": [...]}``), JSON-serialisable.
-    """
-
-    def __init__(self, clause: str, level: str, detail: str, example: dict[str, Any] | None = None):
-        self.clause = clause
-        self.level = level
-        self.detail = detail
-        self.example = example
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        """The message: ``[CLAUSE LEVEL] detail See <link>.``"""
-        return f"[{self.clause} {self.level}] {self.detail} See {link(self.clause)}."
-
-    def attach_draws(self, draws: dict[str, Any]) -> None:
-        """Record the (shrunk) Hypothesis draws that produced this failure (for replay)."""
-        example = dict(self.example or {})
-        example["draws"] = dict(draws)
-        self.example = example
-
-
-class HostileEngine(BaseException):
-    """An engine call misbehaved in a way that must stop the check at once, without shrinking.
-
-    Raised for SystemExit from an engine method, oversized return values and leaked
-    threads. It derives from BaseException so Hypothesis does not retry or shrink it;
-    the runner turns it into a failure of ``clause`` naming ``method``.
-    """
-
-    def __init__(self, clause: str, level: str, method: str, detail: str):
-        self.clause = clause
-        self.level = level
-        self.method = method
-        self.detail = detail
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        call = f"{self.method}(): " if self.method else ""
-        return f"[{self.clause} {self.level}] {call}{self.detail} See {link(self.clause)}."
-
-
 HOST_PRACTICE = "host practice"
+#: The case being run on this thread (set by the session), read by :func:`fail`.
+CURRENT_CASE: contextvars.ContextVar = contextvars.ContextVar("conformance_case", default=None)
 
 
 def fail(
@@ -97,11 +42,15 @@ def fail(
 ) -> None:
     """Raise a :class:`ContractViolation` in the kit's grammar: what, expected vs got, context.
 
-    ``host_practice`` marks clauses that come from Hermes' code rather than its docs: the
-    message then says "(host practice)".
+    ``host_practice`` marks rules that come from Hermes' code rather than its docs: the
+    message then says "(host practice)". A finding of the running case's own clause says so
+    too when the case is registered with ``practice="host"``.
     """
     __tracebackhide__ = True
-    if host_practice:
+    case = CURRENT_CASE.get()
+    if getattr(case, "practice", None) == "host" and getattr(case, "clause", None) == clause:
+        host_practice = True
+    if host_practice and HOST_PRACTICE not in context:
         context = f"{context}; host practice" if context else HOST_PRACTICE
     ctx = f" ({context})" if context else ""
     raise ContractViolation(clause, level, f"{what}: expected {expected}, got {got}{ctx}.", example)

@@ -14,15 +14,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from conformance.errors import NetworkBlocked
+
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 _state = threading.local()
 _lock = threading.Lock()
 _depth = 0
 _originals: dict = {}
-
-
-class NetworkBlocked(OSError):
-    """A check (or the engine under test) tried to reach a non-loopback address."""
 
 
 def is_loopback(host: Any) -> bool:

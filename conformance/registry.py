@@ -2,21 +2,28 @@
 
 Usage::
 
-    @check("V2", "tool-results-paired", level=MUST, variants=("compress", "select_context"))
-    def check_tool_results_paired(ctx, variant):
+    @check("V2", "tool-results-paired", level=MUST, title="no orphan tool calls or results",
+           variants=("compress", "select_context"))
+    def check_v2_tool_results_paired(ctx, variant):
         ...
 
-registers ``V2-tool-results-paired[compress]`` and ``...[select_context]``. Ids are
-ASCII, deterministic and sorted; the same registry drives the pytest plugin and
-:func:`conformance.runner.run_conformance`.
+registers ``V2-tool-results-paired[compress]`` and ``...[select_context]``. Ids are ASCII,
+deterministic and sorted. Every declaration is validated when the module is imported: the
+clause against the catalogue (:mod:`conformance.catalogue`), capabilities against its
+declared set, host features against the host's (:data:`~simulator.host.profiles.HOST_FEATURES`),
+and the function's name against the id (``check_<id in snake case>``). The registry feeds the
+one stream of cases (:mod:`conformance.cases`) that every front end runs.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from conformance import catalogue
 from conformance.expect import MUST, SHOULD
 
 _ID_RE = re.compile(r"^[A-Z]{1,3}[0-9]*(-[a-z0-9]+)?-[a-z0-9-]+(\[[a-z0-9_-]+\])?$")
@@ -37,32 +44,37 @@ _CHECK_MODULES = (
     "conformance.checks.d_determinism",
     "conformance.checks.reg_cases",
 )
-#: Kinds of check (tiers): the structural gate, Hypothesis contract checks, the lifecycle
-#: state machine, determinism, regression cases from public reports, bundled scenarios.
-KINDS = ("structural", "contract", "stateful", "determinism", "regression", "scenario")
+#: Kinds of case (tiers): the structural gate, Hypothesis contract checks, the lifecycle state
+#: machine, determinism, regression cases from public reports, scenario expectations, snapshots.
+KINDS = ("structural", "contract", "stateful", "determinism", "regression", "scenario", "snapshot")
+#: Variants that are themselves host features (``H1-hooks-do-not-raise[select_context]`` needs
+#: a host that calls select_context).
+_FEATURE_VARIANTS = ("select_context", "on_turn_complete")
+#: A marker for "the clause's own host feature" (the default of ``needs``).
+CLAUSE_FEATURE = object()
 
 
 @dataclass(frozen=True)
 class Check:
-    """One registered check.
+    """One registered check (a case of the stream, see :mod:`conformance.cases`).
 
     Attributes:
         id: e.g. ``"V2-tool-results-paired[compress]"``.
         clause: contract clause id, e.g. ``"V2"``.
         level: ``"MUST"`` or ``"SHOULD"``.
         since: contract version that introduced the check.
-        title: one line saying what is checked.
+        title: one line saying what is checked (HTML report, coverage doc, ``--collect-only``).
         func: ``func(ctx, **params)``; raises ContractViolation on failure.
         requires: engine capabilities the check needs (else skipped).
-        abc_feature: ABC feature the clause needs (e.g. ``"select_context"``); the check is
-            skipped under an ABC that lacks it (hermes-agent 0.19.0).
+        needs: host features the check needs (else skipped on a host without them).
         params: variant parameters passed to ``func``.
         excludes: capabilities that make the check not apply (e.g. the SHOULD twin of a
             check that is MUST for ``compressor`` engines).
         kind: one of :data:`KINDS`.
-        practice: ``"host"`` or ``"kit"`` when the clause text comes from Hermes' code or
-            the kit rather than the seeds (failure messages then say so).
-        owner: the issue that owns the clause (docs/coverage.md).
+        practice: ``"host"`` when the check's rule comes from Hermes' code rather than its
+            docs (its failures say "host practice"), ``"kit"`` for the kit's own practice.
+        examples: Hypothesis examples drawn under the default profile (None: the profile's
+            full count); the profile scales it (:meth:`conformance.context.CheckContext.budget`).
     """
 
     id: str
@@ -72,15 +84,35 @@ class Check:
     title: str
     func: Callable = field(compare=False, repr=False)
     requires: frozenset = frozenset()
-    abc_feature: str | None = None
+    needs: frozenset = frozenset()
     params: tuple[tuple[str, str], ...] = ()
     excludes: frozenset = frozenset()
     kind: str = "contract"
     practice: str | None = None
-    owner: str = "issue 6"
+    examples: int | None = None
+
+    def execute(self, session: Any, ctx: Any) -> None:
+        """Run the check body on ``ctx`` (a :class:`~conformance.context.CheckContext`; the
+        session is not needed by checks).
+
+        Raises:
+            ContractViolation, HostileEngine, CheckSkipped, EngineUnavailable: as the body does.
+        """
+        self.func(ctx, **dict(self.params))
+
+    def repro(self, base: str, violation: Any = None) -> str:
+        """The command rerunning this check by id (a failure file, when written, wins)."""
+        return f"{base} -k '{self.id}'"
 
 
 _REGISTRY: dict[str, Check] = {}
+
+
+def function_name(check_id: str) -> str:
+    """The name a check function must have: ``V2-tool-results-paired[compress]`` ->
+    ``check_v2_tool_results_paired`` (the variant is a parameter, not part of the name)."""
+    base = check_id.split("[", 1)[0]
+    return "check_" + re.sub(r"[^a-z0-9]+", "_", base.lower()).strip("_")
 
 
 def check(
@@ -91,28 +123,43 @@ def check(
     title: str,
     since: str = "1.0",
     requires: Iterable[str] = (),
-    abc_feature: str | None = None,
+    needs: Any = CLAUSE_FEATURE,
     variants: Iterable[str] = (),
     variant_levels: dict[str, str] | None = None,
     reg: str | None = None,
     excludes: Iterable[str] = (),
     kind: str = "contract",
     practice: str | None = None,
-    owner: str = "issue 6",
+    examples: int | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated function as one check per variant (or one check).
 
     ``variant_levels`` overrides ``level`` for some variants (e.g. V checks are MUST on
     compress() output but SHOULD on select_context() replacements, which the host sanitises).
     ``reg`` ("a".."j") makes a regression case: id ``REG-<reg>-<slug>``, still serving
-    ``clause``.
+    ``clause``. ``needs`` defaults to the clause's host feature (catalogue); a variant named
+    after a host feature needs it too. ``examples``: see :class:`Check`.
+
+    Raises:
+        ValueError: an unknown clause, capability, host feature, level or kind, a malformed or
+            duplicate id, or a function not named after its id.
     """
     if level not in (MUST, SHOULD):
         raise ValueError(f"level must be MUST or SHOULD, got {level!r}")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if examples is not None and (not isinstance(examples, int) or examples < 1):
+        raise ValueError(f"examples must be a positive int, got {examples!r}")
+    entry = catalogue.get(clause)
     if reg is not None:
         kind = "regression" if kind == "contract" else kind
+    where = f"check {clause}-{slug}"
+    required = catalogue.capabilities(requires, source=where)
+    excluded = catalogue.capabilities(excludes, source=where)
+    if needs is CLAUSE_FEATURE:
+        base_needs = frozenset([entry.host_feature]) if entry.host_feature else frozenset()
+    else:
+        base_needs = catalogue.host_features(needs, source=where)
 
     def decorate(func: Callable) -> Callable:
         for variant in tuple(variants) or (None,):
@@ -122,9 +169,11 @@ def check(
                 raise ValueError(f"check id {cid!r} is not of the form CLAUSE-slug[variant]")
             if cid in _REGISTRY:
                 raise ValueError(f"check id {cid!r} registered twice")
-            feature = abc_feature
-            if variant == "select_context" and feature is None:
-                feature = "select_context"
+            if func.__name__ != function_name(cid):
+                raise ValueError(
+                    f"check {cid!r} is implemented by {func.__name__}; name it {function_name(cid)}"
+                )
+            feature = {variant} if variant in _FEATURE_VARIANTS else set()
             _REGISTRY[cid] = Check(
                 id=cid,
                 clause=clause,
@@ -132,13 +181,13 @@ def check(
                 since=since,
                 title=title,
                 func=func,
-                requires=frozenset(requires),
-                abc_feature=feature,
+                requires=required,
+                needs=base_needs | frozenset(feature),
                 params=(("variant", variant),) if variant else (),
-                excludes=frozenset(excludes),
+                excludes=excluded,
                 kind=kind,
                 practice=practice,
-                owner=owner,
+                examples=examples,
             )
         return func
 
@@ -147,8 +196,6 @@ def check(
 
 def load_checks() -> None:
     """Import every check module so its checks register (idempotent)."""
-    import importlib
-
     for name in _CHECK_MODULES:
         importlib.import_module(name)
 
@@ -156,22 +203,15 @@ def load_checks() -> None:
 def all_checks() -> list[Check]:
     """Every registered check, sorted by id (clause order, then slug)."""
     load_checks()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY, key=_sort_key)]
-
-
-def _sort_key(cid: str):
-    m = re.match(r"^([A-Z]+)(\d*)", cid)
-    letters, number = (m.group(1), int(m.group(2) or 0)) if m else (cid, 0)
-    return (letters, number, cid)
-
-
-def clause_key(clause: str):
-    """Sort key of a clause id in contract order (letters, then number)."""
-    return _sort_key(clause)
+    return [_REGISTRY[k] for k in sorted(_REGISTRY, key=catalogue.sort_key)]
 
 
 def get(check_id: str) -> Check:
-    """The check with id ``check_id``; KeyError with the known ids when absent."""
+    """The check with id ``check_id``.
+
+    Raises:
+        KeyError: no such check; the message lists the known ids.
+    """
     load_checks()
     try:
         return _REGISTRY[check_id]

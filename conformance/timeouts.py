@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
-#: (clause and level None: the check's own). Set by the drivers (conformance.checks._drive)
+#: (clause and level None: the check's own). Set by the drivers (conformance.checks.engine_calls)
 #: and by engine construction, read when a check times out to name the method that hung.
 CURRENT_CALL: dict[int, tuple[str | None, str | None, str]] = {}
 

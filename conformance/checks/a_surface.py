@@ -7,7 +7,7 @@ import re
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import (
+from conformance.checks.engine_calls import (
     compactable_shape,
     compress_like_host,
     head_size,
@@ -38,7 +38,7 @@ FOCUS_TOKEN = "QUARTZ-HERON-417"
 @check(
     "A1", "name-is-short-identifier", level=MUST, title="engine.name is a short identifier string"
 )
-def check_name_is_short_identifier(ctx):
+def check_a1_name_is_short_identifier(ctx):
     """A1: ``engine.name`` evaluates to a str of 1-64 characters ``[A-Za-z0-9_.-]``."""
     engine = ctx.new_engine(configure=False)
     value = invoke("A1", MUST, engine, "__getattribute__", "name")
@@ -58,7 +58,7 @@ def check_name_is_short_identifier(ctx):
     level=SHOULD,
     title="name is declared as a property, as the ABC declares it",
 )
-def check_name_is_property(ctx):
+def check_a1_name_is_property(ctx):
     """A1: ``name`` is a property on the class (Hermes also accepts a plain str attribute)."""
     engine = ctx.new_engine(configure=False)
     static = inspect.getattr_static(type(engine), "name", None)
@@ -86,7 +86,7 @@ def check_name_is_property(ctx):
     level=MUST,
     title="update_from_response(usage) sets last_prompt/completion/total_tokens",
 )
-def check_usage_updates_counters(ctx):
+def check_a2_usage_updates_counters(ctx):
     """A2: after ``update_from_response(usage)`` the three ``last_*`` ints equal the usage values,
     whether or not the optional usage keys are present (host practice)."""
 
@@ -118,7 +118,7 @@ def check_usage_updates_counters(ctx):
     level=MUST,
     title="should_compress(prompt_tokens) returns a bool",
 )
-def check_should_compress_returns_bool(ctx):
+def check_a3_should_compress_returns_bool(ctx):
     """A3: ``should_compress(None | 0 | around threshold | huge)`` returns True or False."""
 
     def body(draw):
@@ -155,7 +155,7 @@ def check_should_compress_returns_bool(ctx):
 @check(
     "A4", "compress-returns-list", level=MUST, title="compress() returns a list of message dicts"
 )
-def check_compress_returns_list(ctx):
+def check_a4_compress_returns_list(ctx):
     """A4: ``compress(messages, <accepted optional args>)`` returns a list (validity is V1-V4)."""
 
     def body(draw):
@@ -180,7 +180,7 @@ def check_compress_returns_list(ctx):
     level=MUST,
     title="the seeds' own smoke test: compress([user 'hello']) is a list of role dicts",
 )
-def check_compress_one_message(ctx):
+def check_a4_compress_one_message(ctx):
     """A4 (seeds' minimal test): ``compress([{"role": "user", "content": "hello"}])`` with no
     optional arguments returns a list whose items all have ``role``."""
     engine = ctx.new_engine()
@@ -201,8 +201,9 @@ def check_compress_one_message(ctx):
     level=SHOULD,
     practice="kit",
     title="after compress() the history is below threshold_tokens when the protected parts allow it",
+    examples=5,
 )
-def check_fits_budget_when_possible(ctx):
+def check_a4_fits_budget_when_possible(ctx):
     """A4 (SHOULD, kit practice): a history over the threshold whose bulk sits in the middle
     (short head, short messages at the end) is brought below ``threshold_tokens``, counted
     with the simulator's cl100k count."""
@@ -237,7 +238,7 @@ def check_fits_budget_when_possible(ctx):
                     context="kit practice; not in seeds",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 5))
+    ctx.examples(body)
 
 
 @check(
@@ -246,8 +247,9 @@ def check_fits_budget_when_possible(ctx):
     level=SHOULD,
     requires=("focus",),
     title="a fact about the focus topic, planted in the compressible middle, survives compress(focus_topic)",
+    examples=3,
 )
-def check_focus_topic_kept(ctx):
+def check_a5_focus_topic_kept(ctx):
     """A5 (SHOULD, engines declaring ``focus``): with ``focus_topic``, the planted fact's
     codename is still in the compressed output."""
 
@@ -272,7 +274,7 @@ def check_focus_topic_kept(ctx):
                 got=f"{len(out)} messages without it",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
+    ctx.examples(body)
 
 
 @check(
@@ -281,7 +283,7 @@ def check_focus_topic_kept(ctx):
     level=MUST,
     title="the six attributes the host reads are ints, before and after use",
 )
-def check_counters_are_ints(ctx):
+def check_a6_counters_are_ints(ctx):
     """A6: ``last_*_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count`` are ints."""
 
     def body(draw):
@@ -316,7 +318,7 @@ def _check_ints(engine, when):
     level=MUST,
     title="compression_count goes up when compress() changes the history",
 )
-def check_compression_count_increments(ctx):
+def check_a6_compression_count_increments(ctx):
     """A6: a compress() whose output differs from its input increments ``compression_count``."""
 
     def body(draw):
@@ -346,7 +348,7 @@ def check_compression_count_increments(ctx):
     level=SHOULD,
     title="compression_count counts every compress() call (seeds)",
 )
-def check_compression_count_counts_every_call(ctx):
+def check_a6_compression_count_counts_every_call(ctx):
     """A6 (seeds): ``compression_count`` is "how many times compress() has run": +1 per call,
     also when the pass returns its input unchanged. Hermes' own compressor does not count a
     no-op pass (host practice), hence SHOULD; see docs/contract-notes.md 1.1."""
@@ -376,8 +378,9 @@ def check_compression_count_counts_every_call(ctx):
     practice="host",
     title="with last_prompt_tokens == -1 (compression just ran) should_compress() is False and "
     "get_status() never shows a negative value",
+    examples=3,
 )
-def check_no_compress_on_sentinel(ctx):
+def check_a7_no_compress_on_sentinel(ctx):
     """A7 (host practice): right after a compaction the host sets ``last_prompt_tokens = -1``;
     ``should_compress()`` must then be False and ``get_status()['last_prompt_tokens']`` >= 0."""
 
@@ -413,4 +416,4 @@ def check_no_compress_on_sentinel(ctx):
                 host_practice=True,
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
+    ctx.examples(body)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.checks._drive import (
+from conformance.checks.engine_calls import (
     compactable_shape,
     compress_like_host,
     head_size,
@@ -20,7 +20,7 @@ from conformance.checks._drive import (
     tail_size,
     threshold_of,
 )
-from conformance.context import CheckSkipped
+from conformance.errors import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
 from conformance.strategies import (
@@ -129,7 +129,7 @@ def two_compactions(ctx, clause, draw):
     requires=CAP,
     title="threshold 0.50 of the window, protect_first_n 3, protect_last_n 20; compaction fires at the threshold",
 )
-def check_documented_defaults(ctx):
+def check_b1_documented_defaults(ctx):
     """B1: on a 200 000-token window, threshold_tokens == 100 000; should_compress(100 000)
     is True and should_compress(99 999) False; protect_first_n/protect_last_n (when exposed) are 3 and 20."""
     engine = ctx.new_engine(window=B1_WINDOW)
@@ -170,8 +170,9 @@ def check_documented_defaults(ctx):
     level=MUST,
     requires=CAP,
     title="tool results over 200 chars outside the protected tail become the cleared placeholder",
+    examples=3,
 )
-def check_old_tool_output_cleared(ctx):
+def check_b2_old_tool_output_cleared(ctx):
     """B2: in the output, a tool message before the verbatim tail holds at most 200 characters
     or exactly ``[Old tool output cleared to save context space]``."""
 
@@ -217,7 +218,7 @@ def check_old_tool_output_cleared(ctx):
                     got=f"{len(text_of(m))} characters kept",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
+    ctx.examples(body)
 
 
 def ctx_seed():
@@ -234,8 +235,9 @@ def ctx_seed():
     requires=CAP,
     excludes=("head-decay",),
     title="the first protect_first_n messages are kept on every compaction; the tail keeps >= protect_last_n",
+    examples=2,
 )
-def check_head_and_tail_protected(ctx):
+def check_b3_head_and_tail_protected(ctx):
     """B3 (seeds): after each of two compactions (40 turns apart) messages 1..protect_first_n-1
     are verbatim at the start (message 0, the system prompt, may carry the note), and the
     output ends with at least protect_last_n input messages verbatim."""
@@ -267,7 +269,7 @@ def check_head_and_tail_protected(ctx):
                     got=f"{kept_tail(before, after)} messages",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 2))
+    ctx.examples(body)
 
 
 def out_is_input(before, after) -> bool:
@@ -281,8 +283,9 @@ def out_is_input(before, after) -> bool:
     level=MUST,
     requires=CAP,
     title="the middle is replaced by one summary in the structured template",
+    examples=3,
 )
-def check_summary_template(ctx):
+def check_b4_summary_template(ctx):
     """B4: a new summary message holds the template headings Goal; Constraints & Preferences;
     Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical Context."""
 
@@ -311,7 +314,7 @@ def check_summary_template(ctx):
                 got=f"missing {', '.join(missing)}" if news else "no new summary message",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
+    ctx.examples(body)
 
 
 @check(
@@ -320,8 +323,9 @@ def check_summary_template(ctx):
     level=MUST,
     requires=CAP,
     title="the compaction note is appended to the system prompt on the first compaction only",
+    examples=2,
 )
-def check_note_added_once(ctx):
+def check_b5_note_added_once(ctx):
     """B5: after one and after two compactions the system prompt holds the note exactly once."""
 
     def body(draw):
@@ -339,7 +343,7 @@ def check_note_added_once(ctx):
                     got=f"{count} times",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 2))
+    ctx.examples(body)
 
 
 @check(
@@ -348,8 +352,9 @@ def check_note_added_once(ctx):
     level=MUST,
     requires=CAP,
     title="a later compaction updates the previous summary instead of starting over",
+    examples=2,
 )
-def check_summary_updated(ctx):
+def check_b6_summary_updated(ctx):
     """B6: the second compaction's output has one summary, and it carries content of the
     first summary (a bullet of at least 20 characters from it)."""
 
@@ -379,4 +384,4 @@ def check_summary_updated(ctx):
                 else "a summary that shares nothing with the first one",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 2))
+    ctx.examples(body)

@@ -11,9 +11,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.checks._drive import compress_like_host, invoke, usage
-from conformance.context import CheckSkipped
-from conformance.expect import MUST, HostileEngine, fail, short
+from conformance.checks.engine_calls import (
+    compress_like_host,
+    invoke,
+    update_model_like_host,
+    usage,
+)
+from conformance.errors import CheckSkipped, HostileEngine
+from conformance.expect import MUST, fail, short
 from conformance.registry import check
 from simulator.host.profiles import get_profile
 
@@ -21,27 +26,17 @@ WINDOWS = (16_000, 48_000)
 
 
 def _configure(clause, engine, window):
-    invoke(
-        clause,
-        MUST,
-        engine,
-        "update_model",
-        model="sim-model",
-        context_length=window,
-        base_url="",
-        api_key="",
-        provider="",
-        api_mode="chat_completions",
-    )
+    update_model_like_host(clause, MUST, engine, "sim-model", window)
 
 
 @check(
     "C1",
     "clone-distinct-usable-isolated",
     level=MUST,
+    needs=(),  # runs on every host: by deepcopy where the host has no clone_for_agent
     title="the per-agent copy (clone_for_agent(), or deepcopy on hermes-0.19) is distinct, works, keeps its own counters",
 )
-def check_clone_distinct(ctx):
+def check_c1_clone_distinct_usable_isolated(ctx):
     """C1: the clone is not the registered instance; it compresses; usage and compactions on
     the clone leave the parent's last_* counters and compression_count alone (and back).
     On ``--host-profile=hermes-0.19`` the clone is ``copy.deepcopy(engine)``, as that host makes it."""
@@ -89,7 +84,7 @@ def check_clone_distinct(ctx):
     level=MUST,
     title="a child's update_model() never changes the parent's budget",
 )
-def check_child_update_model(ctx):
+def check_c2_child_update_model_isolated(ctx):
     """C2: parent on window A, child (clone) switched to window B: the parent's
     context_length and threshold_tokens stay those of A."""
     parent = ctx.new_engine(window=WINDOWS[0])

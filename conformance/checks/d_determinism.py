@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.checks._drive import compress_like_host, threshold_of
+from conformance.checks.engine_calls import compress_like_host, threshold_of
 from conformance.expect import SHOULD, fail
 from conformance.registry import check
 from conformance.strategies import transcripts, uid_from_seed
@@ -58,8 +58,9 @@ def committed(history, out):
     kind="determinism",
     practice="kit",
     title="two fresh engines, same input: same compress() output (uids masked)",
+    examples=4,
 )
-def check_same_input_same_output(ctx):
+def check_d1_same_input_same_output(ctx):
     """D1 (SHOULD, kit practice): compress() twice in a row on two fresh engines gives equal
     masked outputs both times."""
 
@@ -88,4 +89,4 @@ def check_same_input_same_output(ctx):
                 context="kit practice, for snapshot diffing: seed every random choice, no wall clock",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 4))
+    ctx.examples(body)

@@ -10,9 +10,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.checks._drive import invoke, overrides, select_like_host, usage
-from conformance.context import CheckSkipped
-from conformance.expect import MUST, SHOULD, ContractViolation, fail
+from conformance.checks.engine_calls import (
+    RAISED,
+    fail_open,
+    invoke,
+    overrides,
+    select_like_host,
+    turn_complete_like_host,
+    usage,
+)
+from conformance.errors import CheckSkipped, ContractViolation
+from conformance.expect import MUST, SHOULD, fail
 from conformance.registry import check
 from conformance.strategies import filler_block, transcripts
 from simulator.provider.tokens import count_messages
@@ -37,8 +45,9 @@ def _need(engine: Any, hook: str) -> None:
     level=SHOULD,
     variants=HOOKS,
     title="select_context / on_turn_complete do not raise (the host fails open, but reports it)",
+    examples=6,
 )
-def check_hooks_do_not_raise(ctx, variant):
+def check_h1_hooks_do_not_raise(ctx, variant):
     """H1 (SHOULD): the hook returns normally on drawn histories. The host still fails open
     (request untouched, exception logged; host tests prove that), so this is a SHOULD."""
     _need(ctx.new_engine(), variant)
@@ -67,7 +76,7 @@ def check_hooks_do_not_raise(ctx, variant):
                 got=getattr(exc, "raised", None) or exc.detail.rstrip("."),
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -75,8 +84,9 @@ def check_hooks_do_not_raise(ctx, variant):
     "select-context-leaves-inputs-alone",
     level=SHOULD,
     title="select_context() does not mutate request_messages, conversation_messages or incoming_message",
+    examples=6,
 )
-def check_select_context_leaves_inputs(ctx):
+def check_h3_select_context_leaves_inputs_alone(ctx):
     """H3 (SHOULD): the selection is request-scoped; mutating the inputs cannot harm (the host
     passes copies of the history) but is a SHOULD failure."""
     _need(ctx.new_engine(), "select_context")
@@ -89,14 +99,17 @@ def check_select_context_leaves_inputs(ctx):
             (copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None
         )
         before = copy.deepcopy((request, conv, incoming))
-        try:
-            engine.select_context(
-                request,
-                conversation_messages=conv,
-                incoming_message=incoming,
-                budget_tokens=int(getattr(engine, "context_length", 0) or 0),
-            )
-        except Exception:
+        selected = fail_open(
+            select_like_host,
+            "H3",
+            SHOULD,
+            engine,
+            history,
+            request=request,
+            conversation=conv,
+            incoming=incoming,
+        )
+        if selected is RAISED:
             return  # H1's business
         for name, now, was in zip(
             ("request_messages", "conversation_messages", "incoming_message"),
@@ -113,7 +126,7 @@ def check_select_context_leaves_inputs(ctx):
                     context=f"history of {len(history)} messages",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -121,8 +134,9 @@ def check_select_context_leaves_inputs(ctx):
     "turn-complete-does-not-mutate",
     level=MUST,
     title="on_turn_complete() does not mutate the messages (a shallow copy of the host's own dicts)",
+    examples=6,
 )
-def check_turn_complete_does_not_mutate(ctx):
+def check_h5_turn_complete_does_not_mutate(ctx):
     """H5 (MUST): the list is a shallow copy, so its dicts are the host's transcript; the engine
     must not change them (nor their nested content parts and tool_calls)."""
     _need(ctx.new_engine(), "on_turn_complete")
@@ -132,17 +146,18 @@ def check_turn_complete_does_not_mutate(ctx):
         engine = ctx.new_engine()
         host_dicts = copy.deepcopy(history)
         snapshot = copy.deepcopy(host_dicts)
-        try:
-            engine.on_turn_complete(
-                list(host_dicts),
-                usage(count_messages(history)),
-                turn_id="t1",
-                interrupted=False,
-                failed=False,
-                turn_exit_reason="completed",
-            )
-        except Exception:
-            pass  # H1's business; mutation before the raise still counts
+        fail_open(  # a raise is H1's business; mutation before the raise still counts
+            turn_complete_like_host,
+            "H5",
+            MUST,
+            engine,
+            list(host_dicts),
+            usage(count_messages(history)),
+            turn_id="t1",
+            interrupted=False,
+            failed=False,
+            turn_exit_reason="completed",
+        )
         for i, (now, was) in enumerate(zip(host_dicts, snapshot)):
             if now != was:
                 keys = sorted(set(now) ^ set(was)) or sorted(
@@ -156,7 +171,7 @@ def check_turn_complete_does_not_mutate(ctx):
                     got=f"changed keys {', '.join(map(str, keys))}",
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 def _turns(n_turns: int, seed: int, chars: int = 1_200) -> list[dict[str, Any]]:
@@ -174,8 +189,9 @@ def _turns(n_turns: int, seed: int, chars: int = 1_200) -> list[dict[str, Any]]:
     "stable-selection",
     level=SHOULD,
     title="select_context() returns the same selection while nothing has changed",
+    examples=6,
 )
-def check_stable_selection(ctx):
+def check_h6_stable_selection(ctx):
     """H6 (SHOULD): three calls with identical inputs give equal selections (None counts as
     "the request unchanged")."""
     _need(ctx.new_engine(), "select_context")
@@ -200,7 +216,7 @@ def check_stable_selection(ctx):
                 got=f"a different list ({len(outs[0])} vs {len(outs[which - 1])} messages)",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 def _provider_with_cache():
@@ -232,7 +248,7 @@ def _provider_with_cache():
     level=SHOULD,
     title="over repeated identical turns the selection keeps the provider's prompt cache warm",
 )
-def check_cache_reuse(ctx):
+def check_h6_cache_reuse(ctx):
     """H6 (SHOULD): five identical requests through select_context to the provider simulator;
     turns 2-5 read at least half their prompt tokens from the cache (the simulator's
     ``prompt_tokens_details.cached_tokens``)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import invoke, overrides
-from conformance.context import CheckSkipped
+from conformance.checks.engine_calls import overrides, update_model_like_host
+from conformance.errors import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
 
@@ -23,8 +23,9 @@ MAP = {"sim": 0.6, "sim-large": 0.85, "other-vendor": 0.3}
     "model-thresholds-applied",
     level=MUST,
     title="engine.model_thresholds set before update_model() picks the threshold by longest matching key",
+    examples=8,
 )
-def check_model_thresholds(ctx):
+def check_k1_model_thresholds_applied(ctx):
     """K1: with the map assigned before the first update_model(), ``threshold_tokens`` is
     ``int(context_length x percent)`` for the longest key contained in the model name (the
     int() formula: host practice), else for the configured percent."""
@@ -43,18 +44,7 @@ def check_model_thresholds(ctx):
         engine = ctx.new_engine(configure=False)
         configured = float(getattr(engine, "threshold_percent", 0.75))
         engine.model_thresholds = dict(MAP)  # what the host does before the first update_model()
-        invoke(
-            "K1",
-            MUST,
-            engine,
-            "update_model",
-            model=model,
-            context_length=window,
-            base_url="",
-            api_key="",
-            provider="",
-            api_mode="chat_completions",
-        )
+        update_model_like_host("K1", MUST, engine, model, window)
         keys = [k for k in MAP if k in model]
         percent = MAP[max(keys, key=len)] if keys else configured
         want = int(window * percent)
@@ -70,4 +60,4 @@ def check_model_thresholds(ctx):
                 context="the int() formula: host practice",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 8))
+    ctx.examples(body)

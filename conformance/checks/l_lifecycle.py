@@ -24,19 +24,19 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.checks._drive import compress_like_host, invoke, overrides, select_like_host, usage
 from conformance.checks.c_clones import per_agent_copy
-from conformance.context import CheckSkipped
-from conformance.expect import (
-    MUST,
-    ContractViolation,
-    fail,
-    short,
-    v1_problems,
-    v2_problems,
-    v3_problems,
-    v4_problems,
+from conformance.checks.engine_calls import (
+    compress_like_host,
+    fail_open,
+    invoke,
+    overrides,
+    select_like_host,
+    turn_complete_like_host,
+    update_model_like_host,
+    usage,
 )
+from conformance.errors import CheckSkipped, ContractViolation
+from conformance.expect import MUST, fail, short, v1_problems, v2_problems, v3_problems, v4_problems
 from conformance.registry import check
 from conformance.strategies import blob_from_seed, text_from_seed
 from simulator.provider.tokens import count_messages
@@ -81,7 +81,7 @@ def _turn(seed: int, big: bool, k: int) -> list[dict[str, Any]]:
     title="instantiate -> on_session_start -> usage -> should_compress -> compress -> on_session_end -> "
     "next session never crashes",
 )
-def check_documented_order(ctx):
+def check_l1_documented_order(ctx):
     """L1: two sessions in the documented order on one engine, with a compaction in each and
     on_session_reset between; every call returns normally."""
     engine = ctx.new_engine()
@@ -202,29 +202,21 @@ class LifecycleMachine(RuleBasedStateMachine):
         """on_turn_complete with a shallow copy (fail-open)."""
         self._log("turn_complete")
         if overrides(self.engine, "on_turn_complete"):
-            try:
-                self.engine.on_turn_complete(
-                    list(copy.deepcopy(self.history)), usage(100), turn_id="t"
-                )
-            except Exception:
-                pass  # fail-open (H1)
+            fail_open(  # the host fails open (H1)
+                turn_complete_like_host,
+                "L1",
+                MUST,
+                self.engine,
+                list(copy.deepcopy(self.history)),
+                usage(100),
+                turn_id="t",
+            )
 
     @rule(window=st.sampled_from([12_000, 16_000, 24_000, 32_000]))
     def model_switch(self, window):
         """update_model to another window; context_length follows (O4)."""
         self._log("model_switch", window=window)
-        invoke(
-            "L1",
-            MUST,
-            self.engine,
-            "update_model",
-            model=f"sim-model-{window}",
-            context_length=window,
-            base_url="",
-            api_key="",
-            provider="",
-            api_mode="chat_completions",
-        )
+        update_model_like_host("L1", MUST, self.engine, f"sim-model-{window}", window)
         if self.engine.context_length != window:
             fail(
                 "O4",
@@ -261,18 +253,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         except CheckSkipped:
             return  # a plugin-folder engine on hermes-0.19: that host copies nothing
         if child is not self.engine:
-            invoke(
-                "L1",
-                MUST,
-                child,
-                "update_model",
-                model="child",
-                context_length=budget[0] * 2 + 1_000,
-                base_url="",
-                api_key="",
-                provider="",
-                api_mode="chat_completions",
-            )
+            update_model_like_host("L1", MUST, child, "child", budget[0] * 2 + 1_000)
             if (self.engine.context_length, self.engine.threshold_tokens) != budget:
                 fail(
                     "C2",
@@ -355,7 +336,7 @@ def replay_steps(ctx: Any, steps: list[list[Any]]) -> None:
     title="random lifecycles (turns, compactions, preflight, hooks, model switches, reset, clones, a parallel "
     "session) keep every invariant",
 )
-def check_lifecycle_state_machine(ctx):
+def check_l1_lifecycle_state_machine(ctx):
     """L1: the :class:`LifecycleMachine`; violations name their own clause."""
     if ctx.replay is not None:
         replay_steps(ctx, ctx.replay.get("steps") or [])
@@ -369,7 +350,7 @@ def check_lifecycle_state_machine(ctx):
 
     try:
         run_state_machine_as_test(
-            factory, settings=ctx.settings(max_examples=max(10, ctx.max_examples))
+            factory, settings=ctx.settings(max_examples=max(10, ctx.budget()))
         )
     except ContractViolation as exc:
         if machines:

@@ -11,11 +11,21 @@ import json
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import compress_like_host, invoke, overrides, usage
-from conformance.context import CheckSkipped
+from conformance.checks.engine_calls import (
+    RAISED,
+    compress_like_host,
+    fail_open,
+    invoke,
+    overrides,
+    select_like_host,
+    update_model_like_host,
+    usage,
+)
+from conformance.errors import CheckSkipped, ContractViolation
 from conformance.expect import MUST, SHOULD, fail, short
 from conformance.registry import check
 from conformance.strategies import transcripts, usage_dicts
+from simulator.host import calls
 
 STATUS_KEYS = (
     "last_prompt_tokens",
@@ -41,7 +51,7 @@ SESSION_KWARGS = {
     level=MUST,
     title="on_session_start(session_id, **kwargs) accepts the host's keyword arguments",
 )
-def check_session_start(ctx):
+def check_o1_session_start_accepts_host_kwargs(ctx):
     """O1: ``on_session_start("s1", platform=..., model=..., <unknown future keys>)`` returns normally."""
     engine = ctx.new_engine()
     invoke("O1", MUST, engine, "on_session_start", "session-1", **copy.deepcopy(SESSION_KWARGS))
@@ -52,8 +62,9 @@ def check_session_start(ctx):
     "session-end-accepts-messages",
     level=MUST,
     title="on_session_end(session_id, messages) returns normally at a real boundary",
+    examples=4,
 )
-def check_session_end(ctx):
+def check_o2_session_end_accepts_messages(ctx):
     """O2: ``on_session_end(session_id, messages)`` with a drawn transcript returns normally."""
 
     def body(draw):
@@ -61,7 +72,7 @@ def check_session_end(ctx):
         engine = ctx.new_engine()
         invoke("O2", MUST, engine, "on_session_end", "session-1", copy.deepcopy(history))
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 4))
+    ctx.examples(body)
 
 
 @check(
@@ -69,8 +80,9 @@ def check_session_end(ctx):
     "reset-zeroes-token-counters",
     level=MUST,
     title="on_session_reset() sets last_prompt/completion/total_tokens to 0",
+    examples=4,
 )
-def check_reset_zeroes_counters(ctx):
+def check_o3_reset_zeroes_token_counters(ctx):
     """O3 (seeds: "resets the token counters"): after usage and a compaction, reset gives 0s."""
 
     def body(draw):
@@ -89,7 +101,7 @@ def check_reset_zeroes_counters(ctx):
                     got=short(value),
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 4))
+    ctx.examples(body)
 
 
 @check(
@@ -99,7 +111,7 @@ def check_reset_zeroes_counters(ctx):
     practice="host",
     title="on_session_reset() sets compression_count to 0 (host practice)",
 )
-def check_reset_zeroes_compression_count(ctx):
+def check_o3_reset_zeroes_compression_count(ctx):
     """O3 (host practice; not in seeds): compression_count is 0 after on_session_reset()."""
     engine = ctx.new_engine()
     history = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
@@ -122,8 +134,9 @@ def check_reset_zeroes_compression_count(ctx):
     "update-model-sets-window",
     level=MUST,
     title="update_model() sets context_length and recomputes threshold_tokens for the new window",
+    examples=6,
 )
-def check_update_model_sets_window(ctx):
+def check_o4_update_model_sets_window(ctx):
     """O4: after ``update_model(m, L)``, ``context_length == L`` and ``0 < threshold_tokens <= L``;
     a second call with another window moves the threshold with it."""
 
@@ -136,18 +149,7 @@ def check_update_model_sets_window(ctx):
         engine = ctx.new_engine(configure=False)
         results = []
         for window in (first, second):
-            invoke(
-                "O4",
-                MUST,
-                engine,
-                "update_model",
-                model="sim-model",
-                context_length=window,
-                base_url="",
-                api_key="",
-                provider="",
-                api_mode="chat_completions",
-            )
+            update_model_like_host("O4", MUST, engine, "sim-model", window)
             cl, th = (
                 getattr(engine, "context_length", None),
                 getattr(engine, "threshold_tokens", None),
@@ -178,7 +180,7 @@ def check_update_model_sets_window(ctx):
                 got=f"{results[0]} -> {results[1]}",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -187,7 +189,7 @@ def check_update_model_sets_window(ctx):
     level=MUST,
     title="get_tool_schemas() returns a list of dicts (default [])",
 )
-def check_tool_schemas_list(ctx):
+def check_o5_tool_schemas_is_list(ctx):
     """O5: ``get_tool_schemas()`` is a list whose items are dicts."""
     engine = ctx.new_engine()
     schemas = invoke("O5", MUST, engine, "get_tool_schemas")
@@ -207,7 +209,7 @@ def check_tool_schemas_list(ctx):
     level=MUST,
     title="handle_tool_call(unknown name, args, messages=...) returns a JSON string with an error",
 )
-def check_unknown_tool(ctx):
+def check_o6_unknown_tool_json_error(ctx):
     """O6/T2: an unknown tool name gives a JSON object string with an ``error`` key."""
     engine = ctx.new_engine()
     out = invoke(
@@ -238,8 +240,9 @@ def check_unknown_tool(ctx):
     "preflight-returns-bool",
     level=MUST,
     title="should_compress_preflight(messages) returns a bool",
+    examples=6,
 )
-def check_preflight_bool(ctx):
+def check_o7_preflight_returns_bool(ctx):
     """O7: ``should_compress_preflight(messages)`` returns True or False on drawn histories."""
 
     def body(draw):
@@ -255,7 +258,7 @@ def check_preflight_bool(ctx):
                 got=f"{type(out).__name__} {short(out, 60)}",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -264,8 +267,9 @@ def check_preflight_bool(ctx):
     level=MUST,
     practice="host",
     title="get_status() is a dict with the five keys the host shows; usage_percent in 0-100",
+    examples=6,
 )
-def check_status_keys(ctx):
+def check_o8_status_keys(ctx):
     """O8 (key list: host practice): keys present, ints where ints, usage_percent in 0..100
     (0 when context_length is 0), last_prompt_tokens never negative."""
 
@@ -314,7 +318,7 @@ def check_status_keys(ctx):
                 host_practice=True,
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -322,21 +326,16 @@ def check_status_keys(ctx):
     "select-context-returns-none-or-list",
     level=MUST,
     title="select_context(...) returns None (the default) or a list",
+    examples=4,
 )
-def check_select_context_return(ctx):
+def check_o9_select_context_returns_none_or_list(ctx):
     """O9: the default returns None; an override returns None or a list (H3 says what lists do)."""
 
     def body(draw):
         history = draw(transcripts(max_turns=6), "history")
         engine = ctx.new_engine()
-        try:
-            out = engine.select_context(
-                copy.deepcopy(history),
-                conversation_messages=copy.deepcopy(history),
-                incoming_message=None,
-                budget_tokens=int(getattr(engine, "context_length", 0)),
-            )
-        except Exception:
+        out = fail_open(select_like_host, "O9", MUST, engine, history, incoming=None)
+        if out is RAISED:
             return  # fail-open; H1 reports it
         if out is not None and not isinstance(out, list):
             fail(
@@ -347,7 +346,7 @@ def check_select_context_return(ctx):
                 got=f"{type(out).__name__} {short(out, 60)}",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 4))
+    ctx.examples(body)
 
 
 @check(
@@ -356,7 +355,7 @@ def check_select_context_return(ctx):
     level=MUST,
     title="on_turn_complete(messages, usage, **kwargs) returns normally with the host's keywords",
 )
-def check_turn_complete_kwargs(ctx):
+def check_o10_turn_complete_accepts_host_kwargs(ctx):
     """O10: called with usage=None and with a usage dict plus turn_id, task_id, api_call_count,
     interrupted, failed, turn_exit_reason (host practice names) and unknown keys."""
     engine = ctx.new_engine()
@@ -365,27 +364,27 @@ def check_turn_complete_kwargs(ctx):
         return
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     for u in (None, usage(120)):
-        try:
-            engine.on_turn_complete(
-                list(msgs),
-                u,
-                turn_id="t1",
-                task_id="task",
-                api_call_count=1,
-                interrupted=False,
-                failed=False,
-                turn_exit_reason="completed",
-                kit_future_key=1,
-            )
-        except TypeError as exc:
-            fail(
-                "O10",
-                MUST,
-                "on_turn_complete(messages, usage, turn_id=..., ...)",
-                expected="to accept the host's keyword arguments (**kwargs)",
-                got=f"TypeError: {short(str(exc), 120)}",
-            )
-        except Exception:
+        meta = calls.on_turn_complete_kwargs(
+            turn_id="t1",
+            task_id="task",
+            api_call_count=1,
+            interrupted=False,
+            failed=False,
+            turn_exit_reason="completed",
+        )
+        try:  # the host's keywords plus one it may add in a later release
+            invoke("O10", MUST, engine, "on_turn_complete", list(msgs), u, **meta, kit_future_key=1)
+        except ContractViolation as exc:
+            if isinstance(getattr(exc, "cause", None), TypeError):
+                fail(
+                    "O10",
+                    MUST,
+                    "on_turn_complete(messages, usage, turn_id=..., ...)",
+                    expected="to accept the host's keyword arguments (**kwargs)",
+                    got=f"TypeError: {short(str(exc.cause), 120)}",
+                )
+            if getattr(exc, "cause", None) is None:
+                raise
             return  # fail-open; H1 reports it
 
 
@@ -395,15 +394,12 @@ def check_turn_complete_kwargs(ctx):
     level=MUST,
     title="clone_for_agent() returns an engine with the same name",
 )
-def check_clone_is_engine(ctx):
+def check_o11_clone_is_an_engine(ctx):
     """O11: the clone has the required methods and the same ``name`` (default deepcopy)."""
     engine = ctx.new_engine()
-    try:
-        clone = engine.clone_for_agent()
-    except Exception as exc:
-        raise CheckSkipped(
-            f"clone_for_agent() raised {type(exc).__name__}; C1 reports it"
-        ) from None
+    clone = fail_open(invoke, "O11", MUST, engine, "clone_for_agent")
+    if clone is RAISED:
+        raise CheckSkipped("clone_for_agent() raised; C1 reports it")
     if not isinstance(engine.name, str):
         raise CheckSkipped("engine.name is not a str (A1 reports it)")
     missing = [

@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from conformance.context import CheckSkipped
+from conformance.errors import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail
 from conformance.registry import check
 
@@ -47,7 +47,7 @@ def _findings(report, clause):
     level=MUST,
     title="the folder has __init__.py exporting a ContextEngine subclass or register(ctx), and a valid plugin.yaml",
 )
-def check_plugin_folder(ctx):
+def check_r4_plugin_folder_loads(ctx):
     """R4: every R4 finding of the host's loader passes."""
     _factory, report = load(ctx)
     bad = [f for f in _findings(report, "R4") if not f.ok]
@@ -68,7 +68,7 @@ def check_plugin_folder(ctx):
     level=MUST,
     title="register(ctx) registers exactly one engine (a second registration is refused)",
 )
-def check_registers_one(ctx):
+def check_r5_registers_one_engine(ctx):
     """R5: ``register(ctx)`` calls ``ctx.register_context_engine`` once."""
     _factory, report = load(ctx)
     found = _findings(report, "R5")
@@ -91,7 +91,7 @@ def check_registers_one(ctx):
     level=MUST,
     title="engine.name equals the configured context.engine (the folder name)",
 )
-def check_name_matches_folder(ctx):
+def check_r6_name_matches_folder(ctx):
     """R6: ``engine.name`` == the folder name, which the user puts in ``context.engine``."""
     factory, report = load(ctx)
     if factory is None:
@@ -114,7 +114,7 @@ def check_name_matches_folder(ctx):
     practice="host",
     title="engine.name equals plugin.yaml's name (host practice; not in seeds)",
 )
-def check_name_matches_yaml(ctx):
+def check_r6_name_matches_plugin_yaml(ctx):
     """R6 (host practice; not in seeds): plugin.yaml's ``name`` equals ``engine.name``. A
     plugin.yaml that is missing or names nothing is R4's finding (reported once, there):
     this check then skips rather than compare with the folder name the host falls back to."""

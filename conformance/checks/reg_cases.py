@@ -11,17 +11,18 @@ import copy
 import sqlite3
 from typing import Any
 
-from conformance.checks._drive import (
+from conformance.checks.b_compressor import new_messages, text_of
+from conformance.checks.engine_calls import (
     compress_like_host,
     head_size,
     invoke,
     overrides,
     tail_size,
     threshold_of,
+    update_model_like_host,
     usage,
 )
-from conformance.checks.b_compressor import new_messages, text_of
-from conformance.context import CheckSkipped
+from conformance.errors import CheckSkipped
 from conformance.expect import MUST, SHOULD, fail, short, v1_problems, v2_problems
 from conformance.registry import check
 from conformance.strategies import add_filler, blob_from_seed, filler_block, head_exchange
@@ -60,7 +61,7 @@ def _v2(clause: str, history, out, what: str) -> None:
     level=MUST,
     title="parallel tool calls around the cut keep every call paired (protect_first_n=1, protect_last_n=5)",
 )
-def check_reg_a(ctx):
+def check_reg_a_parallel_calls(ctx):
     """REG-a (V2): ``[system, user, assistant(c1), tool c1, assistant, user, assistant(c2a,c2b,c2c),
     tool c2a, tool c2b, tool c2c, assistant, user]`` over the threshold."""
     engine = ctx.new_engine()
@@ -95,7 +96,7 @@ def check_reg_a(ctx):
     level=MUST,
     title="a head that ends on an assistant tool_calls message whose 40 KB result is in the middle",
 )
-def check_reg_b(ctx):
+def check_reg_b_head_cut_in_tool_group(ctx):
     """REG-b (V2): head ``[system, user, assistant(tool_calls c1)]``, the 40 KB result of c1 at
     index 3 in the compressible middle: no call survives without its result."""
     engine = ctx.new_engine()
@@ -137,7 +138,7 @@ def _sentinel_history(ctx, engine) -> list[dict[str, Any]]:
     practice="host",
     title="right after compress(), with last_prompt_tokens = -1, the next turn does not compress again",
 )
-def check_reg_c(ctx):
+def check_reg_c_no_recompression_after_compress(ctx):
     """REG-c (A7): after a compaction and the -1 sentinel, ``should_compress()`` and
     ``should_compress_preflight(output + next user message)`` are False and get_status() shows 0."""
     engine = ctx.new_engine()
@@ -184,16 +185,15 @@ def check_reg_c(ctx):
     level=MUST,
     title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored",
 )
-def check_reg_d(ctx):
+def check_reg_d_model_switch(ctx):
     """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000, update_model("small",
     131 072): threshold_tokens follows the small window (inside it, no longer the big one's), should_compress(300 000)
     is True, and a later on_session_start(model="big", context_length=1 000 000) keeps 131 072."""
     engine = ctx.new_engine(configure=False)
-    kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
-    invoke("O4", MUST, engine, "update_model", model="big", context_length=1_000_000, **kw)
+    update_model_like_host("O4", MUST, engine, "big", 1_000_000)
     share = engine.threshold_tokens / 1_000_000
     invoke("O4", MUST, engine, "update_from_response", usage(300_000))
-    invoke("O4", MUST, engine, "update_model", model="small", context_length=131_072, **kw)
+    update_model_like_host("O4", MUST, engine, "small", 131_072)
     # "follows the small window": inside it and no longer the big model's figure. The share itself is
     # the engine's policy (K2; Hermes raises it to >= 0.75 under 512K), so it is not pinned here.
     stale = int(1_000_000 * share)
@@ -241,17 +241,16 @@ def check_reg_d(ctx):
     level=MUST,
     title="a child cloned from the same registered engine calls update_model; the parent keeps its window",
 )
-def check_reg_e(ctx):
+def check_reg_e_shared_registered_instance(ctx):
     """REG-e (C2): registered R; parent = R.clone_for_agent() on 32 000; child = R.clone_for_agent()
     switched to 100 000: the parent still reports 32 000 (and R is untouched by both)."""
     registered = ctx.new_engine(window=24_000)
-    kw = dict(base_url="", api_key="", provider="", api_mode="chat_completions")
     from conformance.checks.c_clones import clone_or_skip
 
     parent = clone_or_skip(ctx, registered)
-    invoke("C2", MUST, parent, "update_model", model="parent", context_length=32_000, **kw)
+    update_model_like_host("C2", MUST, parent, "parent", 32_000)
     child = clone_or_skip(ctx, registered)
-    invoke("C2", MUST, child, "update_model", model="child", context_length=100_000, **kw)
+    update_model_like_host("C2", MUST, child, "child", 100_000)
     if parent.context_length != 32_000 or registered.context_length != 24_000:
         fail(
             "C2",
@@ -269,7 +268,7 @@ def check_reg_e(ctx):
     level=MUST,
     title="an engine holding a sqlite3 connection is cloned through its clone_for_agent hook, and the clone works",
 )
-def check_reg_f(ctx):
+def check_reg_f_unpicklable_clone_hook(ctx):
     """REG-f (C1): applies when ``copy.deepcopy(engine)`` fails (e.g. a sqlite3 connection): the
     engine must override clone_for_agent, and the clone compresses and reads its store."""
     engine = ctx.new_engine()
@@ -306,7 +305,7 @@ def check_reg_f(ctx):
     level=MUST,
     title="/compress <topic> with force: the host passes only the arguments compress() accepts",
 )
-def check_reg_g(ctx):
+def check_reg_g_manual_compress_with_focus(ctx):
     """REG-g (A4): ``compress()`` called as the host does for ``/compress topic`` (focus_topic and
     force filtered by signature, e.g. for ``compress(self, messages, current_tokens=None)``) returns
     a list; a TypeError raised inside the engine is reported, not swallowed."""
@@ -371,7 +370,7 @@ def _reg_h(ctx, level):
                     context=f"head ends on {head_end}, tail starts with {tail_start}",
                 )
 
-    ctx.examples(body, max_examples=min(max(ctx.max_examples, 4), 6))
+    ctx.examples(body)
 
 
 @check(
@@ -382,12 +381,8 @@ def _reg_h(ctx, level):
     requires=("compressor",),
     variants=("compressor",),
     title="a summary between head and tail never leaves two same-role messages adjacent",
+    examples=6,
 )
-def check_reg_h_compressor(ctx, variant):
-    """REG-h (B5, MUST for compressor engines)."""
-    _reg_h(ctx, MUST)
-
-
 @check(
     "B5",
     "summary-role-alternates",
@@ -396,10 +391,11 @@ def check_reg_h_compressor(ctx, variant):
     excludes=("compressor",),
     variants=("other",),
     title="a summary between head and tail never leaves two same-role messages adjacent",
+    examples=6,
 )
-def check_reg_h_other(ctx, variant):
-    """REG-h (B5, SHOULD for engines without the compressor capability)."""
-    _reg_h(ctx, SHOULD)
+def check_reg_h_summary_role_alternates(ctx, variant):
+    """REG-h (B5): MUST for compressor engines (variant ``compressor``), SHOULD for the others."""
+    _reg_h(ctx, MUST if variant == "compressor" else SHOULD)
 
 
 @check(
@@ -410,8 +406,9 @@ def check_reg_h_other(ctx, variant):
     requires=("compressor", "head-decay"),
     title="head decay (engines declaring 'head-decay'): after a later compaction the first user message is "
     "gone and the system prompt stays",
+    examples=2,
 )
-def check_reg_i(ctx):
+def check_reg_i_head_decays(ctx):
     """REG-i (B3, head-decay engines; host practice against the seeds): compress twice with
     40 new turns in between; the first user message is not verbatim in the second output,
     the system prompt is (message 0, perhaps with the note)."""
@@ -445,7 +442,7 @@ def check_reg_i(ctx):
                 host_practice=True,
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 2))
+    ctx.examples(body)
 
 
 @check(
@@ -456,7 +453,7 @@ def check_reg_i(ctx):
     practice="host",
     title="when compaction cannot help (protected messages hold the tokens), compress() is attempted at most 3 times",
 )
-def check_reg_j(ctx):
+def check_reg_j_stops_after_ineffective_compactions(ctx):
     """REG-j (A3, SHOULD): system prompt and last user message hold 90% of a history over the
     threshold; 20 turns each add a one-word user message and reply. The host asks
     should_compress() every turn and compresses when True: at most 3 compress() calls."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from conformance.checks._drive import overrides
+from conformance.checks.engine_calls import overrides
 from conformance.expect import MUST, fail
 from conformance.registry import check
 
@@ -158,7 +158,7 @@ def structural_problems(engine: Any, abc_class: Any) -> list[str]:
     practice="kit",
     title="all signature problems of the engine, reported together",
 )
-def check_structural_gate(ctx):
+def check_s0_structural_gate(ctx):
     """S0: the engine has the required surface with signatures the host can call."""
     engine = ctx.new_engine(configure=False)
     abc_class = None

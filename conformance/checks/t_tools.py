@@ -12,8 +12,8 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks._drive import invoke
-from conformance.context import CheckSkipped
+from conformance.checks.engine_calls import RAISED, fail_open, invoke
+from conformance.errors import CheckSkipped
 from conformance.expect import MUST, fail, short
 from conformance.registry import check
 
@@ -30,10 +30,9 @@ _PLACEHOLDER = {
 
 def _schemas(ctx) -> list[dict[str, Any]]:
     engine = ctx.new_engine()
-    try:
-        schemas = engine.get_tool_schemas()
-    except Exception:
-        raise CheckSkipped("get_tool_schemas() raised; O5 reports it") from None
+    schemas = fail_open(invoke, "T1", MUST, engine, "get_tool_schemas")
+    if schemas is RAISED:
+        raise CheckSkipped("get_tool_schemas() raised; O5 reports it")
     if not isinstance(schemas, list) or not schemas:
         raise CheckSkipped(
             "engine declares no tools (get_tool_schemas() returned [] or a non-list; O5 checks the type)"
@@ -67,7 +66,7 @@ def example_args(parameters: dict[str, Any]) -> dict[str, Any]:
     level=MUST,
     title="each tool schema is {name, description, parameters} with parameters a valid JSON Schema object",
 )
-def check_tool_schemas_valid(ctx):
+def check_t1_tool_schemas_valid(ctx):
     """T1: name (non-empty str, unique), description (str), parameters (a JSON Schema of
     ``"type": "object"`` that passes its metaschema)."""
     schemas = _schemas(ctx)
@@ -133,7 +132,7 @@ def check_tool_schemas_valid(ctx):
     level=MUST,
     title="handle_tool_call() returns a JSON string for each declared tool",
 )
-def check_tool_calls_return_json(ctx):
+def check_t2_tool_calls_return_json(ctx):
     """T2: for every declared tool, arguments valid against its schema give a str that
     ``json.loads`` accepts (an error object is fine; an exception or non-JSON is not)."""
     schemas = _schemas(ctx)

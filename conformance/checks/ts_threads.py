@@ -17,14 +17,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.checks._drive import (
+from conformance.checks.engine_calls import (
     compactable_shape,
     compress_like_host,
     invoke,
     threshold_of,
     usage,
 )
-from conformance.expect import MUST, SHOULD, ContractViolation, fail, short
+from conformance.errors import ContractViolation
+from conformance.expect import MUST, SHOULD, fail, short
 from conformance.registry import check
 from conformance.strategies import compactable_histories, filler_block, text_from_seed
 from simulator.provider.tokens import count_messages
@@ -57,8 +58,9 @@ def _run_in_thread(fn):
     "compress-from-pool-thread",
     level=MUST,
     title="compress() called from a thread other than the creator's gives the same result",
+    examples=3,
 )
-def check_compress_from_pool_thread(ctx):
+def check_ts1_compress_from_pool_thread(ctx):
     """TS1: no thread affinity: two fresh engines, the same history, one compress() on the
     creating thread, one on a pool thread; the outputs are equal."""
 
@@ -87,7 +89,7 @@ def check_compress_from_pool_thread(ctx):
                 context="thread affinity or threading.local state",
             )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 3))
+    ctx.examples(body)
 
 
 def _listing(root: Path) -> dict[str, tuple]:
@@ -109,7 +111,7 @@ def _listing(root: Path) -> dict[str, tuple]:
     level=MUST,
     title="a compress() pass the host timed out has written nothing to HERMES_HOME or the temp dir",
 )
-def check_no_writes_from_timed_out_pass(ctx):
+def check_ts2_no_writes_from_timed_out_pass(ctx):
     """TS2: the host runs the pass on a daemon thread with a timeout and discards it; no
     commit follows. Files created or changed under ``$HERMES_HOME`` or ``tempfile.gettempdir()``
     (both private folders during this check) by that pass are external writes."""
@@ -172,7 +174,7 @@ def _safe(engine, history):
     level=MUST,
     title="one instance compressing four sessions in parallel keeps each session's messages to itself",
 )
-def check_parallel_sessions(ctx):
+def check_ts3_parallel_sessions_isolated(ctx):
     """TS3: four threads compress four different histories on one instance at once; every
     call returns normally and no output contains a message that only another session had."""
     engine = ctx.new_engine()
@@ -240,7 +242,7 @@ def check_parallel_sessions(ctx):
     level=SHOULD,
     title="engine calls do not leave threads running behind them",
 )
-def check_no_leaked_threads(ctx):
+def check_ts1_no_leaked_threads(ctx):
     """TS1 (SHOULD; hostile-engine guard): after each lifecycle call, threads the call started
     are finished within a short grace period; a leaked thread is reported with the method."""
     engine = ctx.new_engine()

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import (
+from conformance.checks.engine_calls import (
     compress_like_host,
     invoke,
     overrides,
@@ -21,7 +21,8 @@ from conformance.checks._drive import (
     threshold_of,
     usage,
 )
-from conformance.expect import MUST, ContractViolation, fail
+from conformance.errors import ContractViolation
+from conformance.expect import MUST, fail
 from conformance.registry import check
 from conformance.strategies import transcripts, uid_from_seed
 
@@ -51,8 +52,9 @@ def _surfaces(clause: str, ctx, engine: Any, history: list[dict[str, Any]]) -> N
     "tolerates-missing-uid",
     level=MUST,
     title="old rows without message_uid (absence = no identity yet) are never an error",
+    examples=6,
 )
-def check_tolerates_missing_uid(ctx):
+def check_u2_tolerates_missing_uid(ctx):
     """U2: compress() and select_context() accept histories whose oldest
     rows lack ``message_uid`` (rows written before the column existed)."""
 
@@ -71,7 +73,7 @@ def check_tolerates_missing_uid(ctx):
         n_old = draw(st.integers(1, max(1, len(history) - 1)), "rows_without_uid")
         _surfaces("U2", ctx, engine, _strip_old_uids(history, n_old))
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -79,8 +81,9 @@ def check_tolerates_missing_uid(ctx):
     "tolerates-changed-content",
     level=MUST,
     title="content changed under a known uid is a new version, never an error or a stale copy",
+    examples=6,
 )
-def check_tolerates_changed_content(ctx):
+def check_u4_tolerates_changed_content(ctx):
     """U4: after compress(H), a second compress(H') where the last message keeps its uid but
     has new content returns normally, and never brings back the old content under that uid."""
 
@@ -110,7 +113,7 @@ def check_tolerates_changed_content(ctx):
                         got="the stale content from the previous call",
                     )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -118,8 +121,9 @@ def check_tolerates_changed_content(ctx):
     "stamped-uid-committable",
     level=MUST,
     title="a message_uid the engine stamps on a new row is a uid the host can commit (32 lowercase hex)",
+    examples=6,
 )
-def check_stamped_uid(ctx):
+def check_u6_stamped_uid_committable(ctx):
     """U6: rows in compress() output that are not input rows and carry ``message_uid`` carry a
     32-lowercase-hex value (the host commits it as is, in place and on rotation)."""
 
@@ -151,7 +155,7 @@ def check_stamped_uid(ctx):
                     got=repr(uid)[:80],
                 )
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -159,8 +163,9 @@ def check_stamped_uid(ctx):
     "tolerates-duplicate-uids",
     level=MUST,
     title="two live rows sharing a uid (one logical message) are tolerated",
+    examples=6,
 )
-def check_tolerates_duplicate_uids(ctx):
+def check_u7_tolerates_duplicate_uids(ctx):
     """U7: histories where two rows share a uid go through compress() and select_context()
     without error."""
 
@@ -178,7 +183,7 @@ def check_tolerates_duplicate_uids(ctx):
         )
         _surfaces("U7", ctx, engine, history)
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 @check(
@@ -186,8 +191,9 @@ def check_tolerates_duplicate_uids(ctx):
     "tolerates-current-turn-without-uid",
     level=MUST,
     title="the current user message has no uid during a preflight compress() before the turn-start flush",
+    examples=6,
 )
-def check_current_turn_without_uid(ctx):
+def check_u10_tolerates_current_turn_without_uid(ctx):
     """U10: every row has a uid except the last (current) user message; preflight and
     compress() return normally."""
 
@@ -208,7 +214,7 @@ def check_current_turn_without_uid(ctx):
         invoke("U10", MUST, engine, "should_compress_preflight", copy.deepcopy(history))
         compress_like_host("U10", MUST, engine, history)
 
-    ctx.examples(body, max_examples=min(ctx.max_examples, 6))
+    ctx.examples(body)
 
 
 __all__ = ["UID_RE", "uid_from_seed"]

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.checks._drive import (
+from conformance.checks.engine_calls import (
     compress_like_host,
     overrides_select_context,
     select_like_host,
     threshold_of,
 )
-from conformance.context import CheckSkipped
+from conformance.errors import CheckSkipped, ContractViolation
 from conformance.expect import (
     MUST,
     SHOULD,
-    ContractViolation,
     fail,
     v1_problems,
     v2_problems,
@@ -103,7 +102,7 @@ _EXPECT = {
     variant_levels=LEVELS,
     title="output is a list of dicts with valid roles",
 )
-def check_list_of_role_dicts(ctx, variant):
+def check_v1_list_of_role_dicts(ctx, variant):
     """V1: every item is a dict whose role is system/user/assistant/tool."""
     _outputs(ctx, "V1", variant, lambda h, out: _report("V1", variant, v1_problems(out), h, out))
 
@@ -127,7 +126,7 @@ def _after_v1(clause, variant, problems):
     variant_levels=LEVELS,
     title="no orphan tool calls or tool results",
 )
-def check_tool_results_paired(ctx, variant):
+def check_v2_tool_results_paired(ctx, variant):
     """V2: each assistant tool_calls id has exactly one later tool result, and vice versa."""
     _outputs(ctx, "V2", variant, _after_v1("V2", variant, lambda h, out: v2_problems(out)))
 
@@ -140,7 +139,7 @@ def check_tool_results_paired(ctx, variant):
     variant_levels=LEVELS,
     title="content is a str, a list of parts, or None where allowed",
 )
-def check_content_types(ctx, variant):
+def check_v3_content_types(ctx, variant):
     """V3: content types by role."""
     _outputs(ctx, "V3", variant, _after_v1("V3", variant, lambda h, out: v3_problems(out)))
 
@@ -153,6 +152,6 @@ def check_content_types(ctx, variant):
     variant_levels=LEVELS,
     title="the system prompt, if any, stays first",
 )
-def check_system_prompt_first(ctx, variant):
+def check_v4_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be appended)."""
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.runner import OUTCOMES
+from conformance.session import OUTCOMES
 from simulator.contract import clause_link
 
 CSS = """
@@ -124,14 +124,15 @@ def render(
     """The HTML document (str).
 
     Args:
-        results: :class:`~conformance.runner.Result` objects (checks and scenario expectations).
+        results: :class:`~conformance.session.Result` objects (checks and scenario expectations).
         runs: ScenarioRun objects, one section each (in the given order).
         engine: the engine label shown in the title.
         svgs: scenario name -> SVG text (None values: no plot).
         note: shown instead of missing plots (e.g. matplotlib not installed).
     """
     from conformance import CONTRACT_VERSION, __version__
-    from conformance.runner import exit_code, verdict_word
+    from conformance.session import exit_code
+    from conformance.verdict import verdict_word
 
     results = list(results)
     runs = list(runs)

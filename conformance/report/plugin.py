@@ -1,12 +1,12 @@
 """Pytest sub-plugin: ``--conformance-report=report.html`` writes the HTML report at the end.
 
-Inert unless the option is given. It keeps its own :class:`~conformance.verdict.Verdict`
-of every conformance item (checks and scenario expectations) from the reports pytest
-sees, so under xdist the controller has them all. Scenario plots need the runs: runs
-made in this process are reused; scenarios whose items ran on xdist workers are run
-again here (deterministic, so the plot is the same). Its lines (one per scenario run again,
-then where the report went) are printed in the terminal summary, in their own section, so
-they never run into pytest's progress line.
+Registered by :mod:`conformance.plugin`; inert unless the option is given and the conformance
+plugin is active. The report shows the run's verdict (the session plugin's results, on the
+xdist controller every worker's) and one plot per scenario: runs made in this process are
+reused; scenarios whose items ran on xdist workers are run again here (deterministic, so the
+plot is the same). Its lines (one per scenario run again, then where the report went) are
+printed in the terminal summary, in their own section, so they never run into pytest's
+progress line.
 """
 
 from __future__ import annotations
@@ -16,106 +16,57 @@ from typing import Any
 
 import pytest
 
-_KEY = pytest.StashKey[dict[str, Any]]()
+_LINES = pytest.StashKey[list]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    group.addoption(
-        "--conformance-report",
-        default=None,
-        metavar="FILE",
-        help="write a self-contained HTML report (verdict by clause, one token plot per scenario; "
-        "plots need the 'report' extra: matplotlib).",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("--conformance-report"):
-        from conformance.verdict import Verdict
-
-        config.stash[_KEY] = {"verdict": Verdict(), "files": [], "lines": []}
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    state = _STATE.get("state")
-    if state is None:
-        return
-    props = dict(report.user_properties or ())
-    if "conformance_check" in props:
-        state["verdict"].record_report(report, props)
-        path = props.get("scenario_file")
-        if path and path not in state["files"]:
-            state["files"].append(path)
-
-
-_STATE: dict[str, Any] = {}
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _STATE["state"] = session.config.stash.get(_KEY, None)
-
-
-def _runs(config: pytest.Config, files: list[str], write: Any) -> list[Any]:
-    from conformance.scenarios.loader import ScenarioError, load_scenario
-
-    try:
-        from conformance.scenarios.plugin import play, scenario_runs
-
-        have = scenario_runs(config)
-    except Exception:  # the scenarios sub-plugin is not active
-        have, play = {}, None
-    out = []
-    for n, path in enumerate(sorted(files), 1):
-        run = have.get(path)
-        if run is None and play is not None:
-            try:
-                scenario = load_scenario(path)
-            except ScenarioError:
-                continue
-            run = play(config, scenario)  # same engine, host profile and time limit as the items
-            write(f"report: ran scenario {n}/{len(files)} {scenario.name} again for its plot")
-        if run is not None:
-            out.append(run)
-    return out
+def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
+    """One run per scenario file with results in this verdict (played again when needed)."""
+    cases = {c.id: c for c in session.cases() if c.kind == "scenario"}
+    seen: dict[str, Any] = {}
+    for r in results:
+        case = cases.get(r.check)
+        if case is None or str(case.path) in seen:
+            continue
+        fresh = str(case.path) not in session.scenario_runs
+        seen[str(case.path)] = session.scenario_run(case)
+        if fresh:
+            write(f"report: ran scenario {case.scenario.name} again for its plot")
+    return [seen[k] for k in sorted(seen)]
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
-    config = session.config
-    state = config.stash.get(_KEY, None)
-    if state is None or hasattr(config, "workerinput"):
-        return
+    """Write the report (on the controller), after the verdict is complete."""
+    from conformance.plugin import session_plugin
     from conformance.report import write_report
 
-    write = state[
-        "lines"
-    ].append  # printed by pytest_terminal_summary, after pytest's own progress output
-    runs = _runs(config, state["files"], write)
-    try:
-        from conformance.plugin import engine_spec
+    config = session.config
+    plugin = session_plugin(config)
+    path = config.getoption("--conformance-report", default=None)
+    if plugin is None or not path or hasattr(config, "workerinput"):
+        return
+    lines = config.stash.setdefault(_LINES, [])
+    results = plugin.verdict.results
+    if plugin.session.factory is not None:
+        from conformance.netguard import block_network
 
-        engine = engine_spec(config) or ""
-    except (ValueError, ImportError):
-        engine = ""
-    try:
-        strict = bool(config.getoption("--conformance-strict"))
-    except ValueError:
-        strict = False
-    path = Path(config.getoption("--conformance-report"))
-    note = write_report(path, state["verdict"].results, runs, engine=engine, strict=strict)
-    write(
-        f"conformance report: {path} ({len(state['verdict'].results)} results, {len(runs)} scenario plots)"
+        with block_network():
+            runs = _scenario_runs(plugin.session, results, lines.append)
+    else:
+        runs = []
+    engine = plugin.session.factory.cli_args() if plugin.session.factory is not None else ""
+    note = write_report(Path(path), results, runs, engine=engine, strict=plugin.strict)
+    lines.append(
+        f"conformance report: {path} ({len(results)} results, {len(runs)} scenario plots)"
         + (f"; {note}" if note else "")
     )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: Any, config: pytest.Config) -> None:
-    """Print the report's lines (scenarios run again for their plots, the report's path) in a section
-    of their own, on the controller only."""
-    state = config.stash.get(_KEY, None)
-    if state is None or not state["lines"] or hasattr(config, "workerinput"):
+    """Print the report's lines in a section of their own, on the controller only."""
+    lines = config.stash.get(_LINES, None)
+    if not lines or hasattr(config, "workerinput"):
         return
     terminalreporter.write_sep("-", "conformance report")
-    for line in state["lines"]:
+    for line in lines:
         terminalreporter.write_line(line)

@@ -8,14 +8,13 @@ branch, rotation) and expectations that each name a contract clause and level.
 - :func:`~conformance.scenarios.loader.load_scenario` -> :class:`~conformance.scenarios.spec.Scenario`
   (errors: :class:`~conformance.scenarios.loader.ScenarioError`, ``file:line: field: problem``);
 - :func:`~conformance.scenarios.runner.run_scenario` -> :class:`~conformance.scenarios.runner.ScenarioRun`;
-- :func:`~conformance.scenarios.expectations.judge` -> one :class:`~conformance.runner.Result` per expectation;
+- :func:`~conformance.scenarios.expectations.judge_expectation` judges one expectation (a case of the stream);
 - :func:`library_paths`: the bundled library (``library/*.scenario.yaml``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 

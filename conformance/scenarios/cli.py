@@ -1,8 +1,9 @@
 """``context-engine-kit scenario [FILE...] --engine MODULE:ATTR | --engine-plugin DIR``.
 
 Runs scenario files against one engine and prints one line per expectation in the kit's
-grammar (a failure ends with ``Repro: <command>`` rerunning that scenario, see
-:func:`repro_command`), then a verdict by clause. With no FILE it runs the bundled library
+grammar (a failure ends with ``Repro: <command>``, the pytest command that reruns that
+expectation), then a verdict by clause. The expectations are cases of the run's stream, run
+by the session (:mod:`conformance.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it runs the bundled library
 and says so on its first line; ``--library`` adds the library to given files.
 ``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging
 engine fails its scenario, the run goes on). Exit status: 0 unless a MUST expectation
@@ -14,36 +15,16 @@ ran. ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from conformance.context import DEFAULT_CHECK_TIMEOUT_S
+from conformance.engine_loading import load_engine_factory, load_plugin_factory, parse_kwargs
+from conformance.errors import EngineSpecError, KitUsageError, ScenarioError
 from conformance.scenarios import LIBRARY_DIR, library_paths
-
-
-def repro_command(
-    path: Any,
-    engine_args: str,
-    *,
-    host_profile: str | None = None,
-    timeout: float | None = None,
-) -> str:
-    """The shell command that reruns just the scenario file ``path`` on one engine.
-
-    ``engine_args`` selects the engine (``--engine=MODULE:ATTR [--engine-kwargs='...']`` or
-    ``--engine-plugin=DIR``, e.g. ``EngineFactory.repro_args()``); ``host_profile`` other
-    than ``documented`` and ``timeout`` (seconds) are kept. Used for the ``Repro:`` line of
-    scenario failures (the kit's failure grammar).
-    """
-    out = f"context-engine-kit scenario {shlex.quote(str(path))} {engine_args}"
-    if host_profile and host_profile != "documented":
-        out += f" --host-profile={host_profile}"
-    if timeout is not None:
-        out += f" --timeout={float(timeout):g}"
-    return out
+from conformance.session import ConformanceSession, RunOptions, exit_code
+from conformance.verdict import Verdict
 
 
 def _positive_seconds(text: str) -> float:
@@ -51,48 +32,9 @@ def _positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:
+    if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
     return value
-
-
-def _skip_if_absent(result: Any, host_profile: str) -> Any:
-    """``result`` as skipped when its clause does not exist on ``host_profile`` or the host ABC
-    in use (the pytest plugin's rule, :func:`conformance.runner.profile_skip_reason`)."""
-    from dataclasses import replace
-
-    from conformance.runner import profile_skip_reason
-    from simulator.host.shim import abc_info
-
-    reason = profile_skip_reason(result.clause, host_profile, abc_info())
-    return replace(result, outcome="skipped", message=reason) if reason else result
-
-
-def _engine(args: argparse.Namespace) -> tuple[Callable[[], Any] | None, str, str]:
-    """(factory, repro args selecting it again, error): from ``--engine`` or ``--engine-plugin``."""
-    if args.engine_plugin:
-        from simulator.host import shim
-        from simulator.host.discovery import load_engine_plugin
-
-        shim.install()
-        factory, report = load_engine_plugin(args.engine_plugin)
-        if factory is None:
-            problems = (
-                "; ".join(f"[{f.clause}] {f.message}" for f in report.failures()) or "no finding"
-            )
-            return (
-                None,
-                "",
-                f"--engine-plugin {args.engine_plugin}: no engine could be loaded ({problems})",
-            )
-        return factory, f"--engine-plugin={shlex.quote(args.engine_plugin)}", ""
-    from conformance.engine_loading import EngineSpecError, load_engine_factory, parse_kwargs
-
-    try:
-        factory = load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
-        return factory, factory.repro_args(), ""
-    except EngineSpecError as exc:
-        return None, "", str(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,66 +94,53 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.getLogger("simulator.host").setLevel(logging.ERROR)
 
-    paths = [Path(f) for f in args.files] + (
-        library_paths() if args.library or not args.files else []
-    )
+    library = args.library or not args.files
     if not args.files:
         print(
-            f"context-engine-kit scenario: no FILE given: running the {len(paths)} bundled scenarios from "
-            f"{LIBRARY_DIR}",
+            f"context-engine-kit scenario: no FILE given: running the {len(library_paths())} "
+            f"bundled scenarios from {LIBRARY_DIR}",
             flush=True,
         )
-    from conformance.scenarios.loader import ScenarioError, load_scenario
-
-    scenarios = []
-    bad = []
-    for p in paths:
-        try:
-            scenarios.append(load_scenario(p))
-        except ScenarioError as exc:
-            bad.append(str(exc))
-    if bad:
-        print("\n".join(bad), file=sys.stderr)
-        return 2
-    factory, label, error = _engine(args)
-    if factory is None:
-        print(f"context-engine-kit scenario: error: {error}", file=sys.stderr)
-        return 4
-
-    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.netguard import block_network
-    from conformance.runner import exit_code, expected_failures
-    from conformance.scenarios.expectations import judge
-    from conformance.scenarios.runner import run_scenario
-    from conformance.timeouts import build_engine
-    from conformance.verdict import Verdict
-
     try:
-        xfails = expected_failures(build_engine(factory, args.timeout or DEFAULT_CHECK_TIMEOUT_S))
-    except Exception:  # each scenario run reports a constructor that raises or hangs
-        xfails = {}
+        factory = (
+            load_plugin_factory(args.engine_plugin)
+            if args.engine_plugin
+            else load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
+        )
+    except EngineSpecError as exc:
+        print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
+        return 4
+    options = RunOptions(
+        checks=False,
+        scenarios=library,
+        scenario_files=tuple(Path(f) for f in args.files),
+        timeout=args.timeout or DEFAULT_CHECK_TIMEOUT_S,
+        host_profile=args.host_profile,
+        strict=args.strict,
+    )
+    try:
+        session = ConformanceSession(options, factory)
+        cases = session.cases()
+    except ScenarioError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KitUsageError as exc:
+        print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
+        return 2
+    by_file: dict[str, list] = {}
+    for case in cases:
+        by_file.setdefault(str(case.path), []).append(case)
     verdict = Verdict()
-    runs = []
-    for n, sc in enumerate(scenarios, 1):
+    for n, (path, group) in enumerate(by_file.items(), 1):
         started = time.perf_counter()
-        with block_network():
-            run = run_scenario(sc, factory, host_profile=args.host_profile, timeout=args.timeout)
-        runs.append(run)
-        results = [
-            _skip_if_absent(r, args.host_profile)
-            for r in judge(
-                run,
-                xfails=xfails,
-                repro=repro_command(
-                    sc.source, label, timeout=args.timeout, host_profile=args.host_profile
-                ),
-            )
-        ]
-        verdict.extend(results)
+        results = [session.run_case(c) for c in group]
+        verdict.results.extend(results)
+        run = session.scenario_runs.get(path)
+        calls = len(run.recorder.provider_calls) if run is not None else 0
         bad_n = sum(r.outcome in ("failed", "error") for r in results)
         print(
-            f"[{n}/{len(scenarios)}] {sc.name}: {len(results) - bad_n}/{len(results)} expectations hold "
-            f"({len(run.recorder.provider_calls)} provider calls, {time.perf_counter() - started:.2f} s)",
+            f"[{n}/{len(by_file)}] {group[0].scenario.name}: {len(results) - bad_n}/{len(results)} "
+            f"expectations hold ({calls} provider calls, {time.perf_counter() - started:.2f} s)",
             flush=True,
         )
         for r in results:
@@ -225,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         from conformance.report import write_report
 
-        note = write_report(Path(args.report), verdict.results, runs, engine=label)
+        runs = [session.scenario_runs[p] for p in by_file if p in session.scenario_runs]
+        note = write_report(Path(args.report), verdict.results, runs, engine=factory.cli_args())
         print(f"report: {args.report}" + (f" ({note})" if note else ""))
     return exit_code(verdict.results, strict=args.strict)
 

@@ -1,13 +1,14 @@
-"""Expectations of a scenario, judged on a :class:`~conformance.scenarios.runner.ScenarioRun`.
+"""Expectations of a scenario, judged on a :class:`~conformance.scenarios.run.ScenarioRun`.
 
-:func:`judge` returns a :class:`~conformance.runner.Result` per expectation, in the kit's
-grammar::
+:func:`judge_expectation` judges one expectation (a case of the run's stream,
+:class:`conformance.cases.ScenarioCase`) and raises its finding in the kit's grammar::
 
     [H3 SHOULD] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
-    got 1 such call (first shown). See docs/contract.md#h3. Repro: context-engine-kit scenario
-    h3_history_untouched.scenario.yaml --engine=mypkg:Engine
+    got 1 such call (first shown). See docs/contract.md#h3.
+
+(the session appends ``Repro:``, :mod:`conformance.session`).
 
 Kinds (``params`` in brackets):
 
@@ -42,9 +43,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.expect import ContractViolation
-from conformance.runner import Result, xfail_for_clause
-from conformance.scenarios.runner import CheckOutcome, ScenarioRun
+from conformance.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
+from conformance.scenarios.run import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
 
 #: Engine method -> the clause whose checks cover that method raising (what the host does
@@ -350,73 +350,38 @@ def _engine_error(run: ScenarioRun, exp: Expectation, errors: list[Any]) -> Cont
     )
 
 
-def judge(run: ScenarioRun, *, xfails: dict | None = None, repro: str = "") -> list[Result]:
-    """One :class:`~conformance.runner.Result` per expectation of ``run.scenario``.
+def judge_expectation(run: ScenarioRun, exp: Expectation) -> None:
+    """Judge one expectation of ``run.scenario``; returns None when it holds.
 
-    A run stopped by an exception makes every expectation not yet checked an ``error``
-    naming the step; a run stopped at its time limit (a hanging engine) makes them
-    ``failed``, naming the step, the method and the limit. ``xfails`` maps check ids, id
-    prefixes or clause ids to reasons (expected failures); a clause id matches the
-    expectation's clause or the clause its finding is filed under (an engine error's
-    method clause, :func:`finding_clause`). A result carries the finding's clause and level. ``repro`` (a command that reruns
-    this scenario on this engine, see :func:`conformance.scenarios.cli.repro_command`) ends
-    every failed or error message as `` Repro: <repro>``.
+    Raises:
+        ContractViolation: the finding, under its own clause and level (an engine error is
+            filed under the raising method's clause, :func:`finding_clause`).
+        CheckSkipped: the run cannot judge it for this engine (:class:`Inapplicable`).
+        HostileEngine: the run stopped at its time limit before the expectation could be
+            checked (a hanging engine: a failure naming the step, the method and the limit).
+        CaseError: the run stopped at a step by an exception before it could be checked.
     """
-    tail = f" Repro: {repro}" if repro else ""
-    out = []
-    for exp in run.scenario.expectations:
-        cid = check_id(run, exp)
-        reason = next(
-            (
-                str(r)
-                for k, r in (xfails or {}).items()
-                if cid == k or cid.startswith(k) or exp.clause == k
-            ),
-            None,
+    if run.stopped is not None and not (exp.step is not None and exp.id in run.checks):
+        step, error = run.stopped
+        detail = (
+            f"scenario {run.scenario.name!r}, expectation {exp.id!r}: the run stopped at "
+            f"{step}: {error}; this expectation could not be checked."
         )
-        if run.stopped is not None:
-            step, error = run.stopped
-            checked = exp.step is not None and exp.id in run.checks
-            if not checked:
-                msg = ContractViolation(
-                    exp.clause,
-                    exp.level,
-                    f"scenario {run.scenario.name!r}, expectation "
-                    f"{exp.id!r}: the run stopped at {step}: {error}; this expectation could "
-                    f"not be checked.",
-                ).render()
-                if reason:
-                    out.append(Result(cid, exp.clause, exp.level, "xfailed", msg))
-                else:
-                    out.append(
-                        Result(
-                            cid,
-                            exp.clause,
-                            exp.level,
-                            "failed" if run.timed_out else "error",
-                            msg + tail,
-                        )
-                    )
-                continue
-        violation = evaluate(exp, run)
-        if isinstance(violation, Inapplicable):
-            out.append(Result(cid, exp.clause, exp.level, "skipped", str(violation)))
-            continue
-        if violation is None:
-            out.append(Result(cid, exp.clause, exp.level, "xpassed" if reason else "passed"))
-        else:
-            reason = reason or xfail_for_clause(violation.clause, xfails or {})
-            text = violation.render() + (f" [expected failure: {reason}]" if reason else "")
-            out.append(
-                Result(
-                    cid,
-                    violation.clause,
-                    violation.level,
-                    "xfailed" if reason else "failed",
-                    text + ("" if reason else tail),
-                )
-            )
-    return out
+        if run.timed_out:
+            raise HostileEngine(exp.clause, exp.level, "", detail)
+        raise CaseError(detail)
+    violation = evaluate(exp, run)
+    if isinstance(violation, Inapplicable):
+        raise CheckSkipped(str(violation))
+    if violation is not None:
+        raise violation
 
 
-__all__ = ["evaluate", "evaluate_check", "judge", "check_id", "finding_clause", "METHOD_CLAUSES"]
+__all__ = [
+    "evaluate",
+    "evaluate_check",
+    "judge_expectation",
+    "check_id",
+    "finding_clause",
+    "METHOD_CLAUSES",
+]

@@ -19,43 +19,17 @@ from typing import Any
 
 import yaml
 
-from conformance.scenarios.spec import EXPECTATION_KINDS, STEP_KINDS, Scenario
+from conformance.errors import ScenarioError
+from conformance.scenarios.spec import EXPECTATION_KINDS, STEP_KINDS, Scenario, field_name
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 Path_ = tuple[Any, ...]
-
-
-class ScenarioError(ValueError):
-    """A scenario file is malformed; ``str()`` is one ``file:line: field: problem`` line per error.
-
-    Attributes:
-        problems: list of ``(line, field, message)``; ``line`` is 1-based (0 when unknown).
-        path: the file.
-    """
-
-    def __init__(self, path: str, problems: list[tuple[int, str, str]]):
-        self.path = path
-        self.problems = sorted(problems, key=lambda p: (p[0], p[1]))
-        super().__init__(
-            "\n".join(
-                f"{path}:{line}: {field}: {msg}" if field else f"{path}:{line}: {msg}"
-                for line, field, msg in self.problems
-            )
-        )
 
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
     """The scenario JSON Schema (``schema.json`` shipped next to this module)."""
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
-def field_name(path: Path_) -> str:
-    """``('steps', 3, 'user', 'words')`` -> ``steps[3].user.words``."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
 
 
 class _Marks:

@@ -39,17 +39,21 @@ import json
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.expect import v2_problems
-from conformance.scenarios.loader import field_name
+from conformance.scenarios.expectations import evaluate_check
 from conformance.scenarios.observe import Finding, ScenarioRecorder
-from conformance.scenarios.spec import Scenario
-from simulator.host import thresholds
+from conformance.scenarios.run import (
+    DEFAULT_CONTEXT_LENGTH,
+    CheckOutcome,
+    ScenarioRun,
+    StepRecord,
+)
+from conformance.scenarios.spec import Scenario, field_name
 from simulator.host.gateway import Gateway
 from simulator.host.scenarios import user_message
-from simulator.host.session import HostConfig, HostSession, TurnResult, default_tool_executor
+from simulator.host.session import HostConfig, HostSession, default_tool_executor
 from simulator.provider.core import Provider
 from simulator.provider.faults import Fault
 from simulator.provider.replies import (
@@ -63,7 +67,6 @@ from simulator.provider.replies import (
 from simulator.store.memory import MemoryStore
 
 DEFAULT_MODEL = "sim-model"
-DEFAULT_CONTEXT_LENGTH = 16_000
 _WORDS = (
     "alpha beta gamma delta config parser request index module handler cache token budget "
     "session compress summary output result record field value error retry build deploy"
@@ -114,60 +117,6 @@ def generated_text(n_bytes: int, seed: Any) -> str:
         parts.append(word + ("\n" if len(parts) % 12 == 11 else " "))
         size += len(parts[-1])
     return "".join(parts)[:n_bytes]
-
-
-@dataclass
-class StepRecord:
-    """One executed step: label, and the turns it ran (``TurnResult``)."""
-
-    label: str
-    turns: list[TurnResult] = field(default_factory=list)
-
-
-@dataclass
-class CheckOutcome:
-    """A ``check`` step's expectation evaluated in place: ``observed`` value, ``problem`` or ""."""
-
-    expectation_id: str
-    step: str
-    observed: Any
-    problem: str
-
-
-@dataclass
-class ScenarioRun:
-    """Everything a scenario run observed (input of expectations and of the report).
-
-    Attributes:
-        scenario: the :class:`Scenario`. recorder: the :class:`ScenarioRecorder` (provider
-            calls, compactions, select_context mutations, engine errors, call order).
-        steps: :class:`StepRecord` per executed step.
-        orphans: V2 problems on live transcripts (first per step). uid_changes: U3 findings.
-        checks: ``check`` step outcomes by expectation id.
-        sessions: every agent session (label, session) in creation order.
-        gateway: the :class:`Gateway` (None when no gateway step ran).
-        stopped: ``(step label, error text)`` when a step raised or the run timed out, else None.
-        timed_out: True when the run exceeded its time limit (a hanging engine; a failure).
-        main: the main agent's session at the end. context_length: the host window (tokens).
-    """
-
-    scenario: Scenario
-    recorder: ScenarioRecorder
-    steps: list[StepRecord] = field(default_factory=list)
-    orphans: list[Finding] = field(default_factory=list)
-    uid_changes: list[Finding] = field(default_factory=list)
-    checks: dict[str, CheckOutcome] = field(default_factory=dict)
-    sessions: list[tuple[str, HostSession]] = field(default_factory=list)
-    gateway: Gateway | None = None
-    stopped: tuple[str, str] | None = None
-    timed_out: bool = False
-    main: HostSession | None = None
-    context_length: int = DEFAULT_CONTEXT_LENGTH
-
-    @property
-    def turns(self) -> list[tuple[str, TurnResult]]:
-        """Every turn with its step label, in order."""
-        return [(s.label, t) for s in self.steps for t in s.turns]
 
 
 class _Runner:
@@ -264,37 +213,8 @@ class _Runner:
             self.registered, self.provider, self.store, clone=True, **self.session_kwargs
         )
         self.label_agent("main", s)
-        s._started = True
-        s.session_id = session_id
-        s.messages = self.store.load(session_id)
-        if s.engine is not None:
-            thresholds.assign_model_thresholds(
-                s.engine, s.config.model_thresholds, profile=s.profile
-            )
-            s._call_optional("update_model", **s._update_model_kwargs(s.model, s.context_length))
-            s._call_optional(
-                "on_session_start",
-                session_id,
-                platform=s.platform or "cli",
-                model=s.model,
-                context_length=int(getattr(s.engine, "context_length", 0) or s.context_length),
-            )
-            s._load_engine_tools()
+        s.restore(session_id)
         return s
-
-    def continue_in(self, session: HostSession, child_id: str, reason: str) -> None:
-        """Branch / rotation: the agent continues in ``child_id`` with the restored rows (U3)."""
-        old = session.session_id
-        session.session_id = child_id
-        session.messages = self.store.load(child_id)
-        session._call_optional(
-            "on_session_start",
-            child_id,
-            old_session_id=old,
-            boundary_reason=reason,
-            platform=session.platform or "cli",
-            model=session.model,
-        )
 
     def texts(self, spec: Any) -> tuple[list[str], list[Any], bool]:
         """(texts, replies, interrupt) of a user spec; generated text when ``topic``/``words``."""
@@ -485,10 +405,9 @@ class _Runner:
             self.main.end()
             self.main = self.restore(self.main.session_id)
         elif kind == "branch":
-            upto = value.get("upto") if isinstance(value, dict) else None
-            self.continue_in(s, self.store.branch(s.session_id, upto), "branch")
+            s.branch(value.get("upto") if isinstance(value, dict) else None)
         elif kind == "rotate":
-            self.continue_in(s, self.store.rotate(s.session_id, s.messages), "rotation")
+            s.rotate()
         elif kind == "timeout_compactions":
             s.force_compress_timeout = bool(value)
         elif kind == "subagent":
@@ -505,8 +424,6 @@ class _Runner:
             if not ok:
                 return
         elif kind == "check":
-            from conformance.scenarios.expectations import evaluate_check
-
             for exp in self.sc.expectations:
                 if exp.step == field_name(path):
                     self.run.checks[exp.id] = evaluate_check(exp, self, label)
@@ -551,10 +468,13 @@ def run_scenario(
     engine_factory: Callable[[], Any],
     host_profile: str | None = None,
     timeout: float | None = None,
+    builtin_factory: Callable[[], Any] | None = None,
 ) -> ScenarioRun:
     """Play ``scenario`` with engines from ``engine_factory`` (zero-argument callable).
 
     ``host_profile`` (``--host-profile``) is the host played when the file names none.
+    ``builtin_factory`` is the built-in compressor an agent falls back to (C3; None: the
+    host's own minimal one).
     ``timeout`` (seconds, ``--conformance-timeout``; default the kit's per-check limit, 120 s)
     bounds the whole run, and also the host's compaction timeout (TS1,
     ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes,
@@ -572,6 +492,7 @@ def run_scenario(
 
     shim.install()
     runner = _Runner(scenario, engine_factory, host_profile, timeout)
+    runner.config.builtin_factory = builtin_factory
     limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
     hung = run_with_timeout(runner.execute, limit)
     if hung is not None:

@@ -151,7 +151,12 @@ class Scenario:
         return sc
 
 
-def _label(path: tuple) -> str:
-    from conformance.scenarios.loader import field_name
+def field_name(path: tuple) -> str:
+    """``('steps', 3, 'user', 'words')`` -> ``steps[3].user.words`` (how messages name a field)."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
 
-    return field_name(path)
+
+_label = field_name

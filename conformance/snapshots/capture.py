@@ -62,7 +62,7 @@ def capture_case(engine_factory: Callable[[], Any], case: Case) -> dict[str, Any
     """Run ``case`` on a fresh engine; returns ``{"inputs", "document"}`` (see the module doc)."""
     engine = engine_factory()
     thresholds.assign_model_thresholds(engine, None)
-    engine.update_model(**thresholds.update_model_kwargs(MODEL, case.context_length))
+    engine.update_model(**calls.update_model_kwargs(MODEL, case.context_length))
     if callable(getattr(engine, "on_session_start", None)):
         engine.on_session_start(
             f"snapshot-{case.id}", platform="cli", model=MODEL, context_length=case.context_length
@@ -103,9 +103,11 @@ def _select(engine_factory: Callable[[], Any], history: list[dict[str, Any]]) ->
     try:
         result = engine.select_context(
             copy.deepcopy(history),
-            conversation_messages=copy.deepcopy(history),
-            incoming_message=incoming,
-            budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+            **calls.select_context_kwargs(
+                conversation_messages=copy.deepcopy(history),
+                incoming_message=incoming,
+                budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+            ),
         )
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"}

@@ -10,7 +10,6 @@ byte-stable across runs, processes and xdist workers. Never writes into site-pac
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -18,20 +17,7 @@ from typing import Any
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-_SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def engine_slug(spec: str, kwargs: dict[str, Any] | None = None) -> str:
-    """Folder name of an engine: ``pkg.mod:Engine`` -> ``pkg.mod.Engine`` (+ ``-<8 hex>`` of its kwargs)."""
-    slug = _SLUG_RE.sub("_", spec.replace(":", ".")).strip("._") or "engine"
-    if kwargs:
-        slug += "-" + hashlib.sha256(json.dumps(kwargs, sort_keys=True).encode()).hexdigest()[:8]
-    return slug
-
-
-def snapshot_dir(rootdir: Path, spec: str, kwargs: dict[str, Any] | None = None) -> Path:
-    """``<rootdir>/.conformance/snapshots/<engine-slug>``."""
-    return Path(rootdir) / ".conformance" / "snapshots" / engine_slug(spec, kwargs)
+_NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class CompressionSnapshotExtension(SingleFileSnapshotExtension):
@@ -66,7 +52,7 @@ class CompressionSnapshotExtension(SingleFileSnapshotExtension):
         name = test_location.testname
         m = re.search(r"\[(.+)\]$", name)
         base = m.group(1) if m else name
-        return _SLUG_RE.sub("_", base) + (f".{index}" if index else "")
+        return _NAME_RE.sub("_", base) + (f".{index}" if index else "")
 
 
 def extension_for(directory: Path) -> type:
@@ -78,4 +64,4 @@ def extension_for(directory: Path) -> type:
     )
 
 
-__all__ = ["CompressionSnapshotExtension", "extension_for", "engine_slug", "snapshot_dir"]
+__all__ = ["CompressionSnapshotExtension", "extension_for"]

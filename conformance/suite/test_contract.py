@@ -1,29 +1,33 @@
-"""One parametrized test, one item per registered check (ids are the check ids)."""
+"""The suite: one test item per case of the run's stream (ids are the case ids).
+
+``pytest --engine=...`` collects this module; the conftest fixture route imports it into a
+test module of the user's (``from conformance.suite.test_contract import test_contract,
+test_compression_snapshot``). The plugin parametrizes both tests over the session's stream
+(:func:`conformance.plugin.pytest_generate_tests`).
+"""
 
 from __future__ import annotations
 
-import pytest
-
-from conformance import registry
-from conformance.outcome import raise_for_result
-from conformance.runner import clear_replay, run_check
+from conformance.plugin import report_result
+from conformance.snapshots.mismatch import compare_with_syrupy
 from simulator.host import shim
 
-# The conftest route (a conftest's conformance_engine_factory fixture, this test imported into a test
-# module): engines imported from here on resolve `from agent.context_engine import ContextEngine`.
+# The conftest route: engines imported from here on resolve
+# `from agent.context_engine import ContextEngine`.
 shim.install()
 
-_CHECKS = registry.all_checks()
+
+def test_contract(conformance_case, conformance_run, request):
+    """Run the case ``conformance_case`` (a check or a scenario expectation) on the engine."""
+    result = conformance_run.run_case(conformance_run.case(conformance_case))
+    report_result(request.node, result, strict=conformance_run.options.strict)
 
 
-@pytest.mark.parametrize("check_id", [c.id for c in _CHECKS], ids=[c.id for c in _CHECKS])
-def test_contract(check_id, conformance_context, conformance_run_options):
-    """Run the registered check ``check_id`` against the engine under test."""
-    chk = registry.get(check_id)
-    options = conformance_run_options(chk)
-    result = run_check(chk, conformance_context, **options)
-    if result.outcome in ("passed", "xpassed") and conformance_context.replay is None:
-        clear_replay(
-            chk, options["failures_dir"]
-        )  # a failure file from an earlier run is stale now
-    raise_for_result(result, strict=conformance_run_options.strict)
+def test_compression_snapshot(
+    conformance_snapshot_case, conformance_run, conformance_snapshot, request
+):
+    """The engine's output for one corpus case matches its stored snapshot (kit clause D1)."""
+    case = conformance_run.case(conformance_snapshot_case)
+    compare = compare_with_syrupy(request.config, conformance_snapshot, case.case_id)
+    result = conformance_run.run_case(case, compare=compare)
+    report_result(request.node, result, strict=conformance_run.options.strict)

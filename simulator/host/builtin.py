@@ -1,11 +1,13 @@
 """The built-in compressor the host falls back to (R1, R3, C3).
 
-When ``reference_engines.compressor:ReferenceCompressor`` (the kit's full B1-B7 engine) is
-importable it is used; otherwise a minimal built-in of the host's own: threshold 0.50 of
-the context (B1), keeps the system prompt, a deterministic structured summary of the
-middle (:func:`simulator.provider.replies.summarise`) and the last ``protect_last_n``
-messages, never splitting a tool call from its results (V2). It is enough for a session
-to go on when the selected engine could not be used; it is not the B-clause reference.
+The host never imports an engine package: whoever builds a host may inject the built-in it
+falls back to (``HostConfig.builtin_factory``, ``select_engine(builtin_factory=...)``; the
+conformance kit injects ``reference_engines.compressor:ReferenceCompressor``, its full
+B1-B7 engine). Without one, the host uses a minimal built-in of its own: threshold 0.50 of
+the context (B1), keeps the system prompt, a deterministic structured summary of the middle
+(:func:`simulator.provider.replies.summarise`) and the last ``protect_last_n`` messages,
+never splitting a tool call from its results (V2). It is enough for a session to go on when
+the selected engine could not be used; it is not the B-clause reference.
 """
 
 from __future__ import annotations
@@ -84,24 +86,7 @@ def minimal_compressor_class() -> type:
     return _minimal_class
 
 
-def builtin_factory() -> Callable[[], Any]:
-    """A zero-argument factory for the built-in compressor (ReferenceCompressor if importable)."""
-    try:
-        from reference_engines.compressor import ReferenceCompressor  # type: ignore
-
-        ReferenceCompressor()
-        return ReferenceCompressor
-    except Exception:
-        return minimal_compressor_class()
-
-
-def new_builtin() -> Any:
-    """A fresh built-in compressor instance (R1 default, R3 fallback, C3 fallback)."""
-    return builtin_factory()()
-
-
-def is_builtin(engine: Any) -> bool:
-    """True when ``engine`` is the host's built-in compressor (either implementation)."""
-    return getattr(engine, "name", None) == BUILTIN_NAME and (
-        type(engine).__name__ in ("ReferenceCompressor", "MinimalBuiltinCompressor")
-    )
+def new_builtin(factory: Callable[[], Any] | None = None) -> Any:
+    """A fresh built-in compressor (R1 default, R3 fallback, C3 fallback): ``factory()`` when a
+    built-in was injected, else the host's minimal one (:func:`minimal_compressor_class`)."""
+    return (factory or minimal_compressor_class())()

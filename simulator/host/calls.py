@@ -1,9 +1,16 @@
-"""How the host calls engine methods whose signatures vary between engines (A4).
+"""The shapes of the host's calls into an engine, built in one place (A4, O4, H3, H5).
 
-Hermes passes ``compress()`` only the optional arguments its signature accepts:
-candidates ``current_tokens``, ``focus_topic``, ``force`` and ``memory_context`` (the
-last only when non-empty). A ``**kwargs`` signature gets all of them; an uninspectable
-one gets only ``current_tokens``.
+The reference host, the conformance checks, the scenarios and the snapshot tier all call
+engines through these shapes, so every caller passes what Hermes passes:
+
+- ``compress(messages, **compress_kwargs(...))``: Hermes passes only the optional arguments
+  the signature accepts: candidates ``current_tokens``, ``focus_topic``, ``force`` and
+  ``memory_context`` (the last only when non-empty). A ``**kwargs`` signature gets all of
+  them; an uninspectable one gets only ``current_tokens`` (A4).
+- ``update_model(**update_model_kwargs(model, context_length, ...))`` with Hermes' six
+  keywords (O4, K1).
+- ``select_context(request_messages, **select_context_kwargs(...))`` (H3).
+- ``on_turn_complete(messages, usage, **on_turn_complete_kwargs(...))`` (H5).
 """
 
 from __future__ import annotations
@@ -13,6 +20,17 @@ from collections.abc import Callable
 from typing import Any
 
 COMPRESS_OPTIONAL_ARGS = ("current_tokens", "focus_topic", "force", "memory_context")
+#: The keyword arguments ``update_model`` receives, in Hermes' order.
+UPDATE_MODEL_KWARGS = ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
+#: The keyword arguments ``on_turn_complete`` may receive (H5).
+TURN_COMPLETE_KWARGS = (
+    "turn_id",
+    "task_id",
+    "api_call_count",
+    "interrupted",
+    "failed",
+    "turn_exit_reason",
+)
 
 
 def accepted_kwargs(fn: Callable[..., Any], candidates: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +58,7 @@ def compress_kwargs(
     force: bool = False,
     memory_context: str = "",
 ) -> dict[str, Any]:
-    """The keyword arguments the host passes to ``engine.compress`` (A4)."""
+    """The keyword arguments the host passes to ``engine.compress`` (A4; tokens)."""
     candidates: dict[str, Any] = {
         "current_tokens": current_tokens,
         "focus_topic": focus_topic,
@@ -51,6 +69,47 @@ def compress_kwargs(
     return accepted_kwargs(engine.compress, candidates)
 
 
-def call_compress(engine: Any, messages: list[dict[str, Any]], **optional: Any) -> Any:
-    """Call ``engine.compress(messages, **accepted optional args)``; exceptions propagate."""
-    return engine.compress(messages, **compress_kwargs(engine, **optional))
+def update_model_kwargs(
+    model: str,
+    context_length: int,
+    *,
+    base_url: str = "",
+    api_key: str = "",
+    provider: str = "",
+    api_mode: str = "chat_completions",
+) -> dict[str, Any]:
+    """O4/K1: the keyword arguments of one ``update_model`` call (context_length in tokens)."""
+    return {
+        "model": model,
+        "context_length": int(context_length),
+        "base_url": base_url,
+        "api_key": api_key,
+        "provider": provider,
+        "api_mode": api_mode,
+    }
+
+
+def select_context_kwargs(
+    *,
+    conversation_messages: list[dict[str, Any]] | None,
+    incoming_message: dict[str, Any] | None,
+    budget_tokens: int,
+) -> dict[str, Any]:
+    """H3: the keyword arguments after ``request_messages`` (budget in tokens)."""
+    return {
+        "conversation_messages": conversation_messages,
+        "incoming_message": incoming_message,
+        "budget_tokens": int(budget_tokens),
+    }
+
+
+def on_turn_complete_kwargs(**meta: Any) -> dict[str, Any]:
+    """H5: the keyword arguments after ``(messages, usage)``: :data:`TURN_COMPLETE_KWARGS` only.
+
+    Raises:
+        TypeError: a keyword Hermes does not pass (a kit bug).
+    """
+    unknown = sorted(set(meta) - set(TURN_COMPLETE_KWARGS))
+    if unknown:
+        raise TypeError(f"on_turn_complete gets no {unknown}; known: {TURN_COMPLETE_KWARGS}")
+    return dict(meta)

@@ -3,13 +3,14 @@
 Documented profile: ``engine.clone_for_agent()`` when callable (no deepcopy attempted),
 else ``copy.deepcopy``. If that raises, the agent falls back to the built-in compressor
 and the host logs ``Context engine 'X' could not be safely copied for this agent``
-(C3). ``hermes-0.19``: ``copy.deepcopy`` only (research/host.md §4).
+(C3). ``hermes-0.19``: ``copy.deepcopy`` only.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,13 +52,21 @@ def engine_name(engine: Any) -> str:
         return type(engine).__name__
 
 
-def clone_for_agent(registered: Any, *, profile: Any = None, recorder: Any = None) -> AgentEngine:
+def clone_for_agent(
+    registered: Any,
+    *,
+    profile: Any = None,
+    recorder: Any = None,
+    builtin_factory: Callable[[], Any] | None = None,
+) -> AgentEngine:
     """C1/C3: the engine for a new agent (parent, subagent or gateway session).
 
     Args:
         registered: the process-wide registered engine (never handed to an agent itself).
         profile: host profile (``clone_for_agent`` hook used only when the profile has it).
         recorder: records the ``clone_for_agent`` call when given.
+        builtin_factory: the built-in compressor to fall back to (None: the host's own,
+            :func:`simulator.host.builtin.new_builtin`).
     Returns:
         :class:`AgentEngine`; never raises for a failing clone (C3 falls back instead).
     """
@@ -71,4 +80,6 @@ def clone_for_agent(registered: Any, *, profile: Any = None, recorder: Any = Non
     except Exception as exc:  # C3
         error = f"{type(exc).__name__}: {exc}"
         log.warning(COPY_FAILED, engine_name(registered), error)
-        return AgentEngine(builtin.new_builtin(), fell_back=True, error=error, method="builtin")
+        return AgentEngine(
+            builtin.new_builtin(builtin_factory), fell_back=True, error=error, method="builtin"
+        )

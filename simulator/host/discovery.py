@@ -361,6 +361,7 @@ def select_engine(
     bundled_root: os.PathLike | None = None,
     profile: Any = None,
     plugin_manager: PluginManager | None = None,
+    builtin_factory: Callable[[], Any] | None = None,
 ) -> Selection:
     """R1-R3: select the one active engine as the host does.
 
@@ -370,6 +371,8 @@ def select_engine(
         bundled_root: the bundled ``plugins/context_engine`` folder (None: none bundled).
         profile: host profile (hermes-0.19 has no user plugin folder).
         plugin_manager: the general plugin system; built from ``plugins.enabled`` when None.
+        builtin_factory: the built-in compressor (None: the host's own,
+            :func:`simulator.host.builtin.new_builtin`).
     """
     prof = get_profile(profile)
     home = Path(hermes_home) if hermes_home is not None else default_hermes_home()
@@ -377,7 +380,7 @@ def select_engine(
         config = read_config(home)
     name = configured_engine_name(config)
     if name == builtin.BUILTIN_NAME:
-        return Selection(builtin.new_builtin(), name, "builtin")
+        return Selection(builtin.new_builtin(builtin_factory), name, "builtin")
     if bundled_root is not None:
         d = Path(bundled_root) / name
         if (d / "__init__.py").is_file():
@@ -403,7 +406,7 @@ def select_engine(
         log.info(USING_ENGINE, name)
         return Selection(candidate, name, "plugin")
     log.warning(NOT_FOUND, name)
-    return Selection(builtin.new_builtin(), name, "fallback", fell_back=True)
+    return Selection(builtin.new_builtin(builtin_factory), name, "fallback", fell_back=True)
 
 
 def discover_engines(

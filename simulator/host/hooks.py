@@ -3,7 +3,7 @@
 ``overrides(engine, name)`` follows Hermes' ``_engine_overrides_hook``: a hook counts as
 overridden unless its underlying function *is* the ABC's default. An instance-attribute
 function counts as an override; an engine that is not a ContextEngine but has a
-callable hook is called. Log lines are Hermes' own wording (research/host.md §22).
+callable hook is called. Log lines are Hermes' own wording (docs/host.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import copy
 import logging
 from typing import Any
 
-from simulator.host import shim
+from simulator.host import calls, shim
 
 log = logging.getLogger("simulator.host")
 
@@ -93,9 +93,9 @@ def apply_select_context(
             engine,
             "select_context",
             request_messages,
-            conversation_messages=conv,
-            incoming_message=incoming,
-            budget_tokens=budget_tokens,
+            **calls.select_context_kwargs(
+                conversation_messages=conv, incoming_message=incoming, budget_tokens=budget_tokens
+            ),
         )
     except Exception:
         log.warning(SELECT_CONTEXT_FAILED, session_id, exc_info=True)
@@ -127,7 +127,13 @@ def fire_on_turn_complete(
         return False
     call = recorder.call if recorder is not None else _plain_call
     try:
-        call(engine, "on_turn_complete", [copy.deepcopy(m) for m in transcript], usage, **meta)
+        call(
+            engine,
+            "on_turn_complete",
+            [copy.deepcopy(m) for m in transcript],
+            usage,
+            **calls.on_turn_complete_kwargs(**meta),
+        )
     except Exception:
         log.warning(ON_TURN_COMPLETE_FAILED, session_id, exc_info=True)
     return True

@@ -1,4 +1,4 @@
-"""Host profiles: which Hermes host the reference host plays (issue 4, item 8).
+"""Host profiles: which Hermes host the reference host plays.
 
 ``documented`` (the default) follows the seeds and CONTRACT.md. ``hermes-0.19`` plays what
 the released hermes-agent 0.19.0 host does (research/host.md §1.4, §21), so an engine
@@ -58,10 +58,27 @@ class HostProfile:
     stamps_uids: bool
     strip_underscore_keys: bool
 
-    @property
-    def calls_select_context(self) -> bool:
-        """H3: whether select_context is one of the request stages."""
-        return "select_context" in self.stages
+    def has(self, feature: str) -> bool:
+        """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own fields:
+        ``select_context`` is a request stage (H3), ``on_turn_complete`` is fired (H5),
+        ``clone_for_agent`` is used at agent init (C1), ``model_thresholds`` is assigned (K1),
+        ``message_uid`` is stamped on persisted messages (U1).
+
+        Raises:
+            KeyError: an unknown feature name.
+        """
+        return _FEATURE_FIELDS[feature](self)
+
+
+_FEATURE_FIELDS = {
+    "select_context": lambda p: "select_context" in p.stages,
+    "on_turn_complete": lambda p: p.calls_on_turn_complete,
+    "clone_for_agent": lambda p: p.clone_for_agent,
+    "model_thresholds": lambda p: p.model_thresholds,
+    "message_uid": lambda p: p.stamps_uids,
+}
+#: Host features a clause or a check may need; a host profile lacking one skips them.
+HOST_FEATURES = tuple(_FEATURE_FIELDS)
 
 
 PROFILES = {

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.host import calls, clones, hooks, pipeline, thresholds
-from simulator.host.builtin import is_builtin
 from simulator.host.compression import TIMEOUT_WARNING, PassOutcome, run_pass
 from simulator.host.profiles import HostProfile, get_profile
 from simulator.host.record import Recorder
@@ -71,6 +70,8 @@ class HostConfig:
         seconds_per_turn: virtual seconds the clock advances at each user turn.
         max_iterations: provider calls per turn at most (tool loops).
         hygiene_hard_message_limit: B7 message-count valve.
+        builtin_factory: the built-in compressor agents fall back to when cloning fails (C3);
+            None: the host's own minimal one (:mod:`simulator.host.builtin`).
     """
 
     compression_enabled: bool = True
@@ -86,6 +87,7 @@ class HostConfig:
     seconds_per_turn: float = 30.0
     max_iterations: int = 16
     hygiene_hard_message_limit: int = 5000
+    builtin_factory: Callable[[], Any] | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> HostConfig:
@@ -249,7 +251,12 @@ class HostSession:
         self.engine_active = True
         self.clone_error = ""
         if engine is not None and clone:
-            agent = clones.clone_for_agent(engine, profile=self.profile, recorder=self.recorder)
+            agent = clones.clone_for_agent(
+                engine,
+                profile=self.profile,
+                recorder=self.recorder,
+                builtin_factory=self.config.builtin_factory,
+            )
             self.engine = agent.engine
             self.engine_active = not agent.fell_back
             self.clone_error = agent.error
@@ -327,17 +334,26 @@ class HostSession:
         return list(self.transcript)
 
     # -- lifecycle -----------------------------------------------------------------
-    def start(self) -> None:
-        """Agent init: model_thresholds (K1), update_model (O4), on_session_start (O1, L1)."""
+    def start(self, *, resume: str | None = None) -> None:
+        """Agent init: model_thresholds (K1), update_model (O4), on_session_start (O1, L1).
+
+        With ``resume`` (a session id in the store), the agent resumes that session instead of
+        opening a new one: its history is restored from the store (U2, U3), as after a
+        restart (:meth:`restore`). Idempotent: a second call does nothing.
+        """
         if self._started:
             return
         self._started = True
-        self.session_id = self.store.create_session(
-            parent_id=self.parent.session_id if self.parent else None
-        )
-        if self.system_prompt:
-            self.system_message = {"role": "system", "content": self.system_prompt}
-            self._persist([self.system_message])
+        if resume is None:
+            self.session_id = self.store.create_session(
+                parent_id=self.parent.session_id if self.parent else None
+            )
+            if self.system_prompt:
+                self.system_message = {"role": "system", "content": self.system_prompt}
+                self._persist([self.system_message])
+        else:
+            self.session_id = resume
+            self.messages = self.store.load(resume)
         if self.engine is None:
             return
         thresholds.assign_model_thresholds(
@@ -357,8 +373,44 @@ class HostSession:
         )
         self._load_engine_tools()
 
+    def restore(self, session_id: str) -> None:
+        """A new process resumes ``session_id``: :meth:`start` with the history restored from the
+        store (U2, U3); this agent's engine is the fresh one it was built with."""
+        self.start(resume=session_id)
+
+    def continue_in(self, child_id: str, reason: str) -> None:
+        """Branch or rotation: the agent goes on in ``child_id`` (a session the store made from
+        this one) with its restored rows (U3), and the engine hears
+        ``on_session_start(child_id, old_session_id=, boundary_reason=reason, platform=, model=)``.
+        """
+        old = self.session_id
+        self.session_id = child_id
+        self.messages = self.store.load(child_id)
+        self._call_optional(
+            "on_session_start",
+            child_id,
+            old_session_id=old,
+            boundary_reason=reason,
+            platform=self.platform or "cli",
+            model=self.model,
+        )
+
+    def branch(self, upto: int | None = None) -> str:
+        """Branch the session (the store copies it, up to row ``upto``) and continue in the
+        child (:meth:`continue_in`, reason ``"branch"``); returns the child id."""
+        child = self.store.branch(self.session_id, upto)
+        self.continue_in(child, "branch")
+        return child
+
+    def rotate(self) -> str:
+        """Rotate the session into a child holding the current messages and continue there
+        (:meth:`continue_in`, reason ``"rotation"``); returns the child id."""
+        child = self.store.rotate(self.session_id, self.messages)
+        self.continue_in(child, "rotation")
+        return child
+
     def _update_model_kwargs(self, model: str, context_length: int) -> dict[str, Any]:
-        return thresholds.update_model_kwargs(
+        return calls.update_model_kwargs(
             model,
             context_length,
             base_url=self.base_url,
@@ -795,8 +847,3 @@ class HostSession:
                 conversation_id=self.conversation_id,
             )
         return True
-
-    # -- status ------------------------------------------------------------------------
-    def engine_is_builtin(self) -> bool:
-        """True when this agent runs the built-in compressor (e.g. after a C3 fallback)."""
-        return is_builtin(self.engine)

@@ -13,13 +13,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.host.abc import resolve_model_threshold  # noqa: F401  (re-exported for K1)
 from simulator.host.profiles import get_profile
 
 log = logging.getLogger("simulator.host")
-
-#: The keyword arguments ``update_model`` receives, in Hermes' order.
-UPDATE_MODEL_KWARGS = ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
 
 
 def assign_model_thresholds(
@@ -39,23 +35,3 @@ def assign_model_thresholds(
     except Exception as exc:
         log.warning("Could not assign compression.model_thresholds to engine: %s", exc)
         return False
-
-
-def update_model_kwargs(
-    model: str,
-    context_length: int,
-    *,
-    base_url: str = "",
-    api_key: str = "",
-    provider: str = "",
-    api_mode: str = "chat_completions",
-) -> dict[str, Any]:
-    """O4/K1: the keyword arguments of one ``update_model`` call (context_length in tokens)."""
-    return {
-        "model": model,
-        "context_length": int(context_length),
-        "base_url": base_url,
-        "api_key": api_key,
-        "provider": provider,
-        "api_mode": api_mode,
-    }

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from conformance.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 
 from conformance import registry
-from conformance.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 from conformance.runner import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
 

@@ -14,8 +14,9 @@ import pytest
 from conformance import run_conformance
 from conformance.checks.c_clones import per_agent_copy
 from conformance.context import CheckContext
-from conformance.engine_loading import EngineSpecError, load_engine_factory
-from conformance.expect import ContractViolation, short
+from conformance.engine_loading import load_engine_factory
+from conformance.errors import ContractViolation, EngineSpecError
+from conformance.expect import short
 from conformance.scenarios.expectations import _shrink
 from conformance.scenarios.observe import _first_change, diff_at
 from reference_engines.mutants._base import MinimalEngine

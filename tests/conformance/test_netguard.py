@@ -9,7 +9,8 @@ import pytest
 
 from conformance import registry
 from conformance.context import CheckContext
-from conformance.netguard import NetworkBlocked, block_network, is_loopback
+from conformance.errors import NetworkBlocked
+from conformance.netguard import block_network, is_loopback
 from conformance.runner import run_check
 from reference_engines.mutants._base import MinimalEngine
 

@@ -178,7 +178,7 @@ def test_expected_failures_are_non_strict_unless_asked():
 
 def _l1_check_raising(clause):
     """An L1 check whose body finds a break of ``clause`` (as the L1 state machine reports V2)."""
-    from conformance.expect import ContractViolation
+    from conformance.errors import ContractViolation
 
     def body(ctx):
         raise ContractViolation(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
+from conformance.errors import ScenarioError
 from conformance.scenarios import library_paths
-from conformance.scenarios.loader import ScenarioError, load_scenario, load_text, schema
+from conformance.scenarios.loader import load_scenario, load_text, schema
 
 GOOD = """\
 name: tiny

@@ -1,4 +1,7 @@
-"""Helpers checks use to drive an engine the way the host does.
+"""The one calling module: every engine call a check makes goes through here.
+
+Calls use the host's own call shapes (:mod:`simulator.host.calls`), so a check passes what
+the host passes.
 
 Engine exceptions become :class:`~conformance.expect.ContractViolation` of the clause
 being checked (an engine that raises where the contract expects a value breaks it).
@@ -13,11 +16,11 @@ check that times out can say which method hung.
 from __future__ import annotations
 
 import copy
-import inspect
 import threading
 from typing import Any
 
-from conformance.expect import MAX_VALUE_BYTES, ContractViolation, HostileEngine, approx_size, short
+from conformance.errors import ContractViolation, HostileEngine
+from conformance.expect import MAX_VALUE_BYTES, approx_size, short
 from conformance.timeouts import CURRENT_CALL
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
@@ -85,6 +88,27 @@ def invoke(
     return out
 
 
+def fail_open(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)`` (:func:`invoke` or one of the ``*_like_host`` helpers) for a
+    hook the host calls fail-open (H1): its return value, or :data:`RAISED` when the engine
+    raised an Exception (the host then goes on unchanged; H1's check reports the raise).
+
+    Raises:
+        HostileEngine: as :func:`invoke` (SystemExit, oversized output).
+        ContractViolation: a finding that is not the engine raising.
+    """
+    try:
+        return call(*args, **kwargs)
+    except ContractViolation as exc:
+        if getattr(exc, "cause", None) is None:
+            raise
+        return RAISED
+
+
+#: What :func:`fail_open` returns for a hook that raised.
+RAISED = object()
+
+
 def compress_like_host(
     clause: str,
     level: str,
@@ -97,31 +121,72 @@ def compress_like_host(
 ) -> Any:
     """compress() on a deep snapshot with the kwargs the host would pass (A4, TS2)."""
     snapshot = copy.deepcopy(history)
+    tokens = count_messages(history) if current_tokens is None else current_tokens
     kwargs = calls.compress_kwargs(
-        engine,
-        current_tokens=count_messages(history) if current_tokens is None else current_tokens,
-        focus_topic=focus_topic,
-        force=force,
+        engine, current_tokens=tokens, focus_topic=focus_topic, force=force
     )
     return invoke(
         clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
     )
 
 
-def select_like_host(clause: str, level: str, engine: Any, history: list[dict[str, Any]]) -> Any:
-    """select_context() with the arguments the host passes (H3): request = history."""
-    request = copy.deepcopy(history)
-    incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
+def select_like_host(
+    clause: str,
+    level: str,
+    engine: Any,
+    history: list[dict[str, Any]],
+    *,
+    request: list[dict[str, Any]] | None = None,
+    conversation: list[dict[str, Any]] | None = None,
+    incoming: Any = "last user",
+) -> Any:
+    """select_context() with the arguments the host passes (H3): by default the request and
+    the conversation are copies of ``history`` and the incoming message its last user
+    message; pass ``request``/``conversation``/``incoming`` (the very objects) to watch them."""
+    if incoming == "last user":
+        incoming = next(
+            (copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None
+        )
     return invoke(
         clause,
         level,
         engine,
         "select_context",
-        request,
-        conversation_messages=copy.deepcopy(history),
-        incoming_message=incoming,
-        budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+        copy.deepcopy(history) if request is None else request,
         example={"history": history},
+        **calls.select_context_kwargs(
+            conversation_messages=copy.deepcopy(history) if conversation is None else conversation,
+            incoming_message=incoming,
+            budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+        ),
+    )
+
+
+def turn_complete_like_host(
+    clause: str, level: str, engine: Any, messages: list[dict[str, Any]], usage: Any, **meta: Any
+) -> Any:
+    """on_turn_complete(messages, usage, **meta) with the host's keyword arguments (H5)."""
+    return invoke(
+        clause,
+        level,
+        engine,
+        "on_turn_complete",
+        messages,
+        usage,
+        **calls.on_turn_complete_kwargs(**meta),
+    )
+
+
+def update_model_like_host(
+    clause: str, level: str, engine: Any, model: str, context_length: int, **kwargs: Any
+) -> Any:
+    """update_model() with the host's six keyword arguments (O4; tokens)."""
+    return invoke(
+        clause,
+        level,
+        engine,
+        "update_model",
+        **calls.update_model_kwargs(model, context_length, **kwargs),
     )
 
 
@@ -187,11 +252,3 @@ def usage(prompt: int, completion: int = 50) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
-
-
-def signature_of(fn: Any) -> str:
-    """inspect.signature as text, or "(uninspectable)"."""
-    try:
-        return str(inspect.signature(fn))
-    except (TypeError, ValueError):
-        return "(uninspectable)"

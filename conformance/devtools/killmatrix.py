@@ -1,4 +1,4 @@
-"""The kill matrix: every mutant against the checks, in-process (issue 6, item 6).
+"""The kill matrix: every mutant against the case stream, in-process.
 
 A mutant is *killed* when a failure message of its own clause matches its pinned regex
 (:data:`reference_engines.mutants.KILLS`); it is *clean* when no failure names another
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.engine_loading import load_engine_factory
-from conformance.runner import Result, run_conformance
+from conformance.session import Result, run_conformance
 
 BAD = ("failed", "error")
 

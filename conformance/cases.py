@@ -1,0 +1,236 @@
+"""The one stream of cases: registry checks, scenario expectations and snapshot cases.
+
+:func:`cases` yields every case of a run, in order: the registry's checks (sorted by id), the
+expectations of the bundled scenario library and of any scenario files given (file by file,
+in file order), then the snapshot cases (when the snapshot tier is on). Every front end
+iterates this stream (the pytest plugin, ``run_conformance()``, ``context-engine-kit check``
+and ``scenario``, the conftest fixture route), so they give the same result set.
+
+A case has ``id``, ``clause``, ``level``, ``kind``, ``title``, ``needs`` (host features),
+``requires``/``excludes`` (capabilities), ``examples`` (its Hypothesis budget), and
+``execute(session, ctx, **extras)``, which returns None when the case holds and raises its
+finding otherwise (:class:`~conformance.errors.ContractViolation`, ...). The session
+(:mod:`conformance.session`) turns that into a :class:`~conformance.session.Result` with one
+skip rule, one xfail rule, one renderer and one ``Repro:`` rule for every kind.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance import catalogue, registry
+from conformance.errors import ContractViolation
+from conformance.expect import SHOULD
+
+#: The pytest test function that runs snapshot cases (syrupy's ``snapshot`` fixture is bound to
+#: it); its items are ``test_compression_snapshot[<corpus case>]``.
+SNAPSHOT_TEST = "test_compression_snapshot"
+
+
+@dataclass(frozen=True)
+class ScenarioCase:
+    """One expectation of a scenario file (kind ``scenario``).
+
+    Attributes:
+        path: the scenario file. scenario: the parsed :class:`~conformance.scenarios.spec.Scenario`.
+        expectation: the :class:`~conformance.scenarios.spec.Expectation`.
+        bundled: True for the kit's scenario library (rerun by id), False for a user's file
+            (rerun by file and expectation).
+    """
+
+    path: Path
+    scenario: Any = field(compare=False, repr=False)
+    expectation: Any = field(compare=False, repr=False)
+    bundled: bool = True
+    kind: str = "scenario"
+    requires: frozenset = frozenset()
+    excludes: frozenset = frozenset()
+    examples: int | None = None
+    practice: str | None = None
+
+    @property
+    def id(self) -> str:
+        """``scenario:<scenario name>:<expectation id>``."""
+        return f"scenario:{self.scenario.name}:{self.expectation.id}"
+
+    @property
+    def clause(self) -> str:
+        """The expectation's declared clause (a finding may be filed under another)."""
+        return self.expectation.clause
+
+    @property
+    def level(self) -> str:
+        """The expectation's declared level."""
+        return self.expectation.level
+
+    @property
+    def title(self) -> str:
+        """What the expectation checks: its ``why`` text, else its kind."""
+        return self.expectation.why or self.expectation.kind.replace("_", " ")
+
+    @property
+    def needs(self) -> frozenset:
+        """Host features: the expectation's clause's (catalogue)."""
+        feature = catalogue.get(self.clause).host_feature
+        return frozenset([feature]) if feature else frozenset()
+
+    def execute(self, session: Any, ctx: Any, **extras: Any) -> None:
+        """Run the scenario (once per session and file) and judge this expectation.
+
+        Raises:
+            ContractViolation, CheckSkipped, HostileEngine, CaseError: see
+                :func:`conformance.scenarios.expectations.judge_expectation`.
+        """
+        from conformance.scenarios.expectations import judge_expectation
+
+        judge_expectation(session.scenario_run(self), self.expectation)
+
+    def repro(self, base: str, violation: Any = None) -> str:
+        """The command rerunning this expectation: the library's by id, a user file by path."""
+        if self.bundled:
+            return f"{base} -k '{self.id}'"
+        return f"{base} {self.path} -k '{self.expectation.id}'"
+
+
+@dataclass(frozen=True)
+class SnapshotCase:
+    """One corpus case of the snapshot tier (kind ``snapshot``, kit clause D1, SHOULD; a mismatch
+    fails the run all the same: a stored snapshot is the author's baseline)."""
+
+    case_id: str
+    clause: str = "D1"
+    level: str = SHOULD
+    kind: str = "snapshot"
+    needs: frozenset = frozenset()
+    requires: frozenset = frozenset()
+    excludes: frozenset = frozenset()
+    examples: int | None = None
+    practice: str | None = "kit"
+
+    @property
+    def id(self) -> str:
+        """``D1-snapshot[<corpus case>]``."""
+        return f"D1-snapshot[{self.case_id}]"
+
+    @property
+    def title(self) -> str:
+        """What the case checks."""
+        return f"compress()/select_context() output of corpus case {self.case_id!r} is unchanged"
+
+    def execute(
+        self, session: Any, ctx: Any, *, compare: Callable[[str], None] | None = None
+    ) -> None:
+        """Capture the engine's output for the corpus case and compare it with the stored one.
+
+        ``compare(text)`` raises the mismatch (under pytest: syrupy's assertion,
+        :func:`conformance.snapshots.mismatch.compare_with_syrupy`); without one the stored
+        file is read directly (:func:`compare_with_file`).
+
+        Raises:
+            ContractViolation: a mismatch or a missing snapshot (D1 SHOULD, with the diff).
+        """
+        from conformance.snapshots import corpus
+        from conformance.snapshots.canonical import snapshot_text
+        from conformance.snapshots.capture import capture_case
+
+        text = snapshot_text(capture_case(ctx.engine_factory, corpus.get(self.case_id)))
+        if compare is None:
+            compare_with_file(session.snapshots_dir(), self.case_id, text)
+        else:
+            compare(text)
+
+    def repro(self, base: str, violation: Any = None) -> str:
+        """The command rerunning this snapshot case, and how to accept or create the snapshot."""
+        again = f"{base} -k '{SNAPSHOT_TEST}[{self.case_id}]'"
+        if violation is None or not isinstance(violation, ContractViolation):
+            return again
+        verb = (
+            "create it"
+            if getattr(violation, "missing", False)
+            else ("if the change is intended, accept it")
+        )
+        return f"{again}; {verb}: {again} --snapshot-update"
+
+
+def compare_with_file(directory: Path | None, case_id: str, text: str) -> None:
+    """Compare ``text`` with ``<directory>/<case_id>.json`` (the front ends without syrupy).
+
+    Raises:
+        ContractViolation: D1 SHOULD, with a unified diff (``-`` stored, ``+`` this run).
+    """
+    from conformance.snapshots.mismatch import mismatch_detail
+
+    path = Path(directory or ".") / f"{case_id}.json"
+    try:
+        stored = path.read_text(encoding="utf-8")
+    except OSError:
+        stored = None
+    if stored == text:
+        return
+    diff = (
+        []
+        if stored is None
+        else list(difflib.unified_diff(stored.splitlines(), text.splitlines(), lineterm=""))
+    )
+    violation = ContractViolation("D1", SHOULD, mismatch_detail(case_id, str(path), stored is None))
+    violation.missing = stored is None
+    violation.appendix = "\n".join(diff)
+    raise violation
+
+
+def scenario_cases(paths: Iterable[Path], *, bundled: bool) -> list[ScenarioCase]:
+    """One case per expectation of each scenario file, in file order.
+
+    Raises:
+        ScenarioError: a malformed file (``file:line: field: problem``).
+    """
+    from conformance.scenarios.loader import load_scenario
+
+    out = []
+    for path in paths:
+        scenario = load_scenario(path)
+        out += [ScenarioCase(Path(path), scenario, exp, bundled) for exp in scenario.expectations]
+    return out
+
+
+def cases(
+    *,
+    scenarios: bool = True,
+    scenario_files: Iterable[Path] = (),
+    checks: bool = True,
+    snapshots: bool = False,
+) -> list[Any]:
+    """Every case of a run, in stream order (module doc).
+
+    Args:
+        scenarios: include the bundled scenario library (``--conformance-no-scenarios``: False).
+        scenario_files: further scenario files (a user's), after the library.
+        checks: include the registry's checks (``context-engine-kit scenario``: False).
+        snapshots: include the snapshot cases (the tier is on).
+    Raises:
+        ScenarioError: a malformed scenario file.
+    """
+    from conformance.scenarios import library_paths
+    from conformance.snapshots import corpus
+
+    out: list[Any] = list(registry.all_checks()) if checks else []
+    if scenarios:
+        out += scenario_cases(library_paths(), bundled=True)
+    out += scenario_cases([Path(p) for p in scenario_files], bundled=False)
+    if snapshots:
+        out += [SnapshotCase(case_id) for case_id in corpus.CASES]
+    return out
+
+
+__all__ = [
+    "SNAPSHOT_TEST",
+    "ScenarioCase",
+    "SnapshotCase",
+    "cases",
+    "compare_with_file",
+    "scenario_cases",
+]

@@ -1,0 +1,164 @@
+"""Every exception of the kit, and the one renderer of ``[CLAUSE LEVEL]`` lines.
+
+Every finding, failure and error the kit reports is one line in one grammar::
+
+    [V2 MUST] compress() output: expected every tool call answered exactly once after it,
+    got tool message at index 3 answers 'call_7', which no earlier assistant message calls
+    (history of 14 messages). See docs/contract.md#v2. Repro: pytest --engine=mypkg:Engine
+    --conformance-replay .conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
+
+:func:`render` builds it (error outcomes included: ``[A4 MUST] engine not available: ...``);
+the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
+    """The kit's one-line grammar: ``[CLAUSE LEVEL] detail See <anchor>.`` then ``Repro: ...``.
+
+    ``detail`` is the text after the prefix; a trailing period is not doubled. ``repro`` is a
+    shell command that reruns the case (empty: no ``Repro:`` part).
+    """
+    from conformance.catalogue import anchor
+
+    text = detail.rstrip()
+    if text and not text.endswith((".", "!", "?")):
+        text += "."
+    line = f"[{clause} {level}] {text} See {anchor(clause)}."
+    return f"{line} Repro: {repro}" if repro else line
+
+
+def strip_repro(message: str) -> str:
+    """``message`` without its ``Repro: ...`` tail (the part that names a front end's command)."""
+    head, sep, _ = message.partition(" Repro: ")
+    return head if sep else message
+
+
+class ContractViolation(AssertionError):
+    """An engine broke a contract clause.
+
+    Attributes:
+        clause: clause id, e.g. ``"V2"``.
+        level: ``"MUST"`` or ``"SHOULD"``.
+        detail: the human-readable part after the ``[CLAUSE LEVEL]`` prefix.
+        example: the offending input (e.g. ``{"history": [...]}``), JSON-serialisable; the
+            runner adds the drawn values under ``"draws"`` for the replay file.
+    """
+
+    def __init__(self, clause: str, level: str, detail: str, example: dict[str, Any] | None = None):
+        self.clause = clause
+        self.level = level
+        self.detail = detail
+        self.example = example
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The message without a ``Repro:`` part (:func:`render`)."""
+        return render(self.clause, self.level, self.detail)
+
+    def attach_draws(self, draws: dict[str, Any]) -> None:
+        """Record the (shrunk) Hypothesis draws that produced this failure (for replay)."""
+        example = dict(self.example or {})
+        example["draws"] = dict(draws)
+        self.example = example
+
+
+class HostileEngine(BaseException):
+    """An engine call misbehaved in a way that must stop the check at once, without shrinking.
+
+    Raised for SystemExit from an engine method, oversized return values, leaked threads and
+    calls that did not return in time. It derives from BaseException so Hypothesis does not
+    retry or shrink it; the runner turns it into a failure of ``clause`` naming ``method``.
+    """
+
+    def __init__(self, clause: str, level: str, method: str, detail: str):
+        self.clause = clause
+        self.level = level
+        self.method = method
+        self.detail = detail
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The message without a ``Repro:`` part: ``[C L] method(): detail See ...``."""
+        call = f"{self.method}(): " if self.method else ""
+        return render(self.clause, self.level, f"{call}{self.detail}")
+
+
+class CheckSkipped(Exception):
+    """The case does not apply (capability missing, host lacks the clause); message = reason."""
+
+
+class CaseError(Exception):
+    """A case could not complete for a reason that is not a finding about the engine (a scenario
+    run stopped by an exception at a step, a kit error); the message says where and why."""
+
+
+class EngineUnavailable(Exception):
+    """The engine could not be constructed or configured; the message says why."""
+
+
+class EngineTimeout(Exception):
+    """An engine call (its constructor, a probe) did not return within the limit; the message
+    names it."""
+
+
+class EngineSpecError(Exception):
+    """The ``--engine`` value could not be turned into an engine; the message says why."""
+
+
+class KitUsageError(ValueError):
+    """A bad option value or input file (an unknown capability, a malformed replay file): the
+    message says what was wrong and what to do. The pytest front end raises it as
+    ``pytest.UsageError``; the CLI exits 2 (4 for an engine that cannot be loaded)."""
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed; ``str()`` is one ``file:line: field: problem`` line per error.
+
+    Attributes:
+        problems: list of ``(line, field, message)``; ``line`` is 1-based (0 when unknown).
+        path: the file.
+    """
+
+    def __init__(self, path: str, problems: list[tuple[int, str, str]]):
+        self.path = path
+        self.problems = sorted(problems, key=lambda p: (p[0], p[1]))
+        super().__init__(
+            "\n".join(
+                f"{path}:{line}: {field}: {msg}" if field else f"{path}:{line}: {msg}"
+                for line, field, msg in self.problems
+            )
+        )
+
+
+class NetworkBlocked(OSError):
+    """A connection outside loopback was attempted while a check ran (the kit has no network)."""
+
+
+class ConformanceFailure(AssertionError):
+    """pytest outcome of a failed case; the message is the kit's one line (no kit traceback)."""
+
+
+class ConformanceError(Exception):
+    """pytest outcome of a case that could not complete (engine unavailable, kit error)."""
+
+
+__all__ = [
+    "CaseError",
+    "CheckSkipped",
+    "ConformanceError",
+    "ConformanceFailure",
+    "ContractViolation",
+    "EngineSpecError",
+    "EngineTimeout",
+    "EngineUnavailable",
+    "HostileEngine",
+    "KitUsageError",
+    "NetworkBlocked",
+    "ScenarioError",
+    "render",
+    "strip_repro",
+]

@@ -1,0 +1,397 @@
+"""The pytest front end's options: registered once, read once into the run's session.
+
+:func:`add_options` registers every ``--engine``/``--conformance-*`` option and ini key (the
+scenario, snapshot and report options included); :func:`build_session` turns a pytest config
+into a :class:`~conformance.session.ConformanceSession` (or raises :class:`Inert` when the
+run has no engine), with every bad value a ``pytest.UsageError`` that says what was wrong and
+what to do; :func:`header_lines` writes the pytest header.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, in_ci
+from conformance.engine_loading import (
+    EngineFactory,
+    EngineSpecError,
+    factory_from_record,
+    load_engine_factory,
+    load_plugin_factory,
+    looks_like_engine,
+    parse_kwargs,
+)
+from conformance.errors import EngineTimeout, KitUsageError
+from conformance.session import ConformanceSession, RunOptions
+from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
+
+ENV_ENGINE = "CONFORMANCE_ENGINE"
+ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
+
+
+class Inert(Exception):
+    """This pytest run has no engine and no fixture route: the plugin stays out of it."""
+
+
+@dataclass
+class Built:
+    """What :func:`build_session` made: the session (and the factory it was bound to)."""
+
+    session: ConformanceSession
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option of the kit's pytest front end (one group, ``conformance``)."""
+    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
+    add = group.addoption
+    add(
+        "--engine",
+        default=None,
+        metavar="MODULE:ATTR",
+        help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
+    )
+    add(
+        "--engine-kwargs",
+        default=None,
+        metavar="JSON",
+        help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).",
+    )
+    add(
+        "--engine-plugin",
+        default=None,
+        metavar="DIR",
+        help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
+        "--engine its engine is also the engine under test.",
+    )
+    add(
+        "--conformance-capabilities",
+        default="",
+        metavar="LIST",
+        help="comma-separated capabilities to add to the engine's conformance_capabilities "
+        "(e.g. compressor,focus for an engine you cannot edit).",
+    )
+    add(
+        "--host-profile",
+        default="documented",
+        choices=("documented", "hermes-0.19"),
+        help="the host the kit plays: documented (default) or hermes-0.19 (the released 0.19.0 "
+        "host); cases of clauses that host lacks are skipped.",
+    )
+    add(
+        "--conformance-profile",
+        default="default",
+        choices=sorted(PROFILES),
+        help="Hypothesis budget: quick, default or thorough.",
+    )
+    add(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        help="SHOULD failures and XPASS fail the run too.",
+    )
+    add(
+        "--conformance-random",
+        action="store_true",
+        default=False,
+        help="do not derandomize Hypothesis (explore new examples each run).",
+    )
+    add(
+        "--conformance-seed",
+        default=None,
+        type=int,
+        metavar="N",
+        help="Hypothesis seed with --conformance-random (recorded in failure files).",
+    )
+    add(
+        "--conformance-json",
+        default=None,
+        metavar="FILE",
+        help="write the verdict as JSON to FILE.",
+    )
+    add(
+        "--conformance-failures-dir",
+        default=None,
+        metavar="DIR",
+        help="where shrunk failing examples are written (default .conformance/failures).",
+    )
+    add(
+        "--conformance-xfails",
+        default=None,
+        metavar="FILE",
+        help="expected failures: one case id, id prefix or clause per line, '# reason' optional "
+        "(non-strict; --conformance-strict makes an XPASS fail).",
+    )
+    add(
+        "--conformance-replay",
+        default=None,
+        metavar="FILE",
+        help="rerun one failure file on its recorded (shrunk) draws; the engine comes from the "
+        "file when none is given.",
+    )
+    add(
+        "--conformance-timeout",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help=f"per-case time limit; a hanging engine method fails its case (default "
+        f"{DEFAULT_CHECK_TIMEOUT_S:g}).",
+    )
+    add(
+        "--conformance-max-timeouts",
+        default=None,
+        type=int,
+        metavar="N",
+        help="after N cases have timed out (a hanging engine), the remaining cases are errors "
+        f"without running (default {DEFAULT_MAX_TIMEOUTS}; 0 runs every case).",
+    )
+    add(
+        "--conformance-no-shrink",
+        action="store_true",
+        default=False,
+        help="do not shrink failing examples (faster failures, longer examples).",
+    )
+    add(
+        "--conformance-no-scenarios",
+        action="store_true",
+        default=False,
+        help="leave the bundled scenario library out of the run.",
+    )
+    add(
+        "--conformance-snapshots",
+        action="store_true",
+        default=False,
+        help="run the snapshot tier (compress/select_context output over the seeded corpus, "
+        "diffed by syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when "
+        "that folder exists; create it with --snapshot-update.",
+    )
+    add(
+        "--conformance-snapshots-dir",
+        default=None,
+        metavar="DIR",
+        help="the folder holding the per-engine snapshot folders (default "
+        "<rootdir>/.conformance/snapshots).",
+    )
+    add(
+        "--conformance-report",
+        default=None,
+        metavar="FILE",
+        help="write a self-contained HTML report (verdict by clause, one token plot per "
+        "scenario; plots need the 'report' extra: matplotlib).",
+    )
+    parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
+    parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
+
+
+def engine_spec(config: pytest.Config) -> str | None:
+    """The engine spec from the option, the env var, or the ini key (in that order)."""
+    return (
+        config.getoption("--engine")
+        or os.environ.get(ENV_ENGINE)
+        or (config.getini("conformance_engine") or "").strip()
+        or None
+    )
+
+
+def engine_kwargs_text(config: pytest.Config) -> str | None:
+    """The ``--engine-kwargs`` JSON text from the option, the env var, or the ini key."""
+    ini = (config.getini("conformance_engine_kwargs") or "").strip()
+    return config.getoption("--engine-kwargs") or os.environ.get(ENV_ENGINE_KWARGS) or ini or None
+
+
+def _factory(config: pytest.Config, replay: dict[str, Any] | None) -> EngineFactory | None:
+    spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin")
+    if spec:
+        return load_engine_factory(spec, parse_kwargs(engine_kwargs_text(config)))
+    if plugin_dir:
+        return load_plugin_factory(plugin_dir)
+    if replay is not None:
+        record = replay.get("engine")
+        return (
+            load_engine_factory(record) if isinstance(record, str) else factory_from_record(record)
+        )
+    return None
+
+
+def _read_xfails(path: str) -> dict[str, str]:
+    """Expected failures from a file: one case id, id prefix or clause per line, then an
+    optional reason after whitespace or ``#``; blank lines and ``#`` comments ignored."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KitUsageError(f"--conformance-xfails {path}: cannot read it ({exc})") from None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, reason = line.partition("#")
+        parts = key.split(None, 1)
+        out[parts[0]] = (
+            reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}"
+        ).strip()
+    return out
+
+
+def _replay(config: pytest.Config) -> dict[str, Any] | None:
+    path = config.getoption("--conformance-replay")
+    if not path:
+        return None
+    from conformance import registry, replay
+
+    data = replay.load(Path(path))
+    try:
+        registry.get(data["check"])
+    except KeyError:
+        raise KitUsageError(
+            f"--conformance-replay {path}: the file is for check {data['check']!r}, which this kit "
+            "does not have (the check ids are the test ids: pytest --engine=... --collect-only "
+            "-q). Replay a file written by this version of the kit, or rerun the checks to "
+            "write a new one."
+        ) from None
+    return data
+
+
+def snapshots_dir(config: pytest.Config, factory: EngineFactory | None) -> Path | None:
+    """The engine's snapshot folder when the snapshot tier is on, else None (kit clause D1).
+
+    The base is ``--conformance-snapshots-dir`` (relative to the folder pytest was started
+    from) or ``<rootdir>/.conformance/snapshots``; the tier is on with
+    ``--conformance-snapshots`` or ``--snapshot-update``, or when the folder exists.
+    """
+    if factory is None:
+        return None
+    base = config.getoption("--conformance-snapshots-dir")
+    root = (
+        (config.invocation_params.dir / base).resolve()
+        if base
+        else Path(str(config.rootpath)) / ".conformance" / "snapshots"
+    )
+    directory = root / factory.slug
+    on = (
+        config.getoption("--conformance-snapshots")
+        or bool(config.getoption("--snapshot-update", default=False))
+        or directory.is_dir()
+    )
+    return directory if on else None
+
+
+def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
+    """The run's session from the pytest options.
+
+    Raises:
+        Inert: no engine given and no conftest fixture route.
+        pytest.UsageError: a bad option value or engine (one paragraph, what to do).
+    """
+    try:
+        replay = _replay(config)
+        factory = _factory(config, replay)
+        if factory is None and not fixture_route:
+            raise Inert()
+        options = RunOptions(
+            profile=config.getoption("--conformance-profile"),
+            derandomize=not config.getoption("--conformance-random"),
+            seed=config.getoption("--conformance-seed"),
+            timeout=_timeout(config),
+            max_timeouts=_max_timeouts(config),
+            shrink=not config.getoption("--conformance-no-shrink"),
+            strict=bool(config.getoption("--conformance-strict")),
+            host_profile=config.getoption("--host-profile"),
+            capabilities=frozenset(
+                c.strip() for c in config.getoption("--conformance-capabilities").split(",")
+            ),
+            xfails=_read_xfails(config.getoption("--conformance-xfails"))
+            if config.getoption("--conformance-xfails")
+            else {},
+            replay=replay,
+            failures_dir=Path(config.getoption("--conformance-failures-dir"))
+            if config.getoption("--conformance-failures-dir")
+            else Path(str(config.rootpath)) / ".conformance" / "failures",
+            scenarios=not config.getoption("--conformance-no-scenarios"),
+            snapshots_dir=snapshots_dir(config, factory),
+            plugin_dir=config.getoption("--engine-plugin"),
+        )
+        command = None
+        if (
+            factory is None
+        ):  # the fixture route: rerun the same test files (the conftest supplies it)
+            command = " ".join(["pytest", *(config.args or ())])
+        return Built(ConformanceSession(options, factory, command=command))
+    except (EngineSpecError, KitUsageError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _timeout(config: pytest.Config) -> float:
+    value = config.getoption("--conformance-timeout")
+    return DEFAULT_CHECK_TIMEOUT_S if value is None else float(value)
+
+
+def _max_timeouts(config: pytest.Config) -> int:
+    value = config.getoption("--conformance-max-timeouts")
+    return DEFAULT_MAX_TIMEOUTS if value is None else int(value)
+
+
+def probe_or_raise(session: ConformanceSession) -> None:
+    """Build one engine up front: a constructor that raises or hangs, or a factory that
+    returns no engine, is one usage error instead of the same error in every case.
+
+    Raises:
+        pytest.UsageError: naming the engine's options and what to do.
+    """
+    what = session.factory.cli_args() or repr(session.factory.target)
+    try:
+        engine = build_engine(session.factory, session.options.timeout)
+    except EngineTimeout as exc:
+        raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the "
+            "constructor, or pass the arguments it needs with --engine-kwargs='{...}' (a JSON "
+            "object), or give a factory function as MODULE:ATTR."
+        ) from None
+    if not looks_like_engine(engine):
+        raise pytest.UsageError(
+            f"{what}: the factory returned {type(engine).__name__}, not a context engine (it "
+            "needs name, update_from_response, should_compress and compress). Return a new "
+            "ContextEngine instance."
+        )
+    try:
+        session.declarations  # noqa: B018 - validates the declared capabilities now
+    except KitUsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def header_lines(
+    config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
+) -> list[str]:
+    """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
+    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder."""
+    from conformance import CONTRACT_VERSION, __version__
+    from simulator.host.shim import abc_info
+
+    o = session.options
+    if session.factory is not None:
+        engine = session.factory.cli_args()
+    else:
+        engine = "from the conformance_engine_factory fixture (conftest.py)"
+    random_mode = not o.derandomize and not in_ci()
+    lines = [
+        f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
+        f"{CONTRACT_VERSION} | host ABC {abc_info().label()} | host profile {o.host_profile} | "
+        f"profile {o.profile} ({'random, seed ' + str(o.seed) if random_mode else 'derandomized'})"
+    ]
+    env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
+    if env:
+        lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
+    if o.replay is not None:
+        lines.append(
+            f"conformance: replaying {config.getoption('--conformance-replay')} "
+            f"(check {o.replay['check']})"
+        )
+    if o.snapshots_dir is not None:
+        lines.append(f"conformance snapshots: {o.snapshots_dir}")
+    return lines

@@ -1,0 +1,739 @@
+"""The one run state: options, the engine's declarations, the case stream, results, the verdict.
+
+A :class:`ConformanceSession` is built once per run from :class:`RunOptions` (by the pytest
+plugin from its options, by :func:`run_conformance` from its arguments; ``context-engine-kit
+check`` runs pytest). It probes the engine once (name, capabilities, expected failures, or the
+constructor's error), yields the one stream of cases (:mod:`conformance.cases`) and runs any
+case with one rule set:
+
+1. skip when the host lacks a feature the case needs (:meth:`HostProfile.has
+   <simulator.host.profiles.HostProfile.has>`, the ABC in use), or a capability rule says so;
+2. error without running once ``--conformance-max-timeouts`` cases have hung;
+3. run the case on a worker thread under ``--conformance-timeout`` with the network blocked;
+4. file a finding under its own clause and level, as an expected failure when the engine or
+   the user listed its id, id prefix or clause; write its failure file; end its message with
+   ``Repro:`` (:meth:`ConformanceSession.repro`), rendered by :func:`conformance.errors.render`.
+
+Front ends differ only in how they show results and in their ``Repro:`` command base (the
+options that select the engine: ``--engine=...``, ``--engine-plugin=...``, or the test files of
+the conftest fixture route).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance import catalogue, replay
+from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext
+from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
+from conformance.errors import (
+    CaseError,
+    CheckSkipped,
+    ContractViolation,
+    EngineTimeout,
+    EngineUnavailable,
+    HostileEngine,
+    KitUsageError,
+    render,
+)
+from conformance.expect import CURRENT_CASE, MUST
+from conformance.netguard import block_network
+from conformance.stable_draws import no_local_constants
+from conformance.timeouts import (
+    CURRENT_CALL,
+    DEFAULT_MAX_TIMEOUTS,
+    HangBudget,
+    build_engine,
+    run_with_timeout,
+)
+from simulator.host.profiles import PROFILES as HOST_PROFILES
+from simulator.host.profiles import get_profile
+from simulator.host.shim import abc_info
+
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+#: The built-in compressor scenario hosts fall back to (C3): the kit's full B1-B7 engine.
+BUILTIN_SPEC = "reference_engines.compressor:ReferenceCompressor"
+
+
+@dataclass
+class Result:
+    """The outcome of one case: ``{"check", "clause", "level", "outcome", "message"}`` (+ seconds).
+
+    Attributes:
+        check: the case id. clause, level: the finding's (or the case's). outcome: one of
+            :data:`OUTCOMES`. message: the kit's one line ("" for a pass). seconds: wall time.
+        replay_file: the failure file written, if any.
+        example_messages: messages in the shrunk counterexample (the longest drawn transcript).
+        kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
+    """
+
+    check: str
+    clause: str
+    level: str
+    outcome: str
+    message: str = ""
+    seconds: float = 0.0
+    replay_file: str | None = None
+    example_messages: int | None = None
+    kind: str = "contract"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON verdict row: check, clause, level, outcome, message."""
+        keep = ("check", "clause", "level", "outcome", "message")
+        return {k: v for k, v in asdict(self).items() if k in keep}
+
+
+@dataclass
+class RunOptions:
+    """Everything a run is told (the pytest options, ``run_conformance`` arguments).
+
+    Attributes:
+        profile: ``quick``, ``default`` or ``thorough`` (Hypothesis budget).
+        derandomize: a deterministic verdict (True unless ``--conformance-random``).
+        seed: Hypothesis seed when random (drawn and recorded when None).
+        timeout: per-case limit in seconds (``--conformance-timeout``).
+        max_timeouts: hung cases after which the rest are not run (0: no cap).
+        shrink: shrink counterexamples.
+        strict: SHOULD failures and XPASS fail the run too.
+        host_profile: ``documented`` or ``hermes-0.19``.
+        capabilities: capabilities added on the command line (validated).
+        xfails: expected failures given by the user ``{id | prefix | clause: reason}``.
+        replay: a failure file's content (``--conformance-replay``); only its case runs.
+        failures_dir: where failure files go (None: none written).
+        scenarios: include the bundled scenario library.
+        scenario_files: further scenario files.
+        checks: include the registry's checks.
+        snapshots_dir: the engine's snapshot folder when the tier is on (None: off).
+        plugin_dir: an engine plugin folder for the R checks.
+        window: the check window in tokens (None: the kit's default).
+        only: case ids, id prefixes or clause ids to run (empty: all).
+    """
+
+    profile: str = "default"
+    derandomize: bool = True
+    seed: int | None = None
+    timeout: float = DEFAULT_CHECK_TIMEOUT_S
+    max_timeouts: int = DEFAULT_MAX_TIMEOUTS
+    shrink: bool = True
+    strict: bool = False
+    host_profile: str = "documented"
+    capabilities: frozenset = frozenset()
+    xfails: dict[str, str] = field(default_factory=dict)
+    replay: dict[str, Any] | None = None
+    failures_dir: Path | None = None
+    scenarios: bool = True
+    scenario_files: tuple = ()
+    checks: bool = True
+    snapshots_dir: Path | None = None
+    plugin_dir: str | None = None
+    window: int | None = None
+    only: tuple = ()
+
+    def validate(self) -> None:
+        """Check every value.
+
+        Raises:
+            KitUsageError: a bad value; the message says which and what is accepted.
+        """
+        if self.profile not in PROFILES:
+            raise KitUsageError(
+                f"profile {self.profile!r}: use one of {', '.join(sorted(PROFILES))}"
+            )
+        if self.host_profile not in HOST_PROFILES:
+            raise KitUsageError(
+                f"host profile {self.host_profile!r}: use one of {', '.join(sorted(HOST_PROFILES))}"
+            )
+        if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < float("inf")):
+            raise KitUsageError(
+                f"--conformance-timeout={self.timeout}: give a positive, finite number of seconds "
+                f"(the per-case time limit; default {DEFAULT_CHECK_TIMEOUT_S:g})"
+            )
+        if not isinstance(self.max_timeouts, int) or self.max_timeouts < 0:
+            raise KitUsageError(
+                f"--conformance-max-timeouts={self.max_timeouts}: give 0 (run every check) or a "
+                f"positive number of timed-out checks (default {DEFAULT_MAX_TIMEOUTS})"
+            )
+        self.capabilities = catalogue.capabilities(
+            self.capabilities, source="--conformance-capabilities"
+        )
+
+
+@dataclass
+class Declarations:
+    """What the engine declares, read once from one instance.
+
+    Attributes:
+        name: ``engine.name`` (or the class name when it cannot be read).
+        capabilities: ``conformance_capabilities`` (validated) plus the command line's.
+        expected_failures: ``conformance_expected_failures`` plus the user's.
+        error: why no engine could be built (every case then errors), or None.
+    """
+
+    name: str = ""
+    capabilities: frozenset = frozenset()
+    expected_failures: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _xfail_reason(case: Any, xfails: Mapping[str, str]) -> str | None:
+    for key, reason in xfails.items():
+        if case.id == key or case.id.startswith(key) or case.clause == key:
+            return str(reason)
+    return None
+
+
+def xfail_for_clause(clause: str | None, xfails: Mapping[str, str]) -> str | None:
+    """The reason of an expected failure keyed by ``clause`` itself (e.g. ``{"V2": why}``).
+
+    A failure carries its own clause, which may differ from its case's (the L1 state machine
+    reports a V2 break as ``[V2 MUST]``): expected failures by clause cover those too.
+    """
+    if not clause:
+        return None
+    return next((str(r) for k, r in xfails.items() if k == clause), None)
+
+
+def unmatched_xfails(xfails: Mapping[str, str], cases: Iterable[Any]) -> list[str]:
+    """Expected-failure keys that match no case (the user is warned about them)."""
+    cases = list(cases)
+    return sorted(
+        k
+        for k in xfails
+        if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in cases)
+    )
+
+
+def example_messages(example: Any) -> int | None:
+    """Messages in a failure's shrunk example: the longest drawn transcript (None if none)."""
+    if not isinstance(example, dict):
+        return None
+    best = None
+    stack = [example]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list) and v and all(isinstance(m, dict) and "role" in m for m in v):
+            best = max(best or 0, len(v))
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return best
+
+
+def in_flight(worker_ident: int | None, before: Mapping[int, Any]) -> Any:
+    """The ``(clause, level, method)`` of the engine call a timed-out case is stuck in, or None.
+
+    The case's worker thread first; else a call started during the case on a thread it
+    spawned: an entry of :data:`~conformance.timeouts.CURRENT_CALL` that was not there in
+    ``before``. Ties go to the method name first in sort order (the same message every run).
+    """
+    current = dict(CURRENT_CALL)
+    if worker_ident in current:
+        return current[worker_ident]
+    started = sorted(
+        (v for k, v in current.items() if before.get(k) != v), key=lambda v: (v[2], str(v[0]))
+    )
+    return started[0] if started else None
+
+
+def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
+    """0 unless a MUST case failed or errored (or, with ``strict``, any case did, or one
+    xpassed); 5 if none ran."""
+    results = list(results)
+    ran = [r for r in results if r.outcome in ("passed", "failed", "error", "xfailed", "xpassed")]
+    if not ran:
+        return 5
+    for r in results:
+        if r.outcome in ("failed", "error") and (strict or r.level == MUST):
+            return 1
+        if strict and r.outcome == "xpassed":
+            return 1
+    return 0
+
+
+class ConformanceSession:
+    """The one run state (module doc).
+
+    Args:
+        options: the :class:`RunOptions` (validated here).
+        factory: the engine factory (an :class:`~conformance.engine_loading.EngineFactory` or
+            any zero-argument callable); None until :meth:`bind` gives it (the conftest
+            fixture route learns it only when the first case runs).
+        command: the ``Repro:`` command base that selects this engine again (default
+            ``pytest <the factory's options>``).
+
+    Raises:
+        KitUsageError: a bad option value.
+    """
+
+    def __init__(
+        self, options: RunOptions, factory: Any = None, *, command: str | None = None
+    ) -> None:
+        options.validate()
+        self.options = options
+        self.factory: EngineFactory | None = None
+        self._command = command
+        self._declarations: Declarations | None = None
+        self._context: CheckContext | None = None
+        self._cases: list[Any] | None = None
+        self._by_id: dict[str, Any] | None = None
+        self.hangs = HangBudget(options.max_timeouts)
+        self.results: list[Result] = []
+        self.scenario_runs: dict[str, Any] = {}
+        if options.seed is None and not options.derandomize:
+            options.seed = random.SystemRandom().randrange(2**32)  # printed in failure files
+        if factory is not None:
+            self.bind(factory)
+
+    # -- the engine -------------------------------------------------------------------
+    def bind(self, factory: Any) -> None:
+        """Use ``factory`` for this run's engines (idempotent for the same factory)."""
+        if self.factory is not None and (self.factory is factory or self.factory.target is factory):
+            return
+        self.factory = as_factory(factory)
+        self._declarations = None
+        self._context = None
+
+    @property
+    def declarations(self) -> Declarations:
+        """The engine's declarations, probed once from one instance (under the per-case limit).
+
+        Raises:
+            KitUsageError: the engine declares an unknown capability.
+        """
+        if self._declarations is None:
+            self._declarations = self._probe()
+        return self._declarations
+
+    def _probe(self) -> Declarations:
+        extra = catalogue.capabilities(
+            self.options.capabilities, source="--conformance-capabilities"
+        )
+        try:
+            engine = build_engine(self.factory, self.options.timeout)
+        except EngineTimeout as exc:
+            return Declarations(
+                capabilities=extra, expected_failures=dict(self.options.xfails), error=str(exc)
+            )
+        except BaseException as exc:  # noqa: BLE001 - the constructor is the engine's
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return Declarations(
+                capabilities=extra,
+                expected_failures=dict(self.options.xfails),
+                error=f"constructing the engine raised {type(exc).__name__}: {exc}",
+            )
+        if not looks_like_engine(engine):
+            return Declarations(
+                capabilities=extra,
+                expected_failures=dict(self.options.xfails),
+                error=f"the factory returned {type(engine).__name__}, not a context engine (it "
+                "needs name, update_from_response, should_compress and compress)",
+            )
+        declared = catalogue.capabilities(
+            getattr(engine, "conformance_capabilities", ()) or (),
+            source=f"{type(engine).__name__}.conformance_capabilities",
+        )
+        xfails = dict(getattr(engine, "conformance_expected_failures", None) or {})
+        xfails.update(self.options.xfails)
+        try:
+            name = str(engine.name)
+        except Exception:  # A1 reports it
+            name = type(engine).__name__
+        return Declarations(name, declared | extra, xfails)
+
+    @property
+    def context(self) -> CheckContext:
+        """The :class:`CheckContext` cases run with (built once the engine is bound)."""
+        if self._context is None:
+            o = self.options
+            self._context = CheckContext(
+                self.factory,
+                profile=o.profile,
+                derandomize=o.derandomize,
+                seed=o.seed,
+                timeout=float(o.timeout),
+                plugin_dir=o.plugin_dir,
+                shrink=o.shrink,
+                host_profile=o.host_profile,
+                hangs=self.hangs,
+                capabilities=self.declarations.capabilities,
+            )
+            if o.window is not None:
+                self._context.window = int(o.window)
+        return self._context
+
+    @property
+    def command(self) -> str:
+        """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and run."""
+        if self._command is not None:
+            base = self._command
+        else:
+            args = self.factory.cli_args() if self.factory is not None else ""
+            base = f"pytest {args}".strip()
+        o = self.options
+        if o.plugin_dir and "--engine-plugin" not in base:
+            base += f" --engine-plugin={o.plugin_dir}"
+        if o.host_profile != "documented":
+            base += f" --host-profile={o.host_profile}"
+        if o.capabilities:
+            base += f" --conformance-capabilities={','.join(sorted(o.capabilities))}"
+        if o.profile != "default":
+            base += f" --conformance-profile={o.profile}"
+        return base
+
+    # -- the stream ---------------------------------------------------------------------
+    def cases(self) -> list[Any]:
+        """Every case of this run, in stream order (:func:`conformance.cases.cases`), narrowed
+        to the replayed case or to ``only``."""
+        if self._cases is None:
+            from conformance.cases import cases
+
+            o = self.options
+            out = cases(
+                scenarios=o.scenarios and o.replay is None,
+                scenario_files=o.scenario_files,
+                checks=o.checks,
+                snapshots=o.snapshots_dir is not None and o.replay is None,
+            )
+            if o.replay is not None:
+                out = [c for c in out if c.id == o.replay["check"]]
+            elif o.only:
+                keys = list(o.only)
+                out = [c for c in out if any(c.id.startswith(k) or c.clause == k for k in keys)]
+            self._cases = out
+        return self._cases
+
+    def case(self, case_id: str) -> Any:
+        """The case with id ``case_id``.
+
+        Raises:
+            KeyError: no such case in this run's stream.
+        """
+        if self._by_id is None:
+            self._by_id = {c.id: c for c in self.cases()}
+        try:
+            return self._by_id[case_id]
+        except KeyError:
+            raise KeyError(f"no case {case_id!r} in this run") from None
+
+    def snapshots_dir(self) -> Path | None:
+        """The engine's snapshot folder (None: the tier is off)."""
+        return self.options.snapshots_dir
+
+    def scenario_run(self, case: Any) -> Any:
+        """The run of ``case``'s scenario file: played once per session (network blocked, this
+        run's host profile and limit, the kit's built-in as the C3 fallback)."""
+        key = str(case.path)
+        if key not in self.scenario_runs:
+            from conformance.engine_loading import load_engine_factory
+            from conformance.scenarios.runner import run_scenario
+
+            builtin = load_engine_factory(BUILTIN_SPEC)
+            run = run_scenario(
+                case.scenario,
+                self.factory,
+                host_profile=self.options.host_profile,
+                timeout=self.options.timeout,
+                builtin_factory=builtin,
+            )
+            self.scenario_runs[key] = run
+            if run.timed_out:
+                self.hangs.record(_hung_method(run.stopped[1] if run.stopped else ""))
+        return self.scenario_runs[key]
+
+    # -- running a case -----------------------------------------------------------------
+    def skip_reason(self, case: Any) -> str | None:
+        """Why ``case`` does not apply here (a skip reason), or None.
+
+        Raises:
+            EngineUnavailable: the engine could not be built (its capabilities are unknown).
+        """
+        abc = abc_info()
+        host = get_profile(self.options.host_profile)
+        for feature in sorted(case.needs):
+            if abc.lacks(feature):
+                return (
+                    f"the host ABC in use ({abc.label()}) has no {feature}; clause "
+                    f"{case.clause} does not exist there"
+                )
+            if not host.has(feature):
+                return (
+                    f"the host profile {host.name!r} has no {feature}; clause {case.clause} "
+                    "does not exist on that host"
+                )
+        declared = self.declarations
+        if declared.error is not None:
+            raise EngineUnavailable(declared.error)
+        missing = sorted(case.requires - declared.capabilities)
+        if missing:
+            names = ", ".join(repr(m) for m in missing)
+            return f"engine lacks capability {names} (conformance_capabilities)"
+        present = sorted(case.excludes & declared.capabilities)
+        if present:
+            names = ", ".join(repr(m) for m in present)
+            return (
+                f"engine declares capability {names}; the {'/'.join(sorted(case.excludes))} "
+                "variant of this case applies instead"
+            )
+        return None
+
+    def repro(self, case: Any, replay_file: str | None = None, violation: Any = None) -> str:
+        """The ``Repro:`` command of ``case``: the failure file when one was written, else the
+        case's own rerun (by id, by file, by snapshot case)."""
+        if replay_file:
+            return f"{self.command} --conformance-replay {replay_file}"
+        if hasattr(case, "repro"):
+            return case.repro(self.command, violation)
+        return f"{self.command} -k '{case.id}'"
+
+    def run_case(self, case: Any, **extras: Any) -> Result:
+        """Run one case by the session's rules (module doc); never raises but KeyboardInterrupt.
+
+        ``extras`` go to ``case.execute`` (the snapshot tier's syrupy ``compare``).
+        """
+        started = time.perf_counter()
+        kind = getattr(case, "kind", "contract")
+
+        def result(outcome: str, message: str = "", **kw: Any) -> Result:
+            clause, level = kw.pop("clause", case.clause), kw.pop("level", case.level)
+            elapsed = time.perf_counter() - started
+            return Result(case.id, clause, level, outcome, message, elapsed, kind=kind, **kw)
+
+        def error(detail: str) -> Result:
+            return result("error", render(case.clause, case.level, detail, repro=self.repro(case)))
+
+        try:
+            reason = self.skip_reason(case)
+        except EngineUnavailable as exc:
+            return error(f"engine not available: {exc}")
+        if reason:
+            return result("skipped", reason)
+        if self.hangs.exhausted():
+            return error(self.hangs.reason())
+        xfails = self.declarations.expected_failures
+        xfail = _xfail_reason(case, xfails)
+        draws = replay.draws(self.options.replay) if self.options.replay is not None else None
+        ctx = self.context.for_check(case, replay=draws)
+
+        def body() -> None:
+            token = CURRENT_CASE.set(case)
+            try:
+                with block_network(), no_local_constants():
+                    case.execute(self, ctx, **extras)
+            finally:
+                CURRENT_CASE.reset(token)
+
+        before = dict(CURRENT_CALL)  # calls abandoned by earlier cases (still hung there)
+        try:
+            hung = run_with_timeout(body, ctx.timeout)
+        except KeyboardInterrupt:
+            raise
+        except CheckSkipped as exc:
+            return result("skipped", str(exc))
+        except (ContractViolation, HostileEngine) as exc:
+            return self._failed(case, exc, xfail, result)
+        except EngineUnavailable as exc:
+            return error(f"engine not available: {exc}")
+        except CaseError as exc:
+            return error(str(exc))
+        except BaseException as exc:  # kit bugs, Hypothesis errors
+            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return error(f"check could not complete: {text[:500]}")
+        if hung is not None:
+            clause, level, method = in_flight(hung.ident, before) or (None, None, "")
+            self.hangs.record(method or None)
+            what = "" if method else "the check "
+            exc = HostileEngine(
+                clause or case.clause,
+                level or case.level,
+                method,
+                f"{what}did not return within {ctx.timeout:g} s (check {case.id} timed out; the "
+                "call was abandoned on a daemon thread and the run continued)",
+            )
+            return self._failed(case, exc, xfail, result)
+        if xfail is not None:
+            return result("xpassed", f"expected failure did not happen ({xfail})")
+        self._clear_stale_failure(case)
+        return result("passed")
+
+    def _failed(self, case: Any, exc: Any, xfail: str | None, result: Callable) -> Result:
+        """A finding: its failure file, xfail rule and ``Repro:`` line."""
+        replay_file = self._write_failure(case, exc)
+        xfails = self.declarations.expected_failures
+        why = xfail if xfail is not None else xfail_for_clause(exc.clause, xfails)
+        size = example_messages(getattr(exc, "example", None))
+        appendix = getattr(exc, "appendix", "")
+        if why is not None:
+            text = render(exc.clause, exc.level, _detail(exc)) + f" [expected failure: {why}]"
+            return result(
+                "xfailed",
+                text,
+                clause=exc.clause,
+                level=exc.level,
+                replay_file=replay_file,
+                example_messages=size,
+            )
+        text = render(exc.clause, exc.level, _detail(exc), repro=self.repro(case, replay_file, exc))
+        if appendix:
+            text += "\n" + appendix
+        return result(
+            "failed",
+            text,
+            clause=exc.clause,
+            level=exc.level,
+            replay_file=replay_file,
+            example_messages=size,
+        )
+
+    def failure_file(self, case: Any) -> Path | None:
+        """Where ``case``'s failure file goes for this engine (None without a failures dir)."""
+        if self.options.failures_dir is None or self.factory is None:
+            return None
+        return replay.failure_path(self.options.failures_dir, self.factory.slug, case.id)
+
+    def _write_failure(self, case: Any, exc: Any) -> str | None:
+        path = self.failure_file(case)
+        example = getattr(exc, "example", None)
+        if path is None or example is None or self.options.replay is not None:
+            return None
+        o = self.options
+        return replay.write_failure(
+            path,
+            {
+                "check": case.id,
+                "clause": exc.clause,
+                "level": exc.level,
+                "engine": self.factory.record(),
+                "host_profile": o.host_profile,
+                "profile": o.profile,
+                "capabilities": sorted(o.capabilities),
+                "message": exc.render(),
+                "example": example,
+                "seed": o.seed,
+                "derandomize": o.derandomize,
+            },
+        )
+
+    def _clear_stale_failure(self, case: Any) -> None:
+        path = self.failure_file(case)
+        if path is not None and self.options.replay is None:
+            replay.clear_failure(path, case.id)
+
+    # -- the run ----------------------------------------------------------------------------
+    def record(self, result: Result) -> None:
+        """Add one result to this run's verdict."""
+        self.results.append(result)
+
+    def run_all(self) -> list[Result]:
+        """Run every case of the stream in order; returns (and records) their results."""
+        out = [self.run_case(c) for c in self.cases()]
+        self.results.extend(out)
+        return out
+
+
+def _detail(exc: Any) -> str:
+    """A finding's text after the ``[CLAUSE LEVEL]`` prefix (method included for hangs)."""
+    if isinstance(exc, HostileEngine) and exc.method:
+        return f"{exc.method}(): {exc.detail}"
+    return exc.detail
+
+
+def _hung_method(stopped: str) -> str | None:
+    """The method named in a timed-out scenario run's ``stopped`` text, or None."""
+    import re
+
+    match = re.match(r"timeout: ([A-Za-z_][\w.]*)\(\)", stopped or "")
+    return match.group(1) if match else None
+
+
+def run_conformance(
+    engine_factory: Callable[[], Any],
+    *,
+    profile: str = "default",
+    only: Iterable[str] | None = None,
+    failures_dir: Path | None = None,
+    derandomize: bool = True,
+    xfails: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    replay_file: Path | None = None,
+    plugin_dir: str | None = None,
+    scenarios: bool = True,
+    seed: int | None = None,
+    window: int | None = None,
+    shrink: bool = True,
+    host_profile: str = "documented",
+    max_timeouts: int | None = None,
+    capabilities: Iterable[str] = (),
+    strict: bool = False,
+    json_path: Path | None = None,
+) -> list[Result]:
+    """Run every case of the stream (checks and bundled scenario expectations) against
+    ``engine_factory``, without pytest: the same cases, outcomes and messages as
+    ``pytest --engine=...``.
+
+    Args:
+        engine_factory: zero-argument callable returning a fresh engine.
+        profile: ``quick``, ``default`` or ``thorough``.
+        only: case ids, id prefixes or clause ids to run.
+        failures_dir: where failure files go (none written if None).
+        xfails: expected failures ``{case id | prefix | clause: reason}`` (non-strict).
+        timeout: per-case limit in seconds (default 120).
+        replay_file: a failure file; runs only its case, once, on the recorded draws.
+        plugin_dir: engine plugin folder for the R4-R6 checks.
+        scenarios: False leaves the bundled scenario library out.
+        shrink: False skips Hypothesis shrinking.
+        host_profile: ``documented`` or ``hermes-0.19``.
+        max_timeouts: hung cases after which the rest are not run (default 3; 0: no cap).
+        capabilities: capabilities to add to the engine's declared ones.
+        strict: the JSON verdict's exit rule (SHOULD failures fail too).
+        json_path: write the JSON verdict there.
+    Returns:
+        one :class:`Result` per case, in stream order.
+    Raises:
+        KitUsageError: a bad argument (an unknown capability or profile, a malformed replay
+            file, a non-positive timeout).
+    """
+    options = RunOptions(
+        profile=profile,
+        derandomize=derandomize,
+        seed=seed,
+        timeout=DEFAULT_CHECK_TIMEOUT_S if timeout is None else float(timeout),
+        max_timeouts=DEFAULT_MAX_TIMEOUTS if max_timeouts is None else int(max_timeouts),
+        shrink=shrink,
+        strict=strict,
+        host_profile=host_profile,
+        capabilities=frozenset(capabilities),
+        xfails=dict(xfails or {}),
+        replay=replay.load(Path(replay_file)) if replay_file is not None else None,
+        failures_dir=Path(failures_dir) if failures_dir is not None else None,
+        scenarios=scenarios,
+        plugin_dir=plugin_dir,
+        window=window,
+        only=tuple(only or ()),
+    )
+    session = ConformanceSession(options, engine_factory)
+    results = session.run_all()
+    if json_path is not None:
+        from conformance.verdict import Verdict
+
+        Verdict(results).write_json(Path(json_path), session=session)
+    return results
+
+
+__all__ = [
+    "BUILTIN_SPEC",
+    "OUTCOMES",
+    "ConformanceSession",
+    "Declarations",
+    "Result",
+    "RunOptions",
+    "exit_code",
+    "run_conformance",
+    "unmatched_xfails",
+    "xfail_for_clause",
+]

@@ -1,1 +1,0 @@
-"""The snapshot tier's test module (collected by :mod:`conformance.snapshots.plugin`)."""
