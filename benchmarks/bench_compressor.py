@@ -93,7 +93,9 @@ def slope(sizes: list[int], seconds: list[float]) -> float:
     ys = [math.log(max(t, 1e-9)) for t in seconds]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
+    return (
+        sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
+    )
 
 
 # -- Hermes worker (runs under --hermes-python) ------------------------------------------------
@@ -301,19 +303,22 @@ def report(
 
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
-        f"# bench_compressor  {now}  python {platform.python_version()}  {platform.machine()}  "
-        f"cpus={os.cpu_count()}  context_length={CONTEXT_LENGTH}  seed={spec['seed']}  repeats={spec['repeats']}"
+        f"# bench_compressor  {now}  python {platform.python_version()}  "
+        f"{platform.machine()}  cpus={os.cpu_count()}  context_length={CONTEXT_LENGTH}  "
+        f"seed={spec['seed']}  repeats={spec['repeats']}"
     )
     if herm:
         print(
-            f"# hermes-agent {herm['version']}  network attempts in worker: {len(herm['network_attempts'])}  "
-            f"files Hermes wrote under its temp HOME: {herm['files_written_under_home']}"
+            f"# hermes-agent {herm['version']}  network attempts in "
+            f"worker: {len(herm['network_attempts'])}  files Hermes wrote "
+            f"under its temp HOME: {herm['files_written_under_home']}"
         )
     hermes_rows = {(r["kind"], r["n"]): r for r in (herm or {}).get("runs", [])}
     print()
     print(
-        "| kind | messages | chars in | ref own cold | ref own warm | ref total cold (with simulated LLM) "
-        "| hermes (lookup excluded) | hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
+        "| kind | messages | chars in | ref own cold | ref own warm "
+        "| ref total cold (with simulated LLM) | hermes (lookup excluded) "
+        "| hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
         "| out msgs ref / hermes | out tokens ref / hermes | valid ref / hermes | same input |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -352,33 +357,38 @@ def report(
         summary["rows"].append(row)
 
         print(
-            f"| {r['kind']} | {r['n']:,} | {r['chars_in']:,} | {fmt(roc)} | {fmt(ro)} | {fmt(rc)} | {cell(hm)} | "
-            f"{cell(row['ratio_own_cold'], '{:.1f}x'.format)} | {cell(row['ratio_own_warm'], '{:.1f}x'.format)} | "
-            f"{cell(row['ratio_cold'], '{:.1f}x'.format)} | {r['messages_out']} / {cell(h and h['messages_out'], str)} | "
-            f"{out_tokens_ref:,} / {cell(out_tokens_h, '{:,}'.format)} | "
-            f"{'yes' if not r['problems'] else 'NO'} / {('yes' if not h['problems'] else 'NO') if h else '-'} | "
+            f"| {r['kind']} | {r['n']:,} | {r['chars_in']:,} | {fmt(roc)} | {fmt(ro)} | "
+            f"{fmt(rc)} | {cell(hm)} | {cell(row['ratio_own_cold'], '{:.1f}x'.format)} | "
+            f"{cell(row['ratio_own_warm'], '{:.1f}x'.format)} | "
+            f"{cell(row['ratio_cold'], '{:.1f}x'.format)} | {r['messages_out']} / "
+            f"{cell(h and h['messages_out'], str)} | {out_tokens_ref:,} / "
+            f"{cell(out_tokens_h, '{:,}'.format)} | {'yes' if not r['problems'] else 'NO'} "
+            f"/ {('yes' if not h['problems'] else 'NO') if h else '-'} | "
             f"{cell(row['same_input'], str)} |"
         )
     print()
     print(
-        "CPU time of the calling process (time.process_time; less sensitive to other load on the machine):"
+        "CPU time of the calling process (time.process_time; "
+        "less sensitive to other load on the machine):"
     )
     print(
-        "| kind | messages | ref own cold | ref own warm | ref total cold | ref total warm | hermes "
-        "| hermes / ref own cold | hermes / ref own warm | hermes / ref total cold | hermes / ref total warm |"
+        "| kind | messages | ref own cold | ref own warm | ref total cold | ref total warm "
+        "| hermes | hermes / ref own cold | hermes / ref own warm | hermes / ref total cold "
+        "| hermes / ref total warm |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in summary["rows"]:
         c = x["cpu"]
         hc = c["hermes_s"]
 
-        def ratio(v):
+        def ratio(v, hc=hc):
             return "-" if hc is None else f"{hc / v:.1f}x"
 
         print(
-            f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_own_cold_s'])} | {fmt(c['ref_own_warm_s'])} | "
-            f"{fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} | {cell(hc)} | {ratio(c['ref_own_cold_s'])} | "
-            f"{ratio(c['ref_own_warm_s'])} | {ratio(c['ref_cold_s'])} | {ratio(c['ref_warm_s'])} |"
+            f"| {x['kind']} | {x['n']:,} | {fmt(c['ref_own_cold_s'])} | "
+            f"{fmt(c['ref_own_warm_s'])} | {fmt(c['ref_cold_s'])} | {fmt(c['ref_warm_s'])} "
+            f"| {cell(hc)} | {ratio(c['ref_own_cold_s'])} | {ratio(c['ref_own_warm_s'])} | "
+            f"{ratio(c['ref_cold_s'])} | {ratio(c['ref_warm_s'])} |"
         )
     print()
     print("Growth order (log-log slope over the sizes; 1 = linear):")
@@ -401,13 +411,15 @@ def report(
     if herm:
         print()
         print(
-            "Excluded Hermes cost (failed provider lookup), measured once per kind at the smallest size:"
+            "Excluded Hermes cost (failed provider lookup), "
+            "measured once per kind at the smallest size:"
         )
         for x in summary["rows"]:
             if x["hermes_unpatched_s"] is not None:
                 print(
-                    f"  {x['kind']} n={x['n']:,}: unpatched {fmt(x['hermes_unpatched_s'])} - patched median "
-                    f"{fmt(x['hermes_s'])} = {fmt(x['hermes_unpatched_s'] - x['hermes_s'])}"
+                    f"  {x['kind']} n={x['n']:,}: unpatched {fmt(x['hermes_unpatched_s'])} "
+                    f"- patched median {fmt(x['hermes_s'])} = "
+                    f"{fmt(x['hermes_unpatched_s'] - x['hermes_s'])}"
                 )
     return summary
 
@@ -440,8 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.hermes_python.lower() != "none":
         if not Path(args.hermes_python).exists():
             raise SystemExit(
-                f"--hermes-python {args.hermes_python} not found: create a venv with "
-                "'python3 -m venv VENV && VENV/bin/pip install hermes-agent==0.19.0', or pass 'none'"
+                f"--hermes-python {args.hermes_python} not found: create a venv with 'python3 "
+                "-m venv VENV && VENV/bin/pip install hermes-agent==0.19.0', or pass 'none'"
             )
         herm = run_hermes(args.hermes_python, spec)
     ref = run_reference(spec)

@@ -8,10 +8,11 @@
 3. The median shrunk counterexample length (messages) across mutants, with protect
    settings pinned to the smallest values (PINNED: protect_first_n=1, protect_last_n=1, on engines
    that expose them; B2, B3 and B5 mutants get protect_first_n=2, since clauses about the
-   protected head cannot show when it is the system prompt alone). The checks size their fixed scaffolding from
-   these settings (``head_size``/``tail_size`` in conformance/checks/_drive.py).
+   protected head cannot show when it is the system prompt alone). The checks size their fixed
+   scaffolding from these settings (``head_size``/``tail_size`` in conformance/checks/_drive.py).
 
-Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict] [--skip-mutants]``
+Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict]
+[--skip-mutants]``
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ENGINES = [
     "reference_engines.mutants._base:MinimalEngine",
     "reference_engines.compressor:ReferenceCompressor",
 ]
-#: The smallest protect settings (protect_last_n >= 1 by the seeds' ranges), for every engine that exposes them.
+#: The smallest protect settings (protect_last_n >= 1 by the seeds' ranges), for every engine that
+#: exposes them.
 PINNED = {"protect_first_n": 1, "protect_last_n": 1}
 #: Clauses about the protected head cannot be observed when it is the system prompt alone (the
 #: seeds' reading of protect_first_n=1): old tool output in the head (B2), head decay (B3), the
@@ -104,7 +106,7 @@ def main() -> int:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     if not args.skip_verdict:
-        print("\n## 1. time to verdict, default profile (seconds, median of %d)" % args.repeat)
+        print(f"\n## 1. time to verdict, default profile (seconds, median of {args.repeat:d})")
         print(f"{'engine':<55} {'plain':>8} {'-n 2':>8} {'ratio':>7}")
         for spec in ENGINES:
             module = spec.split(":")[0]
@@ -123,8 +125,9 @@ def main() -> int:
         from reference_engines.mutants import KILLS, engine_spec
 
         print(
-            "\n## 2-3. mutants: time to first failure (quick profile, shrinking on) and shrunk size "
-            f"(protect settings pinned: {PINNED}; for {', '.join(PIN_OVERRIDES)} protect_first_n=2)"
+            "\n## 2-3. mutants: time to first failure (quick profile, "
+            "shrinking on) and shrunk size (protect settings pinned: "
+            f"{PINNED}; for {', '.join(PIN_OVERRIDES)} protect_first_n=2)"
         )
         print(f"{'mutant':<55} {'clause':<6} {'t_first(s)':>10} {'total(s)':>9} {'msgs':>5}")
         firsts, sizes = [], []
@@ -150,12 +153,12 @@ def main() -> int:
                 f"{row.counterexample_messages if row.counterexample_messages else '-':>5}"
             )
         print(
-            f"\nmedian time to first failure: {statistics.median(firsts):.2f} s over {len(firsts)} mutants; "
-            f"max {max(firsts):.2f} s"
+            f"\nmedian time to first failure: {statistics.median(firsts):.2f} "
+            f"s over {len(firsts)} mutants; max {max(firsts):.2f} s"
         )
         print(
-            f"median shrunk counterexample: {statistics.median(sizes)} messages over {len(sizes)} mutants "
-            f"with a transcript (target <= 6); all: {sorted(sizes)}"
+            f"median shrunk counterexample: {statistics.median(sizes)} messages over "
+            f"{len(sizes)} mutants with a transcript (target <= 6); all: {sorted(sizes)}"
         )
     return 0
 

@@ -50,7 +50,7 @@ def build_session(n_messages: int, seed: int) -> list[dict]:
         return " ".join(rng.choice(WORDS) for _ in range(k)).capitalize() + "."
 
     def uid() -> str:
-        return "%032x" % rng.getrandbits(128)
+        return f"{rng.getrandbits(128):032x}"
 
     msgs: list[dict] = [
         {"role": "system", "content": "You are a helpful agent.", "message_uid": uid()}
@@ -131,7 +131,7 @@ def slope(xs: list[float], ys: list[float]) -> float:
     lx = [math.log(x) for x in xs]
     ly = [math.log(y) for y in ys]
     mx, my = statistics.fmean(lx), statistics.fmean(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
     den = sum((a - mx) ** 2 for a in lx)
     return num / den
 
@@ -150,7 +150,8 @@ def main(argv=None) -> int:
         f"{time.strftime('%Y-%m-%d')}, median of {args.repeats}"
     )
     print(
-        f"{'messages':>9} {'compress s':>11} {'publish s':>10} {'total s':>9} {'cpu s':>8} {'us/msg':>8} {'kept':>6}"
+        f"{'messages':>9} {'compress s':>11} {'publish s':>10} "
+        f"{'total s':>9} {'cpu s':>8} {'us/msg':>8} {'kept':>6}"
     )
     medians, cpu_medians = [], []
     for n in sizes:
@@ -162,8 +163,8 @@ def main(argv=None) -> int:
         medians.append(med["total"])
         cpu_medians.append(med["cpu"])
         print(
-            f"{n:>9} {med['compress']:>11.3f} {med['publish']:>10.3f} {med['total']:>9.3f} {med['cpu']:>8.3f} "
-            f"{med['total'] / n * 1e6:>8.1f} {int(med['kept']):>6}"
+            f"{n:>9} {med['compress']:>11.3f} {med['publish']:>10.3f} {med['total']:>9.3f} "
+            f"{med['cpu']:>8.3f} {med['total'] / n * 1e6:>8.1f} {int(med['kept']):>6}"
         )
     s = slope(sizes, medians)
     s_cpu = slope(sizes, cpu_medians)

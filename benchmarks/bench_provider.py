@@ -50,18 +50,25 @@ MODEL = "anthropic/claude-sonnet-4"
 
 # -- workloads ----------------------------------------------------------------------------------
 _PROSE = (
-    "The parser keeps a stack of open scopes and reports the first unmatched token with its line "
-    "and column. We agreed to keep the public API stable while the internals move to a table-driven "
-    "design, because downstream users pin exact signatures. "
+    "The parser keeps a stack of open scopes and reports the first unmatched token with "
+    "its line and column. We agreed to keep the public API stable while the internals "
+    "move to a table-driven design, because downstream users pin exact signatures. "
 )
 _CODE = (
     "def handle_{n}(request, *, retries=3):\n    for attempt in range(retries):\n        try:\n"
     "            return client.post('/v1/items/{n}', json=request, timeout=2.5)\n"
-    "        except TimeoutError as exc:\n            log.warning('attempt %d failed: %s', attempt, exc)\n"
+    "        except TimeoutError as exc:\n"
+    "            log.warning('attempt %d failed: %s', attempt, exc)\n"
     "    raise RuntimeError('gave up on {n}')\n"
 )
-_CJK = "缓存命中率在第{n}轮对话后明显上升，系统提示保持不变。キャッシュの有効期限は五分です。Кэш сохраняется {n} минут. "
-_LOG = "2026-11-30T09:{m:02d}:{s:02d}Z INFO worker-{n} processed batch {n} in {ms} ms (queue depth {q})\n"
+_CJK = (
+    "缓存命中率在第{n}轮对话后明显上升，系统提示保持不变。キャッシュの有効期限は五分です。Кэш "
+    "сохраняется {n} минут. "
+)
+_LOG = (
+    "2026-11-30T09:{m:02d}:{s:02d}Z INFO worker-{n} "
+    "processed batch {n} in {ms} ms (queue depth {q})\n"
+)
 
 
 def _json_output(rng: random.Random, n: int) -> str:
@@ -137,7 +144,8 @@ def long_conversation(n_messages: int, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def http_conversation() -> list[dict[str, Any]]:
-    """The 20-message (~3,000 cl100k tokens) conversation of the HTTP benchmark: system + 10 user + 9 assistant."""
+    """The 20-message (~3,000 cl100k tokens) conversation of the HTTP benchmark: system + 10 user +
+    9 assistant."""
     rng = random.Random(7)
     msgs: list[dict[str, Any]] = [{"role": "system", "content": _PROSE * 6}]
     kinds = [0, 1, 2, 3, 4, 0, 2, 1, 3, 0]
@@ -154,7 +162,8 @@ def _valid_end(msgs: list[dict[str, Any]], i: int) -> bool:
 
 
 def _hermes_marked(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """P1 system_and_3: copies of the system and last 3 messages carry a marker on their last part."""
+    """P1 system_and_3: copies of the system and last 3 messages carry a marker on their last
+    part."""
     out = list(msgs)
     idx = [0] + [i for i in range(len(msgs) - 3, len(msgs)) if i > 0]
     for i in idx:
@@ -170,7 +179,7 @@ def _hermes_marked(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-# -- 1. in-process ----------------------------------------------------------------------------------
+# -- 1. in-process ---------------------------------------------------------------------------------
 def _texts_of(msgs: list[dict[str, Any]]) -> list[str]:
     out = []
     for m in msgs:
@@ -239,7 +248,7 @@ def bench_inprocess(n_max: int, probes: int) -> dict[str, Any]:
     return results
 
 
-# -- 2. tokens/s ------------------------------------------------------------------------------------
+# -- 2. tokens/s -----------------------------------------------------------------------------------
 def bench_tokens(n_messages: int) -> dict[str, float]:
     texts = _texts_of(long_conversation(n_messages, seed=3))
     enc = tokens.encoding()
@@ -268,7 +277,7 @@ def bench_tokens(n_messages: int) -> dict[str, float]:
     }
 
 
-# -- 3. HTTP ----------------------------------------------------------------------------------------
+# -- 3. HTTP ---------------------------------------------------------------------------------------
 def _free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -337,7 +346,8 @@ def install_peers(tmp: Path) -> dict[str, Any]:
             )
             if r.returncode != 0:
                 out[name] = (
-                    f"pip install {spec} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
+                    f"pip install {spec} failed: "
+                    f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
                 )
                 continue
             out[name] = venv / "bin"
@@ -563,15 +573,15 @@ def main(argv: list[str] | None = None) -> int:
 
     r = bench_inprocess(n_max, probes=5 if args.quick else 11)
     print(
-        f"\n## 1. In-process cost per request (conversation of {r['messages']} messages, {r['tokens']} tokens, "
-        f"{r['avg_tokens_per_message']:.0f} tokens/message)"
+        f"\n## 1. In-process cost per request (conversation of {r['messages']} messages, "
+        f"{r['tokens']} tokens, {r['avg_tokens_per_message']:.0f} tokens/message)"
     )
     print(
-        f"tokenizing the whole {r['messages']}-message conversation from scratch (tiktoken): {r['scratch_ms']:.1f} ms"
+        f"tokenizing the whole {r['messages']}-message conversation "
+        f"from scratch (tiktoken): {r['scratch_ms']:.1f} ms"
     )
     print(
-        "| path | at 500 msgs (ms) | at %d msgs (ms) | ratio to from-scratch at %d |"
-        % (n_max, n_max)
+        f"| path | at 500 msgs (ms) | at {n_max:d} msgs (ms) | ratio to from-scratch at {n_max:d} |"
     )
     print("|---|---|---|---|")
     for tag, label in (
@@ -579,12 +589,12 @@ def main(argv: list[str] | None = None) -> int:
         ("gpt41_", "gpt-4.1 (OpenAI automatic caching)"),
     ):
         print(
-            f"| {label}: plain chat_completions(dict) | {r[tag + 'plain_500_ms']:.2f} | {r[f'{tag}plain_{n_max}_ms']:.2f} | "
-            f"{r[tag + 'plain_ratio']:.1%} |"
+            f"| {label}: plain chat_completions(dict) | {r[tag + 'plain_500_ms']:.2f} "
+            f"| {r[f'{tag}plain_{n_max}_ms']:.2f} | {r[tag + 'plain_ratio']:.1%} |"
         )
         print(
-            f"| {label}: Conversation handle | {r[tag + 'handle_500_ms']:.3f} | {r[f'{tag}handle_{n_max}_ms']:.3f} | "
-            f"{r[tag + 'handle_ratio']:.2%} |"
+            f"| {label}: Conversation handle | {r[tag + 'handle_500_ms']:.3f} | "
+            f"{r[f'{tag}handle_{n_max}_ms']:.3f} | {r[tag + 'handle_ratio']:.2%} |"
         )
 
     t = bench_tokens(500 if args.quick else 3000)
@@ -592,10 +602,12 @@ def main(argv: list[str] | None = None) -> int:
     print("| counter | tokens/s | vs raw tiktoken |\n|---|---|---|")
     print(f"| raw tiktoken encode_ordinary | {t['raw_tok_s']:,.0f} | 1.00x |")
     print(
-        f"| simulator, cold memo (encode + digest + memo) | {t['cold_tok_s']:,.0f} | {t['cold_tok_s'] / t['raw_tok_s']:.2f}x |"
+        "| simulator, cold memo (encode + digest + memo) | "
+        f"{t['cold_tok_s']:,.0f} | {t['cold_tok_s'] / t['raw_tok_s']:.2f}x |"
     )
     print(
-        f"| simulator, warm memo (repeat content) | {t['warm_tok_s']:,.0f} | {t['warm_tok_s'] / t['raw_tok_s']:.0f}x |"
+        f"| simulator, warm memo (repeat content) | {t['warm_tok_s']:,.0f} "
+        f"| {t['warm_tok_s'] / t['raw_tok_s']:.0f}x |"
     )
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-provider-"))
@@ -640,8 +652,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"\n### client: {label}")
             print(
-                "| server | CPU ms/req plain [min-max] | CPU ms/req stream+usage [min-max] | req/s plain | req/s stream | "
-                "usage chunks | ratio to bare (plain / stream) |"
+                "| server | CPU ms/req plain [min-max] | CPU ms/req stream+usage [min-max] | "
+                "req/s plain | req/s stream | usage chunks | ratio to bare (plain / stream) |"
             )
             print("|---|---|---|---|---|---|---|")
             bare = (
@@ -657,14 +669,19 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"| {kind} | error: {a.get('error') or b.get('error')} |")
                     continue
                 ratio = (
-                    f"{a['server_cpu_ms'] / bare[0]['server_cpu_ms']:.2f}x / {b['server_cpu_ms'] / bare[1]['server_cpu_ms']:.2f}x"
+                    (
+                        f"{a['server_cpu_ms'] / bare[0]['server_cpu_ms']:.2f}x "
+                        f"/ {b['server_cpu_ms'] / bare[1]['server_cpu_ms']:.2f}x"
+                    )
                     if bare[0].get("server_cpu_ms") and bare[1].get("server_cpu_ms")
                     else "-"
                 )
                 print(
-                    f"| {kind} | {a['server_cpu_ms']:.2f} [{a['min_max_cpu'][0]:.2f}-{a['min_max_cpu'][1]:.2f}] | "
-                    f"{b['server_cpu_ms']:.2f} [{b['min_max_cpu'][0]:.2f}-{b['min_max_cpu'][1]:.2f}] | {a['req_s']:.0f} | "
-                    f"{b['req_s']:.0f} | {b['usage']} | {ratio} |"
+                    f"| {kind} | {a['server_cpu_ms']:.2f} "
+                    f"[{a['min_max_cpu'][0]:.2f}-{a['min_max_cpu'][1]:.2f}] | "
+                    f"{b['server_cpu_ms']:.2f} "
+                    f"[{b['min_max_cpu'][0]:.2f}-{b['min_max_cpu'][1]:.2f}] | "
+                    f"{a['req_s']:.0f} | {b['req_s']:.0f} | {b['usage']} | {ratio} |"
                 )
             sim = (
                 res.get(("simulator", client_kind, "plain"), {}),
@@ -682,9 +699,10 @@ def main(argv: list[str] | None = None) -> int:
                 best_plain = min(pc[0] for pc in peer_cpu)
                 best_stream = min(pc[1] for pc in peer_cpu)
                 print(
-                    f"simulator vs best peer: plain {sim[0]['server_cpu_ms']:.2f} vs {best_plain:.2f} ms "
-                    f"({'below' if sim[0]['server_cpu_ms'] < best_plain else 'NOT below'}), stream "
-                    f"{sim[1]['server_cpu_ms']:.2f} vs {best_stream:.2f} ms "
+                    f"simulator vs best peer: plain {sim[0]['server_cpu_ms']:.2f} vs "
+                    f"{best_plain:.2f} ms "
+                    f"({'below' if sim[0]['server_cpu_ms'] < best_plain else 'NOT below'}), "
+                    f"stream {sim[1]['server_cpu_ms']:.2f} vs {best_stream:.2f} ms "
                     f"({'below' if sim[1]['server_cpu_ms'] < best_stream else 'NOT below'})"
                 )
     finally:

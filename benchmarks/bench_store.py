@@ -93,7 +93,9 @@ def time_turns(store: SQLiteStore, sid: str, turns: int) -> dict[str, list[float
         t5 = time.perf_counter()
         assert r1["_tool_call_uid"] == a["_tool_call_uids"]["call_1"]
         length += 5
-        for key, dt in zip(out, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
+        for key, dt in zip(
+            out, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0), strict=True
+        ):
             out[key].append(dt)
     return out
 
@@ -113,8 +115,9 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=100_000)
     args = ap.parse_args()
     print(
-        f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"SQLite {__import__('sqlite3').sqlite_version}; {args.turns} turns per size"
+        f"machine: {platform.machine()} {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, SQLite "
+        f"{__import__('sqlite3').sqlite_version}; {args.turns} turns per size"
     )
     results = {}
     with tempfile.TemporaryDirectory() as d:
@@ -128,12 +131,19 @@ def main() -> None:
             length = store.session_info(sid).length
             per = time_turns(store, sid, args.turns)
             med = {k: statistics.median(v) * 1e3 for k, v in per.items()}
-            med["load (O(n))"] = once(lambda: store.load(sid)) * 1e3
-            med["branch (O(n))"] = once(lambda: store.branch(sid)) * 1e3
-            med["rewind to half (O(n))"] = once(lambda: store.rewind(sid, length // 2)) * 1e3
+            med["load (O(n))"] = once(lambda store=store, sid=sid: store.load(sid)) * 1e3
+            med["branch (O(n))"] = once(lambda store=store, sid=sid: store.branch(sid)) * 1e3
+            med["rewind to half (O(n))"] = (
+                once(lambda store=store, sid=sid, length=length: store.rewind(sid, length // 2))
+                * 1e3
+            )
             med["replace 20 rows (compaction, x20)"] = (
                 statistics.median(
-                    once(lambda: store.replace(sid, [turn_messages(i)[0] for i in range(20)]))
+                    once(
+                        lambda store=store, sid=sid: store.replace(
+                            sid, [turn_messages(i)[0] for i in range(20)]
+                        )
+                    )
                     for _ in range(20)
                 )
                 * 1e3

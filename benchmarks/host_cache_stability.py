@@ -36,9 +36,10 @@ def main() -> None:
             shares.append(rep.system_share)
             turn_tokens.append(rep.mean_turn_tokens)
         print(
-            f"{engine_cls.__name__:20s} cache_read/prompt median {statistics.median(ratios):.3f} "
-            f"(min {min(ratios):.3f}, max {max(ratios):.3f}); system share {statistics.median(shares):.3f}; "
-            f"tokens/turn {statistics.median(turn_tokens):.0f}; run {statistics.median(secs):.2f}s"
+            f"{engine_cls.__name__:20s} cache_read/prompt median "
+            f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max "
+            f"{max(ratios):.3f}); system share {statistics.median(shares):.3f}; tokens/turn "
+            f"{statistics.median(turn_tokens):.0f}; run {statistics.median(secs):.2f}s"
         )
 
 

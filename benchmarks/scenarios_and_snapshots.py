@@ -57,12 +57,12 @@ def main() -> None:
         factory = load_engine_factory(spec)
         runs = []
 
-        def library():
+        def library(runs=runs, factory=factory):
             runs[:] = [run_scenario(sc, factory) for sc in scenarios]
             for r in runs:
                 judge(r)
 
-        def snapshots():
+        def snapshots(factory=factory):
             for cid in corpus.CASES:
                 snapshot_text(capture_case(factory, corpus.get(cid)))
 
@@ -73,7 +73,9 @@ def main() -> None:
 
             out = Path(tempfile.mkdtemp()) / "report.html"
             t_rep = median_seconds(
-                lambda: write_report(out, [r for run in runs for r in judge(run)], runs),
+                lambda out=out, runs=runs: write_report(
+                    out, [r for run in runs for r in judge(run)], runs
+                ),
                 args.repeat,
             )
         except ImportError:

@@ -25,8 +25,8 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   (see :mod:`reference_engines._compressor.summariser`), budget = content tokens x 0.20,
   at most ``max_summary_tokens``, at least 2 000 (the floor wins when the ceiling is
   lower, as in Hermes). The summariser input is sized to ``summary_context_length``:
-  when the middle does not fit, focus rows and then the newest rows are sent. On failure a warning is logged and the
-  middle is dropped with no summary.
+  when the middle does not fit, focus rows and then the newest rows are sent. On failure a
+  warning is logged and the middle is dropped with no summary.
 - B5 Phase 4: head (the compaction note appended to the system prompt on the first
   compaction only) + summary row (role chosen so no two same roles touch; merged into
   the first tail row when neither role fits) + tail; orphans repaired.
@@ -219,7 +219,8 @@ class ReferenceCompressor(ContextEngine):
         """
         if not isinstance(usage, Mapping):
             raise TypeError(
-                f"update_from_response(usage) expects a dict of token counts, got {type(usage).__name__}"
+                "update_from_response(usage) expects a dict "
+                f"of token counts, got {type(usage).__name__}"
             )
         prompt = int(usage.get("prompt_tokens") or 0)
         completion = int(usage.get("completion_tokens") or 0)
@@ -485,7 +486,7 @@ class ReferenceCompressor(ContextEngine):
             row = msgs.without_summary(row)
         return msgs.pruned(row) if i < plan["protected"] else row
 
-    # -- Phase 3 ------------------------------------------------------------------------------------
+    # -- Phase 3 -----------------------------------------------------------------------------------
     def _summarise(
         self,
         messages: list[Message],
@@ -615,7 +616,7 @@ class ReferenceCompressor(ContextEngine):
             used += c
         return chosen, parts
 
-    # -- Phase 4 -------------------------------------------------------------------------------------
+    # -- Phase 4 -----------------------------------------------------------------------------------
     def _assemble(
         self, messages: list[Message], plan: dict[str, Any], summary: str | None
     ) -> list[Message]:

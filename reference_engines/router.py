@@ -227,7 +227,8 @@ class ReferenceRouter(ContextEngine):
         ]  # starts with assistant: user summary, no two users touch
         out = head + [summary] + tail
         if self.threshold_tokens > 0 and count_messages(out) >= self.threshold_tokens:
-            self._note_ineffective()  # the protected parts alone hold the threshold: no verdict needed
+            # the protected parts alone hold the threshold: no verdict needed
+            self._note_ineffective()
         else:
             self._awaiting_verdict = True
         return out
@@ -286,7 +287,7 @@ class ReferenceRouter(ContextEngine):
             return request_messages, False
         topics = [self._topic(g) for g in groups]
         current = topics[-1]
-        chosen = [g for g, t in zip(groups, topics) if t == current]
+        chosen = [g for g, t in zip(groups, topics, strict=True) if t == current]
         if len(chosen) == len(groups):
             return request_messages, False
         return head + [m for g in chosen for m in g], True

@@ -114,7 +114,8 @@ def protected_tail_start(n: int, tokens_of: TokensOf, budget: int, floor: int) -
 
 
 def tail_floor(available: int, protect_last_n: int) -> int:
-    """B3 (seeds): rows the tail keeps whatever the token budget, given ``available`` rows after the head.
+    """B3 (seeds): rows the tail keeps whatever the token budget, given ``available`` rows after
+    the head.
 
     ``protect_last_n`` itself, uncapped, whenever more rows than that follow the head
     (seed 002: protect_last_n = "minimum number of recent messages always kept

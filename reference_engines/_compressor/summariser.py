@@ -318,9 +318,10 @@ class SimulatorSummariser:
                 {
                     "error": {
                         "message": (
-                            f"This model's maximum context length is {self.context_length} tokens. "
-                            f"However, you requested {prompt_tokens + request.budget_tokens} tokens "
-                            f"({prompt_tokens} in the messages, {request.budget_tokens} in the completion)."
+                            f"This model's maximum context length is {self.context_length} "
+                            "tokens. However, you requested "
+                            f"{prompt_tokens + request.budget_tokens} tokens ({prompt_tokens} "
+                            f"in the messages, {request.budget_tokens} in the completion)."
                         ),
                         "type": "invalid_request_error",
                         "param": "messages",

@@ -30,7 +30,8 @@ from typing import Any
 
 from .messages import canonical_json
 
-#: Summariser signature: ``summarise(text, *, focus_topic=None, max_chars=int, previous_summary=None) -> str``.
+#: Summariser signature:
+#: ``summarise(text, *, focus_topic=None, max_chars=int, previous_summary=None) -> str``.
 Summariser = Callable[..., str]
 
 
@@ -148,7 +149,8 @@ def safe_summarise(
 
 
 def node_id_for(kind: str, level: int, children: Sequence[Any], summary: str) -> str:
-    """Content-addressed node id: ``lcm_`` + 24 hex chars of sha256(kind, level, children, summary)."""
+    """Content-addressed node id: ``lcm_`` + 24 hex chars of sha256(kind, level, children,
+    summary)."""
     digest = hashlib.sha256(canonical_json([kind, level, list(children), summary]).encode("utf-8"))
     return "lcm_" + digest.hexdigest()[:24]
 

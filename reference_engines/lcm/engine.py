@@ -95,7 +95,8 @@ class LCMEngine(ContextEngine):
     Args:
         db_path: SQLite file. Default ``$HERMES_HOME/lcm/lcm.sqlite3`` (HERMES_HOME defaults
             to ``~/.hermes``), read at construction; nothing is created until first use.
-        summariser: ``summarise(text, *, max_chars, focus_topic=None, previous_summary=None) -> str``.
+        summariser:
+            ``summarise(text, *, max_chars, focus_topic=None, previous_summary=None) -> str``.
             Default: the kit's deterministic summariser. A raising summariser falls back to an
             extractive summary; messages are never lost either way.
         dag_params: :class:`DagParams` (leaf chunk sizes, fan-out, summary caps).
@@ -219,7 +220,8 @@ class LCMEngine(ContextEngine):
             return tokens >= self.threshold_tokens
 
     def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
-        """O7: cheap estimate (about 4 characters per token) of ``messages`` against the threshold."""
+        """O7: cheap estimate (about 4 characters per token) of ``messages`` against the
+        threshold."""
         with self._lock:
             if self.threshold_tokens <= 0 or self._ineffective >= self.max_ineffective_passes:
                 return False
@@ -259,7 +261,8 @@ class LCMEngine(ContextEngine):
         """
         if not isinstance(messages, list):
             raise TypeError(
-                f"LCMEngine.compress() expects a list of message dicts, got {type(messages).__name__}"
+                "LCMEngine.compress() expects a list of "
+                f"message dicts, got {type(messages).__name__}"
             )
         for i, m in enumerate(messages):
             if not isinstance(m, Mapping):
@@ -446,7 +449,8 @@ class LCMEngine(ContextEngine):
         return max(1200, min(16000, int(threshold * 0.05) * 4))
 
     def _find_carriers(self, messages: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
-        """``{index: {"passes": [pass dicts], "pure": bool}}`` for messages carrying a committed carrier.
+        """``{index: {"passes": [pass dicts], "pure": bool}}`` for messages carrying a committed
+        carrier.
 
         A message is a *pure* carrier when its uid is a carrier uid and its content is still
         exactly what the engine returned; a carrier merged with other text (U4, U5) is also
@@ -629,7 +633,8 @@ class LCMEngine(ContextEngine):
             or context_length < 0
         ):
             raise ValueError(
-                f"update_model: context_length must be a non-negative integer, got {context_length!r}"
+                "update_model: context_length must be a "
+                f"non-negative integer, got {context_length!r}"
             )
         ctx = int(context_length)
         with self._lock:
@@ -748,8 +753,10 @@ def render_carrier(
     lines = [
         f"{CARRIER_TAG} {top['message_count']} earlier messages were compacted by Lossless Context "
         "Management. They are stored verbatim; nothing was deleted.",
-        "Use lcm_expand(node_id) for the original messages behind a node, lcm_describe(id) to inspect "
-        "a node, lcm_grep(pattern) to search the full history.",
+        (
+            "Use lcm_expand(node_id) for the original messages behind a node, "
+            "lcm_describe(id) to inspect a node, lcm_grep(pattern) to search the full history."
+        ),
     ]
     if focus:
         lines.append(f"Focus: {focus}")

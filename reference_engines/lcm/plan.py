@@ -103,7 +103,8 @@ def tool_pairs_ok(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             cid = m.get("tool_call_id")
             if open_calls.get(cid, 0) <= 0:
                 problems.append(
-                    f"tool message at index {idx} answers {cid!r}, which no earlier assistant call awaits"
+                    f"tool message at index {idx} answers {cid!r}, "
+                    "which no earlier assistant call awaits"
                 )
             else:
                 open_calls[cid] -= 1

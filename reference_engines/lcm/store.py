@@ -184,7 +184,8 @@ class LCMBackend:
             return list(self._staged)
 
     def take_committed(self, seen_uids: set[str]) -> list[StagedPass]:
-        """Remove and return (oldest first) the staged passes whose carrier uid is in ``seen_uids``."""
+        """Remove and return (oldest first) the staged passes whose carrier uid is in
+        ``seen_uids``."""
         with self._stage_lock:
             hits = [uid for uid in self._staged if uid in seen_uids]
             return [self._staged.pop(uid) for uid in hits]
@@ -418,8 +419,11 @@ class LCMConnection:
             range(len(versions)), key=lambda i: (versions[i].key, versions[i].version_hash)
         )
         db.executemany(
-            "INSERT INTO messages(msg_key, version_hash, session_id, role, text, message_json, seen_seq) "
-            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(msg_key, version_hash) DO UPDATE SET seen_seq=excluded.seen_seq",
+            (
+                "INSERT INTO messages(msg_key, version_hash, session_id, role, text, "
+                "message_json, seen_seq) VALUES (?,?,?,?,?,?,?) ON CONFLICT(msg_key, "
+                "version_hash) DO UPDATE SET seen_seq=excluded.seen_seq"
+            ),
             [
                 (
                     v.key,
@@ -446,7 +450,8 @@ class LCMConnection:
     def ingest(
         self, versions: Sequence[MessageVersion], absorbed: Sequence[tuple[str, str]] = ()
     ) -> None:
-        """Store committed message versions and absorbed-uid links (U4, U5, U7) in one transaction."""
+        """Store committed message versions and absorbed-uid links (U4, U5, U7) in one
+        transaction."""
         if not versions and not absorbed:
             return
 
@@ -457,7 +462,8 @@ class LCMConnection:
         self._write(run)
 
     def publish(self, passes: Sequence[StagedPass]) -> None:
-        """Write committed passes (messages, nodes, leaf index, pass rows) in one transaction (TS2)."""
+        """Write committed passes (messages, nodes, leaf index, pass rows) in one transaction
+        (TS2)."""
         if not passes:
             return
 
@@ -470,7 +476,10 @@ class LCMConnection:
                     [node_row(n) for n in p.nodes],
                 )
                 db.executemany(
-                    "INSERT OR IGNORE INTO leaf_members(msg_key, version_hash, node_id) VALUES (?,?,?)",
+                    (
+                        "INSERT OR IGNORE INTO leaf_members(msg_key, "
+                        "version_hash, node_id) VALUES (?,?,?)"
+                    ),
                     sorted(
                         (ref[0], ref[1], n["node_id"])
                         for n in p.nodes
@@ -480,8 +489,11 @@ class LCMConnection:
                 )
                 seq = self._next_seq(db, 1)
                 db.execute(
-                    "INSERT OR IGNORE INTO passes(carrier_uid, session_id, seq, top_node_id, roots_json, "
-                    "carrier_hash, focus_topic) VALUES (?,?,?,?,?,?,?)",
+                    (
+                        "INSERT OR IGNORE INTO passes(carrier_uid, "
+                        "session_id, seq, top_node_id, roots_json, "
+                        "carrier_hash, focus_topic) VALUES (?,?,?,?,?,?,?)"
+                    ),
                     (
                         p.carrier_uid,
                         p.session_id,
@@ -514,8 +526,11 @@ class LCMConnection:
         uniq = list(dict.fromkeys(uids))
         for chunk in _chunks(uniq):
             rows = self._read(
-                "SELECT carrier_uid, session_id, seq, top_node_id, roots_json, carrier_hash, focus_topic "
-                f"FROM passes WHERE carrier_uid IN ({','.join('?' * len(chunk))})",
+                (
+                    "SELECT carrier_uid, session_id, seq, top_node_id, "
+                    "roots_json, carrier_hash, focus_topic FROM passes "
+                    f"WHERE carrier_uid IN ({','.join('?' * len(chunk))})"
+                ),
                 chunk,
             )
             for r in rows:
@@ -542,7 +557,10 @@ class LCMConnection:
         uniq = list(dict.fromkeys(node_ids))
         for chunk in _chunks(uniq):
             for r in self._read(
-                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE node_id IN ({','.join('?' * len(chunk))})",
+                (
+                    f"SELECT {_NODE_COLUMNS} FROM nodes WHERE "
+                    f"node_id IN ({','.join('?' * len(chunk))})"
+                ),
                 chunk,
             ):
                 out[r[0]] = _node_from_row(r)
@@ -606,8 +624,10 @@ class LCMConnection:
         uniq = list(dict.fromkeys(keys))
         for chunk in _chunks(uniq):
             for k, s in self._read(
-                f"SELECT msg_key, MAX(seen_seq) FROM messages WHERE msg_key IN ({','.join('?' * len(chunk))}) "
-                "GROUP BY msg_key",
+                (
+                    "SELECT msg_key, MAX(seen_seq) FROM messages WHERE msg_key "
+                    f"IN ({','.join('?' * len(chunk))}) GROUP BY msg_key"
+                ),
                 chunk,
             ):
                 out[k] = s
@@ -620,7 +640,8 @@ class LCMConnection:
         """
         if session_id is None:
             return self._read(
-                "SELECT msg_key, version_hash, role, text, seen_seq, session_id FROM messages ORDER BY seen_seq"
+                "SELECT msg_key, version_hash, role, text, seen_seq, "
+                "session_id FROM messages ORDER BY seen_seq"
             )
         return self._read(
             "SELECT msg_key, version_hash, role, text, seen_seq, session_id FROM messages "
@@ -629,7 +650,8 @@ class LCMConnection:
         )
 
     def find_messages(self, needle: str, session_id: str | None, limit: int) -> list[tuple]:
-        """Rows whose text contains ``needle`` (ASCII case-insensitive), oldest first, at most ``limit``."""
+        """Rows whose text contains ``needle`` (ASCII case-insensitive), oldest first, at most
+        ``limit``."""
         sql = (
             "SELECT msg_key, version_hash, role, text, seen_seq, session_id FROM messages "
             "WHERE instr(lower(text), ?) > 0"

@@ -38,7 +38,10 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
                 "pattern": {
                     "type": "string",
                     "minLength": 1,
-                    "description": "Text to find (case-insensitive), or a Python regular expression when regex is true.",
+                    "description": (
+                        "Text to find (case-insensitive), or a Python "
+                        "regular expression when regex is true."
+                    ),
                 },
                 "regex": {
                     "type": "boolean",
@@ -126,7 +129,8 @@ TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
 
 
 class ToolArgumentError(ValueError):
-    """A tool argument is missing or has the wrong type; the message says which and how to fix it."""
+    """A tool argument is missing or has the wrong type; the message says which and how to fix
+    it."""
 
 
 def _snippet(text: str, needle_at: int = 0) -> str:
@@ -206,7 +210,8 @@ class LCMTools:
         self._session_id = session_id
 
     def call(self, name: str, args: Any) -> str:
-        """Run tool ``name`` with ``args`` (dict or JSON string); always returns a JSON string (T2)."""
+        """Run tool ``name`` with ``args`` (dict or JSON string); always returns a JSON string
+        (T2)."""
         if name not in TOOL_NAMES:
             return json.dumps({"error": f"Unknown context engine tool: {name}", "tool": name})
         try:
@@ -277,7 +282,8 @@ class LCMTools:
         return out
 
     def _follow(self, uid: str) -> tuple[str, str | None]:
-        """``(key to read, absorbed uid followed from)``: follows U5 links when ``uid`` has no rows."""
+        """``(key to read, absorbed uid followed from)``: follows U5 links when ``uid`` has no
+        rows."""
         if self.conn.message_history(uid):
             return uid, None
         survivor = self.conn.survivor_of(uid)
@@ -328,7 +334,7 @@ class LCMTools:
                     if len(hits) > limit:
                         break
             current = self.conn.current_seq([h[0] for h in hits[:limit]])
-            for key, vhash, role, text, seq, sid, pos in hits[:limit]:
+            for key, _vhash, role, text, seq, sid, pos in hits[:limit]:
                 matches.append(
                     {
                         "kind": "message",

@@ -12,7 +12,6 @@ import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional
 
 PLUGIN_DIRS = Path(__file__).parent / "plugin_dirs"
 REFERENCE_PLUGIN_DIR = PLUGIN_DIRS / "minimal"

@@ -71,7 +71,8 @@ class MiniCompressor(MinimalEngine):
         return end
 
     def tail_start(self, messages: list[dict[str, Any]], head_end: int) -> int:
-        """B3: start of the tail by token budget, at least protect_last_n + 1 rows, not on a tool result."""
+        """B3: start of the tail by token budget, at least protect_last_n + 1 rows, not on a tool
+        result."""
         budget = int(self.threshold_tokens * self.target_ratio)
         start, used = len(messages), 0
         while start > head_end:

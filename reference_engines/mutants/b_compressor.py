@@ -1,4 +1,5 @@
-"""Mutants of section B (B1-B6, REG-h, REG-i), on :class:`MiniCompressor`. Each breaks one clause."""
+"""Mutants of section B (B1-B6, REG-h, REG-i), on :class:`MiniCompressor`. Each breaks one
+clause."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class KeepsOldToolOutput(MiniCompressor):
 
 
 class HeadDecays(MiniCompressor):
-    """Breaks B3 (seeds): after the first compaction only the system prompt is protected (Hermes MAIN)."""
+    """Breaks B3 (seeds): after the first compaction only the system prompt is protected (Hermes
+    MAIN)."""
 
     mutant_of = "B3"
 

@@ -10,7 +10,8 @@ _INSTANCES = itertools.count(1)
 
 
 class QuacksLikeAnEngine:
-    """Breaks S0: has the whole surface (delegated to a MinimalEngine) but is not a ContextEngine subclass."""
+    """Breaks S0: has the whole surface (delegated to a MinimalEngine) but is not a ContextEngine
+    subclass."""
 
     mutant_of = "S0"
 

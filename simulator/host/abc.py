@@ -77,10 +77,12 @@ class ContextEngine(ABC):
         """O7: cheap estimate before the provider call; default False."""
         return False
 
-    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+    # O1/O2 are optional hooks, no-ops by default: @abstractmethod would break engines
+    # that do not override them.
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:  # noqa: B027
         """O1: no-op. Load persisted state here."""
 
-    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:  # noqa: B027
         """O2: no-op. Called only at a real session boundary."""
 
     def on_session_reset(self) -> None:

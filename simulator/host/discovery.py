@@ -48,7 +48,10 @@ ALREADY_REGISTERED = (
     "Plugin '%s' tried to register a context engine, but one is already registered. "
     "Only one context engine plugin is allowed."
 )
-NOT_AN_ENGINE = "Plugin '%s' tried to register a context engine that does not inherit from ContextEngine. Ignoring."
+NOT_AN_ENGINE = (
+    "Plugin '%s' tried to register a context engine "
+    "that does not inherit from ContextEngine. Ignoring."
+)
 USING_ENGINE = "Using context engine: %s"
 
 #: R4: the plugin.yaml fields a context-engine plugin must carry.
@@ -127,7 +130,8 @@ def validate_plugin_yaml(plugin_dir: os.PathLike) -> tuple[dict[str, Any] | None
 
 
 def looks_like_engine_dir(plugin_dir: os.PathLike) -> bool:
-    """R3 user-directory heuristic: ``__init__.py`` mentions ContextEngine or register_context_engine."""
+    """R3 user-directory heuristic: ``__init__.py`` mentions ContextEngine or
+    register_context_engine."""
     init = Path(plugin_dir) / "__init__.py"
     if not init.is_file():
         return False
@@ -539,7 +543,10 @@ def load_engine_plugin(plugin_dir: os.PathLike) -> tuple[Callable[[], Any] | Non
             n == 1,
             "register(ctx) registers exactly one engine"
             if n == 1
-            else f"register(ctx) called register_context_engine {n} times; the host keeps one and refuses the rest",
+            else (
+                f"register(ctx) called register_context_engine {n} "
+                "times; the host keeps one and refuses the rest"
+            ),
         )
     try:
         ename = engine.name

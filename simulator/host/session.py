@@ -671,7 +671,8 @@ class HostSession:
             reply = dict(choice.get("message") or {"role": "assistant", "content": ""})
             if choice.get("finish_reason") == CONTENT_FILTER:
                 log.warning(
-                    "Provider blocked the response (content policy); the turn ends without on_turn_complete"
+                    "Provider blocked the response (content "
+                    "policy); the turn ends without on_turn_complete"
                 )
                 res.turn_exit_reason = CONTENT_FILTER
                 return res

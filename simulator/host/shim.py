@@ -103,7 +103,8 @@ def installed() -> bool:
 
 
 def shim_in_use() -> bool:
-    """True when a module served by the shim (``agent``, ``agent.context_engine``, ...) has been imported."""
+    """True when a module served by the shim (``agent``, ``agent.context_engine``, ...) has been
+    imported."""
     return any(getattr(sys.modules.get(name), "__kit_shim__", False) for name in _SHIM_MODULES)
 
 
@@ -125,8 +126,8 @@ class AbcInfo:
         source: ``"hermes-agent"`` (the real package) or ``"context-engine-kit"`` (the shim).
         version: hermes-agent's version, or the contract version for the shim.
         features: ABC features present, e.g. ``select_context``, ``on_turn_complete``,
-            ``clone_for_agent``, ``model_thresholds``, ``message_uid``. Checks of clauses whose feature is
-            missing are skipped with a reason naming this version.
+            ``clone_for_agent``, ``model_thresholds``, ``message_uid``. Checks of clauses whose
+            feature is missing are skipped with a reason naming this version.
     """
 
     source: str

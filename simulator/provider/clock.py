@@ -39,7 +39,8 @@ class VirtualClock:
         seconds = float(seconds)
         if not seconds >= 0.0 or seconds == float("inf"):
             raise ValueError(
-                f"advance({seconds!r}): the virtual clock only moves forward by a finite number of seconds >= 0"
+                f"advance({seconds!r}): the virtual clock only "
+                "moves forward by a finite number of seconds >= 0"
             )
         with self._lock:
             self._now += seconds

@@ -111,7 +111,10 @@ class JournalEntry:
         return self._request
 
     def __repr__(self) -> str:
-        return f"JournalEntry(index={self.index}, route={self.route!r}, status={self.status}, fault={self.fault!r})"
+        return (
+            f"JournalEntry(index={self.index}, route={self.route!r}, "
+            f"status={self.status}, fault={self.fault!r})"
+        )
 
 
 class Outcome:
@@ -231,7 +234,8 @@ class Provider:
         return self._raise_or_body(self.handle(MESSAGES, request, raise_u9=True))
 
     def conversation(self, **params: Any) -> Any:
-        """An incremental :class:`~simulator.provider.conversation.Conversation` handle on this provider."""
+        """An incremental :class:`~simulator.provider.conversation.Conversation` handle on this
+        provider."""
         from simulator.provider.conversation import Conversation
 
         return Conversation(self, **params)
@@ -261,7 +265,8 @@ class Provider:
             self._not_before = 0.0
 
     def hold_cache_writes(self) -> None:
-        """Start a parallel burst: until :meth:`release_cache_writes`, no request reads another's writes."""
+        """Start a parallel burst: until :meth:`release_cache_writes`, no request reads another's
+        writes."""
         with self._lock:
             self.anthropic_cache.hold()
             self.openai_cache.hold()
@@ -304,7 +309,8 @@ class Provider:
                     ns = namespace or self.namespace
                     pck = request.get("prompt_cache_key")
                     if pck is not None and not spec.anthropic_rules:
-                        ns = f"{ns}\0prompt_cache_key:{pck}"  # OpenAI routes by (prefix, key): another key misses
+                        # OpenAI routes by (prefix, key): another key misses
+                        ns = f"{ns}\0prompt_cache_key:{pck}"
                     renderer = Renderer(
                         ns,
                         model,
@@ -354,7 +360,10 @@ class Provider:
                     code="missing_required_parameter",
                 )
             raise ValidationFailure(
-                f"Invalid type for 'messages': expected an array, but got {type(messages).__name__} instead.",
+                (
+                    "Invalid type for 'messages': expected an array, "
+                    f"but got {type(messages).__name__} instead."
+                ),
                 param="messages",
                 code="invalid_type",
             )
@@ -403,8 +412,11 @@ class Provider:
             return None
         renderer.u9_recorded = len(renderer.u9)
         lines = [
-            f"U9 violation in request {index}: messages[{i}] carries persistence-only field(s) {fields}; "
-            "the host must strip them from every copy sent to the provider"
+            (
+                f"U9 violation in request {index}: messages[{i}] "
+                f"carries persistence-only field(s) {fields}; the host "
+                "must strip them from every copy sent to the provider"
+            )
             for i, fields in renderer.u9
         ]
         self.u9_leaks.extend(lines)
@@ -558,26 +570,36 @@ class Provider:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValidationFailure(
-                f"Invalid type for '{key}': expected an integer, but got {type(value).__name__} instead.",
+                (
+                    f"Invalid type for '{key}': expected an integer, "
+                    f"but got {type(value).__name__} instead."
+                ),
                 param=key,
                 code="invalid_type",
             )
         if value < 1:
             raise ValidationFailure(
-                f"Invalid '{key}': integer below minimum value. Expected a value >= 1, but got {value} instead.",
+                (
+                    f"Invalid '{key}': integer below minimum value. "
+                    f"Expected a value >= 1, but got {value} instead."
+                ),
                 param=key,
                 code="integer_below_min_value",
             )
         if value > spec.max_output_tokens:
             if route == MESSAGES:
                 raise ValidationFailure(
-                    f"max_tokens: {value} > {spec.max_output_tokens}, which is the maximum allowed number "
-                    f"of output tokens for {spec.name}",
+                    (
+                        f"max_tokens: {value} > {spec.max_output_tokens}, which is "
+                        f"the maximum allowed number of output tokens for {spec.name}"
+                    ),
                     param="max_tokens",
                 )
             raise ValidationFailure(
-                f"max_tokens is too large: {value}. This model supports at most {spec.max_output_tokens} "
-                f"completion tokens, whereas you provided {value}.",
+                (
+                    f"max_tokens is too large: {value}. This model supports at most "
+                    f"{spec.max_output_tokens} completion tokens, whereas you provided {value}."
+                ),
                 param=key,
                 code="invalid_value",
             )
@@ -590,16 +612,22 @@ class Provider:
         if route == CHAT:
             if total > window:
                 raise ValidationFailure(
-                    f"This model's maximum context length is {window} tokens. However, your messages "
-                    f"resulted in {total} tokens. Please reduce the length of the messages.",
+                    (
+                        f"This model's maximum context length is {window} "
+                        f"tokens. However, your messages resulted in {total} "
+                        "tokens. Please reduce the length of the messages."
+                    ),
                     param="messages",
                     code="context_length_exceeded",
                 )
             if max_tokens is not None and total + max_tokens > window:
                 raise ValidationFailure(
-                    f"This model's maximum context length is {window} tokens. However, you requested "
-                    f"{total + max_tokens} tokens ({total} in the messages, {max_tokens} in the completion). "
-                    "Please reduce the length of the messages or completion.",
+                    (
+                        f"This model's maximum context length is {window} tokens. "
+                        f"However, you requested {total + max_tokens} tokens "
+                        f"({total} in the messages, {max_tokens} in the completion). "
+                        "Please reduce the length of the messages or completion."
+                    ),
                     param="messages",
                     code="context_length_exceeded",
                 )
@@ -608,8 +636,8 @@ class Provider:
                 raise ValidationFailure(f"prompt is too long: {total} tokens > {window} maximum")
             if max_tokens is not None and total + max_tokens > window:
                 raise ValidationFailure(
-                    f"input length and `max_tokens` exceed context limit: {total} + {max_tokens} > {window}, "
-                    "decrease input length or `max_tokens` and try again"
+                    f"input length and `max_tokens` exceed context limit: {total} + {max_tokens} "
+                    f"> {window}, decrease input length or `max_tokens` and try again"
                 )
 
     def _reject(
@@ -657,9 +685,10 @@ class Provider:
             self._not_before = max(self._not_before, self.clock.now() + max(secs, ms / 1000.0))
             if route == CHAT:
                 msg = fault.message or (
-                    f"Rate limit reached for {model} in organization org-sim on tokens per min (TPM): "
-                    f"Limit 30000, Used 30000, Requested {total}. Please try again in {secs:g}s. "
-                    "Visit https://platform.openai.com/account/rate-limits to learn more."
+                    f"Rate limit reached for {model} in organization org-sim on "
+                    "tokens per min (TPM): Limit 30000, Used 30000, Requested "
+                    f"{total}. Please try again in {secs:g}s. Visit "
+                    "https://platform.openai.com/account/rate-limits to learn more."
                 )
                 body = openai_error(msg, "tokens", None, "rate_limit_exceeded")
                 headers.update(
@@ -671,8 +700,8 @@ class Provider:
                 )
             else:
                 msg = fault.message or (
-                    "This request would exceed the rate limit for your organization of 50,000 input "
-                    "tokens per minute. Please try again later."
+                    "This request would exceed the rate limit for your organization "
+                    "of 50,000 input tokens per minute. Please try again later."
                 )
                 body = anthropic_error(msg, "rate_limit_error", f"req_{rid}")
                 headers.update(
@@ -700,7 +729,10 @@ class Provider:
                 else:
                     body = openai_error(
                         fault.message
-                        or "The server had an error while processing your request. Sorry about that!",
+                        or (
+                            "The server had an error while processing "
+                            "your request. Sorry about that!"
+                        ),
                         "server_error",
                         None,
                         None,

@@ -10,7 +10,8 @@ Kinds and what the client sees:
 ``server_error``    500 (OpenAI ``server_error`` / Anthropic ``api_error``).
 ``unavailable``     503 (OpenAI ``service_unavailable_error`` / Anthropic ``api_error``).
 ``overloaded``      529 ``overloaded_error``.
-``content_filter``  200 with ``finish_reason: "content_filter"`` (Anthropic ``stop_reason: "refusal"``).
+``content_filter``  200 with ``finish_reason: "content_filter"`` (Anthropic
+                    ``stop_reason: "refusal"``).
 ``terminal``        every request from then on fails with ``status`` (default 500) and
                     ``x-should-retry: false``, until reset.
 ``stream_cut``      streamed requests only: the stream stops after ``after_events`` events and
@@ -98,7 +99,8 @@ class Fault:
             self.at = [self.at]
         if self.at is None and self.when is None:
             raise ValueError(
-                "Fault needs at=[request indices] or when={condition}; e.g. Fault('rate_limit', at=[0])"
+                "Fault needs at=[request indices] or "
+                "when={condition}; e.g. Fault('rate_limit', at=[0])"
             )
         if self.when is not None:
             bad = set(self.when) - _WHEN_KEYS

@@ -206,7 +206,8 @@ class ModelTable:
         return spec
 
     def override(self, name: str | None = None, *, family: str | None = None, **fields) -> None:
-        """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a whole ``family``.
+        """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a whole
+        ``family``.
 
         Raises:
             ValueError: neither or both of ``name`` / ``family`` given, or an unknown field.

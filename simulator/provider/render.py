@@ -179,12 +179,16 @@ class Renderer:
 
     # -- tools -----------------------------------------------------------------------------
     def add_tools(self, tools: Any, anthropic_shape: bool) -> None:
-        """Render ``tools`` (a list of tool definitions) as one block each (first in render order)."""
+        """Render ``tools`` (a list of tool definitions) as one block each (first in render
+        order)."""
         if tools is None:
             return
         if not isinstance(tools, list):
             raise ValidationFailure(
-                f"Invalid type for 'tools': expected an array, but got {_type_name(tools)} instead.",
+                (
+                    "Invalid type for 'tools': expected an "
+                    f"array, but got {_type_name(tools)} instead."
+                ),
                 param="tools",
                 code="invalid_type",
             )
@@ -192,7 +196,10 @@ class Renderer:
             where = f"tools.{j}"
             if not isinstance(tool, Mapping):
                 raise ValidationFailure(
-                    f"Invalid type for 'tools[{j}]': expected an object, but got {_type_name(tool)} instead.",
+                    (
+                        f"Invalid type for 'tools[{j}]': expected an "
+                        f"object, but got {_type_name(tool)} instead."
+                    ),
                     param=f"tools[{j}]",
                     code="invalid_type",
                 )
@@ -224,7 +231,10 @@ class Renderer:
         """Render and validate OpenAI-format message ``m`` at index ``i`` of ``messages``."""
         if type(m) is not dict and not isinstance(m, Mapping):
             raise ValidationFailure(
-                f"Invalid type for 'messages[{i}]': expected an object, but got {_type_name(m)} instead.",
+                (
+                    f"Invalid type for 'messages[{i}]': expected "
+                    f"an object, but got {_type_name(m)} instead."
+                ),
                 param=f"messages[{i}]",
                 code="invalid_type",
             )
@@ -238,7 +248,10 @@ class Renderer:
                     code="missing_required_parameter",
                 )
             raise ValidationFailure(
-                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'function'.",
+                (
+                    f"Invalid value: '{role}'. Supported values are: "
+                    "'system', 'assistant', 'user', 'tool', and 'function'."
+                ),
                 param=f"messages[{i}].role",
                 code="invalid_value",
             )
@@ -253,7 +266,10 @@ class Renderer:
         if name is not None:
             if not isinstance(name, str):
                 raise ValidationFailure(
-                    f"Invalid type for 'messages[{i}].name': expected a string, but got {_type_name(name)} instead.",
+                    (
+                        f"Invalid type for 'messages[{i}].name': expected "
+                        f"a string, but got {_type_name(name)} instead."
+                    ),
                     param=f"messages[{i}].name",
                     code="invalid_type",
                 )
@@ -265,18 +281,27 @@ class Renderer:
             tcid = m.get("tool_call_id")
             if not isinstance(tcid, str):
                 raise ValidationFailure(
-                    "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+                    (
+                        "Missing parameter 'tool_call_id': messages "
+                        "with role 'tool' must have a 'tool_call_id'."
+                    ),
                     param=f"messages.[{i}].tool_call_id",
                     code="missing_required_parameter",
                 )
             if self._calls is None:
                 raise ValidationFailure(
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+                    (
+                        "Invalid parameter: messages with role 'tool' must be "
+                        "a response to a preceeding message with 'tool_calls'."
+                    ),
                     param=f"messages.[{i}].role",
                 )
             if tcid not in self._calls[1]:
                 raise ValidationFailure(
-                    f"Invalid parameter: 'tool_call_id' of '{tcid}' not found in 'tool_calls' of previous message.",
+                    (
+                        f"Invalid parameter: 'tool_call_id' of '{tcid}' "
+                        "not found in 'tool_calls' of previous message."
+                    ),
                     param=f"messages.[{i}].tool_call_id",
                 )
             self._calls[2].discard(tcid)
@@ -289,12 +314,18 @@ class Renderer:
         if tool_calls is not None and (not isinstance(tool_calls, list) or not tool_calls):
             if tool_calls == []:
                 raise ValidationFailure(
-                    f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+                    (
+                        f"Invalid 'messages[{i}].tool_calls': empty array. Expected an "
+                        "array with minimum length 1, but got an empty array instead."
+                    ),
                     param=f"messages[{i}].tool_calls",
                     code="empty_array",
                 )
             raise ValidationFailure(
-                f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got {_type_name(tool_calls)} instead.",
+                (
+                    f"Invalid type for 'messages[{i}].tool_calls': expected "
+                    f"an array, but got {_type_name(tool_calls)} instead."
+                ),
                 param=f"messages[{i}].tool_calls",
                 code="invalid_type",
             )
@@ -321,14 +352,20 @@ class Renderer:
         elif type(content) is list or isinstance(content, list):
             if not content:
                 raise ValidationFailure(
-                    f"Invalid 'messages[{i}].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+                    (
+                        f"Invalid 'messages[{i}].content': empty array. Expected an "
+                        "array with minimum length 1, but got an empty array instead."
+                    ),
                     param=f"messages[{i}].content",
                     code="empty_array",
                 )
             for k, part in enumerate(content):
                 if type(part) is not dict and not isinstance(part, Mapping):
                     raise ValidationFailure(
-                        f"Invalid type for 'messages[{i}].content[{k}]': expected an object, but got {_type_name(part)} instead.",
+                        (
+                            f"Invalid type for 'messages[{i}].content[{k}]': "
+                            f"expected an object, but got {_type_name(part)} instead."
+                        ),
                         param=f"messages[{i}].content[{k}]",
                         code="invalid_type",
                     )
@@ -339,7 +376,10 @@ class Renderer:
                     text = part.get("text")
                     if type(text) is not str:
                         raise ValidationFailure(
-                            f"Invalid type for 'messages[{i}].content[{k}].text': expected a string, but got {_type_name(text)} instead.",
+                            (
+                                f"Invalid type for 'messages[{i}].content[{k}].text': "
+                                f"expected a string, but got {_type_name(text)} instead."
+                            ),
                             param=f"messages[{i}].content[{k}].text",
                             code="invalid_type",
                         )
@@ -350,7 +390,10 @@ class Renderer:
                     iu = part.get("image_url")
                     if not isinstance(iu, Mapping) or not isinstance(iu.get("url"), str):
                         raise ValidationFailure(
-                            f"Missing required parameter: 'messages[{i}].content[{k}].image_url.url'.",
+                            (
+                                "Missing required parameter: "
+                                f"'messages[{i}].content[{k}].image_url.url'."
+                            ),
                             param=f"messages[{i}].content[{k}].image_url.url",
                             code="missing_required_parameter",
                         )
@@ -362,7 +405,10 @@ class Renderer:
                 else:
                     shown = ptype if isinstance(ptype, str) else _canonical(ptype)
                     raise ValidationFailure(
-                        f"Invalid value: '{shown}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.",
+                        (
+                            f"Invalid value: '{shown}'. Supported values are: 'text', "
+                            "'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+                        ),
                         param=f"messages[{i}].content[{k}].type",
                         code="invalid_value",
                     )
@@ -372,7 +418,10 @@ class Renderer:
                     self._marker(b, cc, f"messages.{i}.content.{k}", empty)
         else:
             raise ValidationFailure(
-                f"Invalid type for 'messages[{i}].content': expected one of a string or array of objects, but got {_type_name(content)} instead.",
+                (
+                    f"Invalid type for 'messages[{i}].content': expected one of a "
+                    f"string or array of objects, but got {_type_name(content)} instead."
+                ),
                 param=f"messages[{i}].content",
                 code="invalid_type",
             )
@@ -389,14 +438,21 @@ class Renderer:
                     )
                 if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
                     raise ValidationFailure(
-                        f"Missing required parameter: 'messages[{i}].tool_calls[{j}].function.name'.",
+                        (
+                            "Missing required parameter: "
+                            f"'messages[{i}].tool_calls[{j}].function.name'."
+                        ),
                         param=f"messages[{i}].tool_calls[{j}].function.name",
                         code="missing_required_parameter",
                     )
                 args = fn.get("arguments")
                 if not isinstance(args, str):
                     raise ValidationFailure(
-                        f"Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string, but got {_type_name(args)} instead.",
+                        (
+                            "Invalid type for "
+                            f"'messages[{i}].tool_calls[{j}].function.arguments': "
+                            f"expected a string, but got {_type_name(args)} instead."
+                        ),
                         param=f"messages[{i}].tool_calls[{j}].function.arguments",
                         code="invalid_type",
                     )
@@ -425,8 +481,11 @@ class Renderer:
         if left:
             missing = ", ".join(c for c in ids if c in left)
             raise ValidationFailure(
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                f"'tool_call_id'. The following tool_call_ids did not have response messages: {missing}",
+                (
+                    "An assistant message with 'tool_calls' must be followed by "
+                    "tool messages responding to each 'tool_call_id'. The following "
+                    f"tool_call_ids did not have response messages: {missing}"
+                ),
                 param=f"messages.[{idx}].role",
             )
         self._calls = None
@@ -471,8 +530,10 @@ class Renderer:
         if rc is None:
             if role == "system":
                 raise ValidationFailure(
-                    'messages: Unexpected role "system". The Messages API accepts a top-level `system` '
-                    'parameter, not "system" as an input message role.',
+                    (
+                        'messages: Unexpected role "system". The Messages API accepts a '
+                        'top-level `system` parameter, not "system" as an input message role.'
+                    ),
                     param="messages",
                 )
             raise ValidationFailure(
@@ -493,7 +554,10 @@ class Renderer:
         if isinstance(content, str):
             if not content and not (is_last and rc == b"a"):
                 raise ValidationFailure(
-                    f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
+                    (
+                        f"messages.{i}: all messages must have non-empty content "
+                        "except for the optional final assistant message"
+                    ),
                     param=f"messages.{i}",
                 )
             ntok, digest = text_info(content)
@@ -501,7 +565,10 @@ class Renderer:
         elif isinstance(content, list):
             if not content and not (is_last and rc == b"a"):
                 raise ValidationFailure(
-                    f"messages.{i}: all messages must have non-empty content except for the optional final assistant message",
+                    (
+                        f"messages.{i}: all messages must have non-empty content "
+                        "except for the optional final assistant message"
+                    ),
                     param=f"messages.{i}",
                 )
             uses: list[str] = []
@@ -545,8 +612,11 @@ class Renderer:
                         raise ValidationFailure(f"{where}.tool_use_id: Field required", param=where)
                     if prev_tool_use is None or tid not in prev_tool_use[1]:
                         raise ValidationFailure(
-                            f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {tid}. Each `tool_result` "
-                            "block must have a corresponding `tool_use` block in the previous message.",
+                            (
+                                f"{where}: unexpected `tool_use_id` found in `tool_result` "
+                                f"blocks: {tid}. Each `tool_result` block must have a "
+                                "corresponding `tool_use` block in the previous message."
+                            ),
                             param=where,
                         )
                     answered.add(tid)
@@ -567,13 +637,19 @@ class Renderer:
                     b = self._block(tag + b"k", framing + ntok, digest)
                     if blk.get("cache_control") is not None and self.anthropic_rules:
                         raise ValidationFailure(
-                            f"{where}.cache_control: thinking blocks cannot be marked with cache_control",
+                            (
+                                f"{where}.cache_control: thinking blocks "
+                                "cannot be marked with cache_control"
+                            ),
                             param=where,
                         )
                 else:
                     raise ValidationFailure(
-                        f"{where}.type: Input tag '{btype}' found using 'type' does not match any of the expected tags: "
-                        "'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'",
+                        (
+                            f"{where}.type: Input tag '{btype}' found using 'type' does not "
+                            "match any of the expected tags: 'text', 'image', 'document', "
+                            "'tool_use', 'tool_result', 'thinking', 'redacted_thinking'"
+                        ),
                         param=where,
                     )
                 framing = 0
@@ -594,8 +670,12 @@ class Renderer:
             missing = [t for t in prev_tool_use[1] if t not in answered]
             if missing:
                 raise ValidationFailure(
-                    f"messages.{prev_tool_use[0]}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                    (
+                        f"messages.{prev_tool_use[0]}: `tool_use` ids were found "
+                        "without `tool_result` blocks immediately after: "
+                        f"{', '.join(missing)}. Each `tool_use` block must have a "
+                        "corresponding `tool_result` block in the next message."
+                    ),
                     param=f"messages.{prev_tool_use[0]}",
                 )
         if len(self.chain) == first:
@@ -603,7 +683,8 @@ class Renderer:
 
     # -- finish ------------------------------------------------------------------------------
     def pending_tool_calls(self) -> ValidationFailure | None:
-        """The error a request ending now would get for unanswered OpenAI ``tool_calls`` (or None)."""
+        """The error a request ending now would get for unanswered OpenAI ``tool_calls`` (or
+        None)."""
         if self._calls is not None and self._calls[2]:
             try:
                 saved = self._calls
@@ -646,19 +727,25 @@ class Renderer:
             return []
         if len(marks) > MAX_BREAKPOINTS:
             raise ValidationFailure(
-                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}.",
+                (
+                    f"A maximum of {MAX_BREAKPOINTS} blocks with "
+                    f"cache_control may be provided. Found {len(marks)}."
+                ),
                 param="cache_control",
             )
         marks.sort(key=lambda t: t[0])
         seen_5m = None
-        for b, ttl, where in marks:
+        for _b, ttl, where in marks:
             if ttl == "5m":
                 seen_5m = seen_5m or where
             elif seen_5m is not None:
                 raise ValidationFailure(
-                    f"{where}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
-                    f"cache_control block (found after {seen_5m}). Note that blocks are processed in the following order: "
-                    "`tools`, `system`, `messages`.",
+                    (
+                        f"{where}.cache_control.ttl: a ttl='1h' cache_control "
+                        "block must not come after a ttl='5m' cache_control block "
+                        f"(found after {seen_5m}). Note that blocks are processed "
+                        "in the following order: `tools`, `system`, `messages`."
+                    ),
                     param=f"{where}.cache_control",
                 )
         return marks

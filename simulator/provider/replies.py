@@ -84,7 +84,8 @@ def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> dict[str, A
         name, args = call.get("name"), call.get("arguments", "{}")
     if not isinstance(name, str) or not name:
         raise ValueError(
-            f"tool call {dict(call)!r} has no function name; give {{'name': ..., 'arguments': {{...}}}}"
+            f"tool call {dict(call)!r} has no function name; "
+            "give {'name': ..., 'arguments': {...}}"
         )
     if not isinstance(args, str):
         args = json.dumps(args, sort_keys=True, ensure_ascii=False)
@@ -200,7 +201,8 @@ class EchoReplies(ReplyPolicy):
     """
 
     def reply(self, request, index, seed):
-        """Echo of the last user text (``echo[<8 hex>]: <text>``), or a B4 summary for a summary request."""
+        """Echo of the last user text (``echo[<8 hex>]: <text>``), or a B4 summary for a summary
+        request."""
         messages = request.get("messages") or []
         if is_summary_request(messages):
             return Reply(content=summarise(request_text(messages)))

@@ -28,7 +28,8 @@ from typing import Any
 import tiktoken
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+# cl100k_base pre-tokenizer regex as tiktoken defines it; kept whole on one line (E501 waived).
+CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501
 CL100K_SPECIAL_TOKENS = {
     "<|endoftext|>": 100257,
     "<|fim_prefix|>": 100258,
@@ -164,7 +165,8 @@ _canonical = canonical
 
 
 def strip_marker(part: Mapping[str, Any]) -> dict:
-    """``part`` without ``cache_control`` and persistence-only fields: markers are never charged (P2, U9)."""
+    """``part`` without ``cache_control`` and persistence-only fields: markers are never charged
+    (P2, U9)."""
     return {
         k: v for k, v in part.items() if k != "cache_control" and k not in PERSISTENCE_ONLY_FIELDS
     }

@@ -33,7 +33,8 @@ class MemoryStore:
     """Keeps sessions in dicts; mints uids on first insert (U1) and keeps them (U3, U6).
 
     ``uid_factory`` mints uids (default ``uuid4().hex``). Methods and errors match
-    :class:`~simulator.store.sqlite.SQLiteStore` (:class:`~simulator.store.base.UnknownSession` for an unknown session).
+    :class:`~simulator.store.sqlite.SQLiteStore` (:class:`~simulator.store.base.UnknownSession`
+    for an unknown session).
     """
 
     def __init__(self, *, uid_factory: UidFactory = new_uid) -> None:
@@ -57,7 +58,8 @@ class MemoryStore:
         kind: str | None = None,
         **meta: Any,
     ) -> str:
-        """Create an empty session; return its id (``session-<n>`` unless given). See SQLiteStore."""
+        """Create an empty session; return its id (``session-<n>`` unless given). See
+        SQLiteStore."""
         if parent_id is not None:
             self._get(parent_id)
         if session_id is None:

@@ -89,8 +89,9 @@ def repair_message_sequence(messages: list[Message]) -> int:
     candidate is replaced by the later row). Pass 1 drops tool results that answer none
     of the calls of the most recent assistant, and results beyond the number of
     occurrences of their id in its tool_calls (each occurrence is answered once, so a
-    response repeating an id keeps one result per occurrence; a user turn resets). Pass 2 merges consecutive user rows
-    with string content using "\\n\\n" and drops their stale ``api_content``.
+    response repeating an id keeps one result per occurrence; a user turn resets). Pass 2
+    merges consecutive user rows with string content using "\\n\\n" and drops their stale
+    ``api_content``.
     Mutates ``messages`` and the surviving dicts: pass copies to keep the originals.
     """
     repairs = 0

@@ -180,7 +180,10 @@ def backfill_batch(conn: sqlite3.Connection, batch_rows: int) -> int:
     if cursor >= high:
         return 0
     row = conn.execute(
-        "SELECT MAX(id) FROM (SELECT id FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?)",
+        (
+            "SELECT MAX(id) FROM (SELECT id FROM messages "
+            "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?)"
+        ),
         (cursor, high, batch_rows),
     ).fetchone()
     upto = row[0] if row and row[0] is not None else high

@@ -115,7 +115,10 @@ class SQLiteStore:
 
     def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionInfo:
         row = conn.execute(
-            "SELECT id, parent_session_id, kind, generation, length, ended, meta FROM sessions WHERE id = ?",
+            (
+                "SELECT id, parent_session_id, kind, generation, "
+                "length, ended, meta FROM sessions WHERE id = ?"
+            ),
             (session_id,),
         ).fetchone()
         if row is None:
@@ -244,7 +247,10 @@ class SQLiteStore:
         with self._read() as conn:
             s = self._session(conn, session_id)
             rows = conn.execute(
-                f"SELECT id, {_COLS} FROM messages WHERE session_id = ? AND generation = ? ORDER BY position",
+                (
+                    f"SELECT id, {_COLS} FROM messages "
+                    "WHERE session_id = ? AND generation = ? ORDER BY position"
+                ),
                 (session_id, s.generation),
             ).fetchall()
         messages = [decode_row(r[1:], r[0] if with_row_ids else None) for r in rows]
@@ -270,7 +276,10 @@ class SQLiteStore:
                     f"rewrite index {index} is outside session {session_id!r} (length {s.length})"
                 )
             row = conn.execute(
-                f"SELECT id, {_COLS} FROM messages WHERE session_id = ? AND generation = ? AND position = ?",
+                (
+                    f"SELECT id, {_COLS} FROM messages "
+                    "WHERE session_id = ? AND generation = ? AND position = ?"
+                ),
                 (session_id, s.generation, index),
             ).fetchone()
             prepare_rewrite(decode_row(row[1:]), message, self._uid_factory)
@@ -346,7 +355,8 @@ class SQLiteStore:
             return schema.backfill_pending(conn)
 
     def schema_version(self) -> int:
-        """The schema version of the open database (:data:`~simulator.store.schema.SCHEMA_VERSION`)."""
+        """The schema version of the open database
+        (:data:`~simulator.store.schema.SCHEMA_VERSION`)."""
         with self._read() as conn:
             return schema.read_version(conn)
 
@@ -397,8 +407,11 @@ class SQLiteStore:
     ) -> None:
         # A legacy row not back-filled yet gets its uid now, so source and copy share it (U3).
         conn.execute(
-            f"UPDATE messages SET message_uid = {schema.SQL_NEW_UID} WHERE session_id = ? AND generation = ? "
-            "AND position < ? AND (message_uid IS NULL OR message_uid = '')",
+            (
+                f"UPDATE messages SET message_uid = {schema.SQL_NEW_UID} "
+                "WHERE session_id = ? AND generation = ? AND position < ? "
+                "AND (message_uid IS NULL OR message_uid = '')"
+            ),
             (src, src_gen, count),
         )
         conn.execute(
@@ -420,7 +433,10 @@ class SQLiteStore:
         ).fetchone()
         start = row[0] if row and row[0] is not None else low
         rows = conn.execute(
-            f"SELECT {_COLS} FROM messages WHERE session_id = ? AND generation = ? AND position >= ? ORDER BY position",
+            (
+                f"SELECT {_COLS} FROM messages WHERE session_id = ? AND "
+                "generation = ? AND position >= ? ORDER BY position"
+            ),
             (s.id, s.generation, start),
         ).fetchall()
         return [decode_row(r) for r in rows]

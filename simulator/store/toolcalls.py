@@ -15,12 +15,12 @@ pair across a user turn, and a call stored without a uid map pairs with nothing.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from .identity import TOOL_CALL_UID, TOOL_CALL_UIDS, UidFactory, new_uid
 
 #: A ``_tool_call_uids`` value: one uid, or one uid per occurrence of the id.
-UidValue = Union[str, list[str]]
+UidValue = str | list[str]
 
 
 def tool_call_ids(message: Mapping[str, Any]) -> list[str]:
@@ -83,7 +83,7 @@ def build_tool_call_uids(
     occurrence lacking a uid is left out (such calls "pair with nothing").
     """
     per_id: dict[str, list[str | None]] = {}
-    for call, uid in zip(tool_calls, uids):
+    for call, uid in zip(tool_calls, uids, strict=False):
         call_id = call.get("id") if isinstance(call, Mapping) else None
         if isinstance(call_id, str):
             per_id.setdefault(call_id, []).append(uid)

@@ -78,7 +78,8 @@ def import_jsonl(store: Any, fp: IO[str], *, session_id: str | None = None) -> s
             messages.append(obj["message"])
         else:
             raise StoreInputError(
-                f'import line {lineno}: expected {{"type": "message", "message": {{...}}}}, got {line[:80]!r}'
+                f'import line {lineno}: expected {{"type": '
+                f'"message", "message": {{...}}}}, got {line[:80]!r}'
             )
     if header is None:
         raise StoreInputError("import: empty input; expected a session export (JSONL)")

@@ -18,9 +18,8 @@ def cli(*args, cwd, **env_vars):
     )
     env.pop("CONFORMANCE_ENGINE", None)
     for name in [k for k in env if k.startswith("PYTEST_XDIST_")]:
-        env.pop(
-            name
-        )  # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
+        # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
+        env.pop(name)
     return subprocess.run(
         [sys.executable, "-m", "conformance.cli", *args],
         cwd=cwd,
@@ -164,7 +163,8 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
 
 
 def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
-    """``--help`` on any subcommand prints its usage and exits 0 (coverage --help once rewrote docs/coverage.md)."""
+    """``--help`` on any subcommand prints its usage and exits 0 (coverage --help once rewrote
+    docs/coverage.md)."""
     from conformance.coverage import COVERAGE
 
     before = COVERAGE.stat().st_mtime_ns
@@ -201,21 +201,24 @@ def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
 
 
 def test_check_uses_the_snapshots_of_the_folder_it_runs_from_and_leaves_no_temp_dir(tmp_path):
-    # snapshots live in <cwd>/.conformance/snapshots/<engine>/ as with plain pytest; failure files in a temp
-    # state dir that is removed again when the run left nothing in it
+    # snapshots live in <cwd>/.conformance/snapshots/<engine>/ as with plain pytest; failure files
+    # in a temp state dir that is removed again when the run left nothing in it
     spec = "reference_engines.mutants._base:MinimalEngine"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    run = lambda *extra: cli(
-        "check",
-        spec,
-        "--conformance-profile=quick",
-        "-k",
-        "test_compression_snapshot or A1",
-        *extra,
-        cwd=tmp_path,
-        TMPDIR=str(tmp),
-    )
+
+    def run(*extra):
+        return cli(
+            "check",
+            spec,
+            "--conformance-profile=quick",
+            "-k",
+            "test_compression_snapshot or A1",
+            *extra,
+            cwd=tmp_path,
+            TMPDIR=str(tmp),
+        )
+
     created = run("--snapshot-update")
     assert created.returncode == 0, created.stdout + created.stderr
     folder = (
@@ -235,8 +238,9 @@ def test_check_uses_the_snapshots_of_the_folder_it_runs_from_and_leaves_no_temp_
     changed = run()
     assert changed.returncode == 1
     assert (
-        "expected the stored snapshot .conformance/snapshots/reference_engines.mutants._base.MinimalEngine/"
-        "short-chat.json, got a different output"
+        "expected the stored snapshot "
+        ".conformance/snapshots/reference_engines.mutants._base.MinimalEngine/short-chat.json, "
+        "got a different output"
     ) in changed.stdout
 
 

@@ -40,7 +40,8 @@ class SlowUpdateModel(MinimalEngine):
 
 
 class HangsInCompress(MinimalEngine):
-    """compress blocks, also when called from a thread the check spawned (TS3, L1's other session)."""
+    """compress blocks, also when called from a thread the check spawned (TS3, L1's other
+    session)."""
 
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         RELEASE.wait(60)

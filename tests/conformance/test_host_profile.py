@@ -99,7 +99,8 @@ class _Counted:
 
 
 def test_c1_copies_the_way_the_profile_host_does():
-    """C1 on hermes-0.19 deep-copies (that host never calls clone_for_agent); documented calls the hook."""
+    """C1 on hermes-0.19 deep-copies (that host never calls clone_for_agent); documented calls the
+    hook."""
     from conformance.checks.c_clones import per_agent_copy
 
     for host_profile, path in (("documented", "clone_for_agent"), ("hermes-0.19", "deepcopy")):

@@ -58,7 +58,7 @@ def matrix():
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return dict(zip(KILLS, pool.map(_row, list(KILLS))))
+        return dict(zip(KILLS, pool.map(_row, list(KILLS)), strict=True))
 
 
 @pytest.mark.parametrize(

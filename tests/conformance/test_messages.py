@@ -143,8 +143,8 @@ def test_a_wrong_plugin_yaml_name_still_fails_r6():
     result = results["R6-name-matches-plugin-yaml"]
     assert result.outcome == "failed"
     assert (
-        "[R6 SHOULD] plugin.yaml name of plugin folder 'r6_wrong_name': expected engine.name 'minimal', "
-        "got 'r6_wrong_name'"
+        "[R6 SHOULD] plugin.yaml name of plugin folder 'r6_wrong_name': "
+        "expected engine.name 'minimal', got 'r6_wrong_name'"
     ) in result.message
 
 
@@ -182,7 +182,10 @@ def test_deepcopy_failure_names_the_profile_that_never_clones():
 
 
 def test_h3_diff_shows_the_first_differing_position():
-    text = "Let us talk about the database: we use postgres 15 for the main store and redis for caching."
+    text = (
+        "Let us talk about the database: we use postgres "
+        "15 for the main store and redis for caching."
+    )
     assert diff_at(text, text.replace("15", "16")) == (
         'at character 49: "...abase: we use postgres 15 for the main store and..." -> '
         '"...abase: we use postgres 16 for the main store and..."'

@@ -25,7 +25,8 @@ def good_counts():
 
 
 def run(pytester, *args, scenarios=False):
-    """pytest in a subprocess with the kit's plugins (the scenario library left out unless asked)."""
+    """pytest in a subprocess with the kit's plugins (the scenario library left out unless
+    asked)."""
     extra = [] if scenarios else ["--conformance-no-scenarios"]
     return pytester.runpytest_subprocess(
         "-p",
@@ -260,7 +261,8 @@ def test_xdist_prints_the_verdict_once(kit_pytester):
     both = result.stdout.str() + "\n" + result.stderr.str()
     assert both.count("conformance verdict by clause") == 1, both
     assert both.count("verdict: PASS") == 1, both
-    # (the workers' own pytest summaries, FAILURES included, are xdist's: on a real run they go to /dev/null)
+    # (the workers' own pytest summaries, FAILURES included, are xdist's: on a real run they go
+    # to /dev/null)
 
 
 def test_collection_is_identical_under_xdist(kit_pytester):
@@ -366,8 +368,9 @@ HERMES_STYLE_ENGINE = """
 
 @pytest.mark.parametrize("where", ["inside-fixture", "conftest-top"])
 def test_fixture_route_resolves_agent_imports_and_names_the_abc(kit_pytester, where):
-    # README's conftest route with an engine written for Hermes (`from agent.context_engine import ...`),
-    # no --engine: the import hook must be in place both when the engine is imported lazily and at conftest top.
+    # README's conftest route with an engine written for Hermes
+    # (`from agent.context_engine import ...`), no --engine: the import hook must be in place
+    # both when the engine is imported lazily and at conftest top.
     kit_pytester.makepyfile(myeng=HERMES_STYLE_ENGINE)
     top, inner = (
         ("from myeng import HermesStyle", "")

@@ -1,4 +1,5 @@
-"""Tests of the kit's contract text (``docs/contract.md``) and its seed notes (``docs/contract-notes.md``).
+"""Tests of the kit's contract text (``docs/contract.md``) and its seed notes
+(``docs/contract-notes.md``).
 
 Every clause id must keep its ``<a id="...">`` anchor (failure messages link to it through
 ``simulator.contract.clause_link``), the version in the document must match ``CONTRACT_VERSION``,

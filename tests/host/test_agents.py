@@ -16,9 +16,10 @@ from tests.host.conftest import warnings_of
 from tests.host.engines import CountingClone, Locked, Plain, PolicyOwner, RaisingClone
 
 
-# -- C1 ---------------------------------------------------------------------------------------------
+# -- C1 --------------------------------------------------------------------------------------------
 def test_clone_for_agent_called_at_every_agent_init():
-    """C1: parent, subagent and gateway session each get clone_for_agent() of the registered engine."""
+    """C1: parent, subagent and gateway session each get clone_for_agent() of the registered
+    engine."""
     CountingClone.clones = 0
     registered = CountingClone()
     parent = HostSession(registered, Provider(), clone=True)
@@ -56,7 +57,7 @@ def test_update_model_and_session_start_run_on_the_clone():
     assert s.engine.context_length == 77_000 and registered.context_length == 0
 
 
-# -- C2 ---------------------------------------------------------------------------------------------
+# -- C2 --------------------------------------------------------------------------------------------
 def test_child_update_model_leaves_parent_budget_alone():
     """C2: a subagent on a smaller model changes only its own budget."""
     registered = Plain()
@@ -74,7 +75,8 @@ def test_child_update_model_leaves_parent_budget_alone():
 
 
 def test_shared_engine_without_clone_leaks_budget():
-    """C2 violated: handing the same instance to two agents lets the child move the parent's budget."""
+    """C2 violated: handing the same instance to two agents lets the child move the parent's
+    budget."""
     shared = Plain()
     parent = HostSession(shared, Provider(), context_length=1_000_000)
     parent.start()
@@ -83,7 +85,7 @@ def test_shared_engine_without_clone_leaks_budget():
     assert parent.engine.context_length == 100_000  # the defect the per-agent clone prevents
 
 
-# -- C3 ---------------------------------------------------------------------------------------------
+# -- C3 --------------------------------------------------------------------------------------------
 def test_raising_clone_falls_back_to_builtin_with_log_line(host_log):
     """C3: clone_for_agent raising -> the built-in compressor and the documented log line."""
     s = HostSession(RaisingClone(), Provider(), clone=True)
@@ -125,7 +127,7 @@ def test_hermes_profile_never_calls_clone_for_agent():
     assert CountingClone.clones == 0 and "clone_for_agent" not in s.recorder.methods()
 
 
-# -- K1 / K2 ----------------------------------------------------------------------------------------
+# -- K1 / K2 ---------------------------------------------------------------------------------------
 def test_model_thresholds_assigned_before_first_update_model():
     """K1: engine.model_thresholds is set before update_model runs."""
     seen = {}

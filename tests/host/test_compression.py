@@ -46,7 +46,8 @@ def test_pass_runs_inline_when_timeout_zero():
 
 # -- TS2 -------------------------------------------------------------------------------------------
 def test_hung_compress_times_out_leaving_transcript_unchanged(host_log):
-    """TS2: a hung compress() times out; originals stay, a cooldown starts, the late result is discarded."""
+    """TS2: a hung compress() times out; originals stay, a cooldown starts, the late result is
+    discarded."""
     eng = Hanging()
     s = _filled(eng, timeout=0.2)
     before = copy.deepcopy(s.messages)
@@ -189,7 +190,8 @@ def test_hygiene_decision_rules():
 
 
 def test_gateway_hygiene_compresses_before_the_turn_without_asking_should_compress():
-    """B7: the gateway's hygiene agent (its own clone) compresses at 85 %; should_compress is not consulted."""
+    """B7: the gateway's hygiene agent (its own clone) compresses at 85 %; should_compress is not
+    consulted."""
     registered = Plain()
     registered.keep_last = 2
     registered.should_compress = lambda prompt_tokens=None: False
@@ -210,6 +212,6 @@ def test_gateway_hygiene_off_when_compression_disabled():
         context_length=2_000,
         config=HostConfig(compression_enabled=False),
     )
-    for i in range(6):
+    for _ in range(6):
         gw.handle_message("chat", "lorem ipsum " * 40)
     assert not any(d.run for d in gw.hygiene_log) and not gw.hygiene_agents

@@ -78,7 +78,7 @@ def tree(tmp_path):
     return home, bundled
 
 
-# -- R1 / R2 -----------------------------------------------------------------------------------------
+# -- R1 / R2 ---------------------------------------------------------------------------------------
 def test_default_is_builtin_and_plugins_never_auto_activate(tree):
     """R1/R2: no config -> built-in; a present plugin stays inactive unless named."""
     home, bundled = tree
@@ -103,7 +103,7 @@ def test_config_read_with_yaml(tree):
         discovery.read_config(home)
 
 
-# -- R3 ------------------------------------------------------------------------------------------------
+# -- R3 --------------------------------------------------------------------------------------------
 def test_bundled_then_user_then_plugin_order(tree, host_log):
     """R3: bundled wins a clash; a user dir needs no plugins.enabled; general plugins come last."""
     home, bundled = tree
@@ -120,7 +120,8 @@ def test_bundled_then_user_then_plugin_order(tree, host_log):
 
 
 def test_user_dir_needs_the_heuristic(tree, host_log):
-    """R3: a user dir whose __init__ mentions neither ContextEngine nor register_context_engine is ignored."""
+    """R3: a user dir whose __init__ mentions neither ContextEngine nor register_context_engine is
+    ignored."""
     home, bundled = tree
     make_plugin(home / "plugins", "odd", init_text="x = 1\n")
     write_config(home, "context:\n  engine: odd\n")
@@ -129,7 +130,8 @@ def test_user_dir_needs_the_heuristic(tree, host_log):
 
 
 def test_general_plugin_registration_and_second_refused(tree, host_log):
-    """R3/R5: register(ctx) through the plugin system; a second registration is refused with a warning."""
+    """R3/R5: register(ctx) through the plugin system; a second registration is refused with a
+    warning."""
     home, bundled = tree
     plugins = home / "plugins"
     make_plugin(
@@ -224,7 +226,7 @@ def test_selected_engine_drives_a_session(tree):
     assert s.engine.name == "e2e" and s.engine.last_prompt_tokens > 0 and s.engine is not sel.engine
 
 
-# -- R4-R6: load_engine_plugin -----------------------------------------------------------------------
+# -- R4-R6: load_engine_plugin ---------------------------------------------------------------------
 def test_load_engine_plugin_good(tmp_path):
     """R4-R6 all pass for a well-formed plugin (subclass and register variants)."""
     for register in (False, True):

@@ -55,7 +55,8 @@ def _hermes_python() -> str:
     )
     if probe.returncode != 0 or probe.stdout.strip() != "0.19.0":
         pytest.skip(
-            f"{candidate} has no hermes-agent 0.19.0 ({probe.stdout.strip() or probe.stderr.strip()[-200:]})"
+            f"{candidate} has no hermes-agent 0.19.0 "
+            f"({probe.stdout.strip() or probe.stderr.strip()[-200:]})"
         )
     return candidate
 
@@ -65,7 +66,8 @@ def _hermes_home(root: Path) -> Path:
     (home / "plugins").mkdir(parents=True)
     shutil.copytree(FIXTURE / "kitrecorder", home / "plugins" / "kitrecorder")
     (home / "config.yaml").write_text(
-        "context:\n  engine: kitrecorder\nplugins:\n  enabled: [kitrecorder]\nmodel:\n  context_length: 200000\n"
+        "context:\n  engine: kitrecorder\nplugins:\n  enabled: [kitrecorder]\nmodel:\n"
+        "  context_length: 200000\n"
     )
     return home
 
@@ -140,7 +142,8 @@ def hermes_run(tmp_path_factory):
 
 
 def test_hermes_019_profile_matches_real_hermes(hermes_run, tmp_path, monkeypatch):
-    """The hermes-0.19 profile makes the same engine calls, in the same order, as hermes-agent 0.19.0."""
+    """The hermes-0.19 profile makes the same engine calls, in the same order, as hermes-agent
+    0.19.0."""
     real, real_requests, real_out = hermes_run
     kit, provider, session = _run_kit_host(tmp_path, monkeypatch, "hermes-0.19")
     assert [r["method"] for r in real].count("compress") == 2

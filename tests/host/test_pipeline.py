@@ -81,7 +81,7 @@ def test_instance_attribute_hook_counts_as_override():
     assert not hooks.overrides(Plain(), "select_context")
 
 
-# -- H1 / H3 fail-open ------------------------------------------------------------------------------
+# -- H1 / H3 fail-open -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "answer,label",
     [
@@ -157,7 +157,8 @@ def test_nested_conversation_edit_cannot_corrupt_history():
 
 
 def test_select_context_arguments():
-    """H3: request = assembled request, conversation copy, incoming = this turn's user message, budget = ctx."""
+    """H3: request = assembled request, conversation copy, incoming = this turn's user message,
+    budget = ctx."""
     eng = Selecting(None)
     s = HostSession(eng, Provider(), context_length=50_000)
     s.start()
@@ -172,9 +173,10 @@ def test_select_context_arguments():
     )
 
 
-# -- H4 order -----------------------------------------------------------------------------------------
+# -- H4 order --------------------------------------------------------------------------------------
 def test_stage_order_documented_and_hermes():
-    """H4: documented assemble -> select_context -> sanitize -> cache_control; 0.19: markers first."""
+    """H4: documented assemble -> select_context -> sanitize -> cache_control; 0.19: markers
+    first."""
     assert get_profile("documented").stages == (
         "assemble",
         "select_context",
@@ -246,7 +248,7 @@ def test_hermes_profile_marks_before_sanitizing():
     assert old[2]["content"][0]["cache_control"] == {"type": "ephemeral"}
 
 
-# -- sanitizers ---------------------------------------------------------------------------------------
+# -- sanitizers ------------------------------------------------------------------------------------
 def test_tool_pair_repair_drops_orphans_and_stubs_missing():
     """V2 on the wire: stray and duplicate results dropped, missing ones stubbed."""
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -272,7 +274,8 @@ def test_tool_pair_repair_drops_orphans_and_stubs_missing():
 
 
 def test_alternation_repair():
-    """user,user merged with a blank line; assistant,assistant unions tool_calls; lists not merged."""
+    """user,user merged with a blank line; assistant,assistant unions tool_calls; lists not
+    merged."""
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     msgs = [
         {"role": "user", "content": "a"},
@@ -299,9 +302,10 @@ def test_u9_fields_never_reach_the_provider():
     ]
 
 
-# -- P1 / P2 -------------------------------------------------------------------------------------------
+# -- P1 / P2 ---------------------------------------------------------------------------------------
 def test_cache_control_system_and_3_and_placement():
-    """P1: system + last 3 non-system; P2: string -> part list, list -> last part, empty -> message."""
+    """P1: system + last 3 non-system; P2: string -> part list, list -> last part, empty ->
+    message."""
     msgs = [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "old"},
@@ -358,7 +362,8 @@ def test_cache_control_only_for_claude_by_default():
 
 
 def test_reasoning_keys_stripped_from_non_assistant_rows():
-    """H4 (MAIN §9 step 5): a replacement cannot put reasoning on a user row; assistant rows keep it."""
+    """H4 (MAIN §9 step 5): a replacement cannot put reasoning on a user row; assistant rows keep
+    it."""
 
     def smuggle(req, conv, inc):
         out = [dict(m) for m in req]

@@ -68,7 +68,8 @@ def test_mutant_reshuffles_every_call():
 
 
 def test_on_turn_complete_indexes_and_clones_share_backend():
-    """H5/C1: on_turn_complete indexes turns; clone_for_agent shares the backend and copies budget fields."""
+    """H5/C1: on_turn_complete indexes turns; clone_for_agent shares the backend and copies budget
+    fields."""
     registered = ReferenceRouter()
     s = HostSession(registered, Provider(), clone=True, context_length=100_000)
     s.start()
@@ -150,7 +151,7 @@ def test_router_full_session_with_compaction_and_selection():
     assert "select_context" in s.recorder.methods() and "on_turn_complete" in s.recorder.methods()
 
 
-# -- H6 measured -------------------------------------------------------------------------------------
+# -- H6 measured -----------------------------------------------------------------------------------
 def test_cache_ratio_router_vs_reshuffling_mutant():
     """H6: 30 turns x ~300 tokens; cache reads / prompt tokens after the first two calls:
     >= 0.8 for the router, <= 0.2 for the reshuffling mutant."""
@@ -174,9 +175,10 @@ def test_host_requests_deterministic_across_processes():
         "from simulator.host.session import HostSession, HostConfig\n"
         "from simulator.host.scenarios import user_message\n"
         "from simulator.provider.core import Provider\n"
-        "s = HostSession(ReferenceRouter(), Provider(seed=3), clone=True, context_length=2400,"
-        " model='anthropic/claude-sonnet-4', config=HostConfig(context_timeout_seconds=0))\n"
-        "for i in range(12): s.user_turn(user_message('database' if i % 3 else 'frontend', i, words=150))\n"
+        "s = HostSession(ReferenceRouter(), Provider(seed=3), clone=True, context_length=2400, "
+        "model='anthropic/claude-sonnet-4', config=HostConfig(context_timeout_seconds=0))\n"
+        "for i in range(12): s.user_turn(user_message('database' if i % 3 else 'frontend', i, "
+        "words=150))\n"
         "print(s.compactions, hashlib.sha256(b''.join(s.requests)).hexdigest())\n"
     )
     root = str(Path(__file__).resolve().parents[2])

@@ -49,7 +49,8 @@ def test_select_context_reruns_after_compaction():
 
 
 def test_select_context_reruns_after_fallback():
-    """H4/K1: a terminal 5xx on the primary switches to the fallback model (update_model) and re-selects."""
+    """H4/K1: a terminal 5xx on the primary switches to the fallback model (update_model) and
+    re-selects."""
     eng = Selecting(None)
     faults = [Fault("server_error", when={"model": "primary-model"})]
     cfg = HostConfig(max_retries=1, fallback_model="fallback-model", fallback_context_length=64_000)
@@ -71,7 +72,7 @@ def test_select_context_reruns_after_fallback():
     )
 
 
-# -- H5 -----------------------------------------------------------------------------------------------
+# -- H5 --------------------------------------------------------------------------------------------
 def test_on_turn_complete_kwargs_and_usage():
     """H5: fired once per normal turn with a copy, the canonical usage and the documented kwargs."""
     eng = Observing()
@@ -170,7 +171,7 @@ def test_tool_loop_counts_api_calls():
     assert [m["role"] for m in s.transcript] == ["user", "assistant", "tool", "assistant"]
 
 
-# -- A2 ------------------------------------------------------------------------------------------------
+# -- A2 --------------------------------------------------------------------------------------------
 def test_canonical_usage_from_both_provider_shapes():
     """A2: the 8-key canonical dict from an OpenAI-shaped and an Anthropic-shaped response."""
     p = Provider()
@@ -214,7 +215,7 @@ def test_update_from_response_gets_canonical_usage_every_call():
     )
 
 
-# -- A7 -------------------------------------------------------------------------------------------------
+# -- A7 --------------------------------------------------------------------------------------------
 def test_sentinel_after_committed_compaction_until_real_usage():
     """A7: last_prompt_tokens = -1 right after a committed compaction, real usage replaces it."""
     eng = always_compress(Plain())
@@ -229,7 +230,8 @@ def test_sentinel_after_committed_compaction_until_real_usage():
 
 
 def test_lifecycle_order():
-    """L1: update_model -> on_session_start -> per call update_from_response -> on_session_end; reset."""
+    """L1: update_model -> on_session_start -> per call update_from_response -> on_session_end;
+    reset."""
     eng = Plain()
     s = _session(eng)
     s.user_turn("a")
@@ -273,7 +275,8 @@ def test_host_on_sqlite_store_keeps_engine_stamped_summary_uid(tmp_path):
 
 
 def test_new_session_transition_order():
-    """O1-O3 / L1: /new = on_session_end(old, previous) -> on_session_reset -> on_session_start(new, old_session_id=)."""
+    """O1-O3 / L1: /new = on_session_end(old, previous) -> on_session_reset -> on_session_start(new,
+    old_session_id=)."""
     eng = Plain()
     s = _session(eng)
     s.user_turn("a")

@@ -825,7 +825,7 @@ def test_b5_summary_is_merged_in_front_of_the_first_tail_row_when_no_role_fits()
     )
     out = engine.compress(rows + [user("follow up")])
     k = summary_rows(out)[0]
-    for a, b in zip(out, out[1:]):
+    for a, b in zip(out, out[1:], strict=False):
         assert a["role"] != b["role"] or a["role"] == "tool", "no two same roles touch"
     merged = out[k]
     if k == 2:  # standalone: head ends with user, so the summary is an assistant row

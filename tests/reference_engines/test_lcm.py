@@ -27,7 +27,8 @@ def engine(tmp_path):
 
 
 def test_default_db_path_is_under_hermes_home(tmp_path, monkeypatch):
-    """With no args the database lives in $HERMES_HOME/lcm/lcm.sqlite3, created on first use only."""
+    """With no args the database lives in $HERMES_HOME/lcm/lcm.sqlite3, created on first use
+    only."""
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     e = LCMEngine()
     assert e.db_path == tmp_path / "lcm" / "lcm.sqlite3"
@@ -285,7 +286,8 @@ def test_dag_is_condensed_upward(tmp_path):
 
 
 def test_memory_context_and_force_are_accepted(engine):
-    """A4: newer hosts pass force and memory_context; the memory note reaches the top summary only."""
+    """A4: newer hosts pass force and memory_context; the memory note reaches the top summary
+    only."""
     import inspect
 
     params = inspect.signature(engine.compress).parameters

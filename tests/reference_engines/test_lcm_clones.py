@@ -119,7 +119,8 @@ def test_parallel_sessions_on_clones_and_on_one_shared_instance(tmp_path):
 
 
 def test_lifecycle_session_start_reset_end(tmp_path):
-    """O1 loads (committed pass count), O3 zeroes counters, O2 flushes; compression boundary keeps counters."""
+    """O1 loads (committed pass count), O3 zeroes counters, O2 flushes; compression boundary keeps
+    counters."""
     e = LCMEngine(tmp_path / "lcm.sqlite3")
     e.update_model("m", 3000)
     e.on_session_start("s1")

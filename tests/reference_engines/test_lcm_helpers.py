@@ -22,7 +22,7 @@ WORDS = (
 
 def uid(rng: random.Random) -> str:
     """A 32-lowercase-hex uid (U1 format) from ``rng``."""
-    return "%032x" % rng.getrandbits(128)
+    return f"{rng.getrandbits(128):032x}"
 
 
 def sentence(rng: random.Random, n: int = 8) -> str:

@@ -78,7 +78,7 @@ def test_every_message_recoverable_after_three_compactions(seed, rounds, leaf, f
         index = 0
         for spec in rounds:
 
-            def add_turns(count):
+            def add_turns(count, spec=spec, live=live):
                 nonlocal index
                 for _ in range(count):
                     new = turn(rng, index, with_tool=(index % spec["tool_every"] == 0))

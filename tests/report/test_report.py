@@ -1,4 +1,5 @@
-"""The HTML report: verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback."""
+"""The HTML report: verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib
+fallback."""
 
 from __future__ import annotations
 

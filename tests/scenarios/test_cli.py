@@ -73,9 +73,9 @@ def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(caps
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "expectation 'parent-window-unchanged'" in x)
     repro = line.split(" Repro: ", 1)[1]
-    assert (
-        repro
-        == f"context-engine-kit scenario {C1} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    assert repro == (
+        f"context-engine-kit scenario {C1} "
+        "--engine=reference_engines.mutants.scn_shared_clone:SharedClone"
     )
     assert main(shlex.split(repro)[2:] + ["-q"]) == 1
     again = capsys.readouterr().out

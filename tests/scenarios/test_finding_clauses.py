@@ -24,9 +24,14 @@ LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "l
 #: (and clauses no check serves), with the reason. Host-side clauses have no check; the
 #: scenario is where the kit tests them end to end, at the contract's own word.
 STRONGER_BY_DESIGN = {
-    "B7": "host-side clause (gateway hygiene, docs/coverage.md): no engine check; the scenario is its end-to-end test",
-    "U3": "host-side clause (uids kept across host copies): no engine check; compress() keeping message_uid on the "
-    "rows it keeps is what the scenario observes",
+    "B7": (
+        "host-side clause (gateway hygiene, docs/coverage.md): "
+        "no engine check; the scenario is its end-to-end test"
+    ),
+    "U3": (
+        "host-side clause (uids kept across host copies): no engine check; compress() "
+        "keeping message_uid on the rows it keeps is what the scenario observes"
+    ),
 }
 
 #: Expectations that observe exactly what one registered check observes: same level.

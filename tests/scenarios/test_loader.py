@@ -82,9 +82,9 @@ def test_nested_subagent_step_error_points_at_its_line():
         "  - compress: null", "  - subagent:\n      steps:\n        - user: {words: many}"
     )
     err = error_of(text)
-    assert (
-        str(err)
-        == 'bad.scenario.yaml:8: steps[1].subagent.steps[0].user.words: expected integer, got string "many"'
+    assert str(err) == (
+        "bad.scenario.yaml:8: steps[1].subagent.steps[0].user.words: "
+        'expected integer, got string "many"'
     )
 
 

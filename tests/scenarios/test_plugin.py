@@ -55,9 +55,10 @@ def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     out = result.stdout.str()
     assert result.ret == 1
     assert (
-        "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check: "
-        "expected context_length == 20000, got 8000. See docs/contract.md#c2. Repro: context-engine-kit "
-        f"scenario {kit_pytester.path / name} --engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+        "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at "
+        "steps[3] check: expected context_length == 20000, got 8000. See "
+        f"docs/contract.md#c2. Repro: context-engine-kit scenario {kit_pytester.path / name} "
+        "--engine=reference_engines.mutants.scn_shared_clone:SharedClone"
     ) in out
     assert "Traceback" not in out
 

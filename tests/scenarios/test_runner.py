@@ -47,7 +47,8 @@ def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_ste
           - user: again
         expect:
           - {id: count, clause: L1, level: MUST, compressions: {max: 5}}
-          - {id: order, clause: L1, level: SHOULD, call_order: [on_session_start, update_from_response]}
+          - {id: order, clause: L1, level: SHOULD,
+             call_order: [on_session_start, update_from_response]}
     """,
         "tests.scenarios.engines:RaisesOnUsage",
     )
@@ -65,9 +66,11 @@ def test_check_steps_are_evaluated_in_place_and_report_their_step():
         name: checks
         host: {context_length: 10000}
         steps:
-          - check: {id: window, clause: O4, level: MUST, engine_attr: {name: context_length, equals: 10000}}
+          - check: {id: window, clause: O4, level: MUST,
+                    engine_attr: {name: context_length, equals: 10000}}
           - model: {name: other, context_length: 5000}
-          - check: {id: stale, clause: O4, level: MUST, engine_attr: {name: context_length, equals: 10000}}
+          - check: {id: stale, clause: O4, level: MUST,
+                    engine_attr: {name: context_length, equals: 10000}}
         expect: []
     """)
     assert res["window"].outcome == "passed"
@@ -108,9 +111,14 @@ def test_the_same_scenario_gives_the_same_numbers_in_another_process():
         from conformance.engine_loading import load_engine_factory
         from conformance.scenarios.loader import load_scenario
         from conformance.scenarios.runner import run_scenario
-        r = run_scenario(load_scenario({path!r}), load_engine_factory("reference_engines.router:ReferenceRouter"))
-        print(json.dumps([[c.prompt_tokens, c.cache_read_tokens, c.step] for c in r.recorder.provider_calls]
-                         + [[e.tokens_in, e.tokens_out, e.step] for e in r.recorder.compactions]))
+        r = run_scenario(
+            load_scenario({path!r}),
+            load_engine_factory("reference_engines.router:ReferenceRouter"),
+        )
+        print(json.dumps(
+            [[c.prompt_tokens, c.cache_read_tokens, c.step] for c in r.recorder.provider_calls]
+            + [[e.tokens_in, e.tokens_out, e.step] for e in r.recorder.compactions]
+        ))
     """)
     outs = [
         subprocess.run(

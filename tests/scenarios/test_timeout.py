@@ -50,8 +50,9 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
     out = capsys.readouterr().out
     assert "[1/2] hangs: 0/2 expectations hold" in out
     assert (
-        "FAILED   scenario:hangs:order\n    [L1 MUST] scenario 'hangs', expectation 'order': the run stopped at "
-        "steps[1] reset: timeout: on_session_reset() did not return within 1 s"
+        "FAILED   scenario:hangs:order\n"
+        "    [L1 MUST] scenario 'hangs', expectation 'order': the run stopped at steps[1] "
+        "reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
     assert f"Repro: context-engine-kit scenario {hang} --engine={HANGS} --timeout=1" in out
@@ -150,10 +151,11 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
     assert (
-        "[L1 MUST] scenario 'one', expectation 'order': the run stopped at steps[1] reset: timeout: "
-        "on_session_reset() did not return within 1 s"
+        "[L1 MUST] scenario 'one', expectation 'order': the run stopped at "
+        "steps[1] reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert (
-        "[L1 MUST] scenario 'two': not run: the engine hung in 1 checks (on_session_reset() x1); fix the hang "
-        "first, or raise --conformance-max-timeouts (now 1; 0 runs every check)."
+        "[L1 MUST] scenario 'two': not run: the engine hung in 1 "
+        "checks (on_session_reset() x1); fix the hang first, or raise "
+        "--conformance-max-timeouts (now 1; 0 runs every check)."
     ) in out

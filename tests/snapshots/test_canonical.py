@@ -54,7 +54,8 @@ def test_mask_is_stable_for_the_same_walk():
 def test_router_snapshot_is_byte_stable_across_processes_although_it_mints_uuid4():
     code = (
         "import sys\nfrom conformance.engine_loading import load_engine_factory\n"
-        "from conformance.snapshots import corpus\nfrom conformance.snapshots.capture import capture_case\n"
+        "from conformance.snapshots import corpus\n"
+        "from conformance.snapshots.capture import capture_case\n"
         "from conformance.snapshots.canonical import snapshot_text\n"
         "f = load_engine_factory('reference_engines.router:ReferenceRouter')\n"
         "sys.stdout.write(snapshot_text(capture_case(f, corpus.get('focus-topic'))))\n"

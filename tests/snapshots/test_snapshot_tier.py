@@ -58,20 +58,22 @@ def test_changed_compaction_note_fails_d1_with_the_grammar_line_and_the_diff(kit
     )  # a stored snapshot is the author's baseline: a mismatch fails the run
     repro = f"pytest --engine={COMPRESSOR} -k 'test_compression_snapshot[long-chat]'"
     assert (
-        f"[D1 SHOULD] compress()/select_context() output of snapshot case 'long-chat': expected the stored "
-        f"snapshot {SNAPDIR}/long-chat.json, got a different output"
+        "[D1 SHOULD] compress()/select_context() output of snapshot case 'long-chat': "
+        f"expected the stored snapshot {SNAPDIR}/long-chat.json, got a different output"
     ) in out
     assert (
-        f"See docs/coverage.md#d1. Repro: {repro}; if the change is intended, accept it: {repro} --snapshot-update"
-        in out
-    )
+        f"See docs/coverage.md#d1. Repro: {repro}; if the change "
+        f"is intended, accept it: {repro} --snapshot-update"
+    ) in out
     # syrupy's diff follows the grammar line
     assert (
-        '-             "[Note: Some earlier conversation turns have been compacted into a handoff summary '
+        '-             "[Note: Some earlier conversation '
+        "turns have been compacted into a handoff summary "
         "to preserve context space."
     ) in out
     assert (
-        '+             "[Note: Some earlier conversation turns have been compacted into a hand-over summary '
+        '+             "[Note: Some earlier conversation '
+        "turns have been compacted into a hand-over summary "
         "to preserve context space."
     ) in out
     assert "FAILED" in out and "test_compression_snapshot[long-chat]" in out

@@ -22,7 +22,7 @@ TEXT_CHARS = 1500
 def main(path: str, seed: int) -> None:
     """Run the writer loop on ``path`` with ``random.Random(seed)`` (never returns)."""
     rng = random.Random(seed)
-    store = SQLiteStore(path, uid_factory=lambda: "%032x" % rng.getrandbits(128))
+    store = SQLiteStore(path, uid_factory=lambda: f"{rng.getrandbits(128):032x}")
     sessions = [s.id for s in store.list_sessions()]
     sid = sessions[0] if sessions else store.create_session(session_id="crash")
     out = sys.stdout
@@ -37,7 +37,7 @@ def main(path: str, seed: int) -> None:
                 {
                     "role": "user" if n % 2 else "assistant",
                     "content": f"{seed}:{n} " + "x" * TEXT_CHARS,
-                    "message_uid": "%032x" % rng.getrandbits(128),
+                    "message_uid": f"{rng.getrandbits(128):032x}",
                 }
             )
         out.write("B " + " ".join(m["message_uid"] for m in batch) + "\n")

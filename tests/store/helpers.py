@@ -42,7 +42,7 @@ def tool(call_id: str, text: str = "ok") -> dict[str, Any]:
 def seeded_uids(seed: int):
     """A deterministic uid factory (32 lowercase hex) from ``random.Random(seed)``."""
     rng = random.Random(seed)
-    return lambda: "%032x" % rng.getrandbits(128)
+    return lambda: f"{rng.getrandbits(128):032x}"
 
 
 def copy_v30_fixture(tmp_path: Path) -> Path:

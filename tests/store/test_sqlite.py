@@ -43,7 +43,8 @@ def test_identity_columns_hold_json(sqlite_store):
     sqlite_store.append(sid, [user("q"), a, tool("x")])
     conn = sqlite3.connect(sqlite_store.path)
     rows = conn.execute(
-        "SELECT absorbed_message_uids, tool_call_uids, tool_call_uid FROM messages ORDER BY position"
+        "SELECT absorbed_message_uids, tool_call_uids, "
+        "tool_call_uid FROM messages ORDER BY position"
     ).fetchall()
     conn.close()
     assert json.loads(rows[1][0]) == ["e" * 32]

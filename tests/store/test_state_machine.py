@@ -295,7 +295,7 @@ class StoreMachine(RuleBasedStateMachine):
     def _check_repair(self, before, after):
         """U5 from its text: no alternation left, and the uids in text order (each row's uid
         then its absorbed list) are those of the rows before, minus dropped tool results."""
-        for x, y in zip(after, after[1:]):
+        for x, y in zip(after, after[1:], strict=False):
             assert not (x["role"] == y["role"] == "assistant"), "alternation not repaired"
             assert not (x["role"] == y["role"] == "user" and isinstance(x.get("content"), str)), (
                 "users not merged"
@@ -373,7 +373,10 @@ class StoreMachine(RuleBasedStateMachine):
         conn = sqlite3.connect(self.path, isolation_level=None)
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
-            "INSERT INTO messages (session_id, generation, position, role, content) VALUES (?, ?, ?, 'user', ?)",
+            (
+                "INSERT INTO messages (session_id, generation, "
+                "position, role, content) VALUES (?, ?, ?, 'user', ?)"
+            ),
             (sid, info.generation, info.length, f'"{text} (old build)"'),
         )
         conn.execute("UPDATE sessions SET length = length + 1 WHERE id = ?", (sid,))
@@ -406,7 +409,7 @@ class StoreMachine(RuleBasedStateMachine):
             assert len(loaded) == len(rows), (
                 f"{sid}: {len(loaded)} rows stored, host has {len(rows)}"
             )
-            for i, (got, want) in enumerate(zip(loaded, rows)):
+            for i, (got, want) in enumerate(zip(loaded, rows, strict=True)):
                 if "message_uid" not in want and "message_uid" in got:
                     # Legacy / older-build row, or a copy of one: the identity appears once
                     # (back-fill, trigger, or minted at the copy's first insert).
@@ -429,13 +432,13 @@ class StoreMachine(RuleBasedStateMachine):
                     "[U5] survivor uid in its own absorbed list"
                 )
                 assert len(absorbed) == len(set(absorbed)), "[U5] duplicate absorbed uid"
-            for m, owners in zip(loaded, owning_uids(loaded)):
+            for m, owners in zip(loaded, owning_uids(loaded), strict=True):
                 if owners is not None:
                     assert m.get("_tool_call_uid") in owners, (
                         f"[U8] result {m!r} should pair with one of {owners}"
                     )
             wire = strip_persistence_fields(loaded)
-            for w, m in zip(wire, loaded):
+            for w, m in zip(wire, loaded, strict=True):
                 assert not PERSISTENCE_ONLY_MESSAGE_FIELDS & set(w), (
                     "[U9] persistence field on the wire"
                 )

@@ -81,7 +81,10 @@ def test_u1_insert_trigger_mints_for_rows_written_without_uid(sqlite_store):
     conn = sqlite3.connect(sqlite_store.path)
     with conn:
         conn.execute(
-            "INSERT INTO messages (session_id, generation, position, role, content) VALUES (?, 0, 0, 'user', '\"old build\"')",
+            (
+                "INSERT INTO messages (session_id, generation, position, "
+                "role, content) VALUES (?, 0, 0, 'user', '\"old build\"')"
+            ),
             (sid,),
         )
         conn.execute("UPDATE sessions SET length = 1 WHERE id = ?", (sid,))
@@ -97,7 +100,10 @@ def test_u1_trigger_uids_differ_per_row(sqlite_store):
     conn = sqlite3.connect(sqlite_store.path)
     with conn:
         conn.executemany(
-            "INSERT INTO messages (session_id, generation, position, role, content) VALUES (?, 0, ?, 'user', '\"x\"')",
+            (
+                "INSERT INTO messages (session_id, generation, position, "
+                "role, content) VALUES (?, 0, ?, 'user', '\"x\"')"
+            ),
             [(sid, i) for i in range(50)],
         )
         got = [r[0] for r in conn.execute("SELECT message_uid FROM messages")]
