@@ -725,8 +725,49 @@ def run_conformance(
     return results
 
 
+def scenario_results(
+    scenario: Any,
+    engine_factory: Callable[[], Any],
+    *,
+    run: Any = None,
+    xfails: Mapping[str, str] | None = None,
+    host_profile: str = "documented",
+    timeout: float | None = None,
+) -> list[Result]:
+    """Judge every expectation of one scenario on ``engine_factory`` by the session's rules (the
+    same skip, xfail, message and ``Repro:`` rules as every front end).
+
+    Args:
+        scenario: a parsed :class:`~conformance.scenarios.spec.Scenario` (from a file or text).
+        engine_factory: zero-argument callable returning a fresh engine.
+        run: a :class:`~conformance.scenarios.run.ScenarioRun` of it already played (else it
+            is played here, once).
+        xfails: expected failures ``{case id | prefix | clause: reason}``.
+        host_profile: ``documented`` or ``hermes-0.19``.
+        timeout: the scenario's limit in seconds (default 120).
+    Returns:
+        one :class:`Result` per expectation, in file order.
+    """
+    from conformance.cases import ScenarioCase
+
+    options = RunOptions(
+        checks=False,
+        scenarios=False,
+        xfails=dict(xfails or {}),
+        host_profile=host_profile,
+        timeout=DEFAULT_CHECK_TIMEOUT_S if timeout is None else float(timeout),
+    )
+    session = ConformanceSession(options, engine_factory)
+    path = Path(scenario.source)
+    if run is not None:
+        session.scenario_runs[str(path)] = run
+    cases = [ScenarioCase(path, scenario, exp, bundled=False) for exp in scenario.expectations]
+    return [session.run_case(c) for c in cases]
+
+
 __all__ = [
     "BUILTIN_SPEC",
+    "scenario_results",
     "OUTCOMES",
     "ConformanceSession",
     "Declarations",
