@@ -78,8 +78,18 @@ class ScenarioCase:
         feature = catalogue.get(self.clause).host_feature
         return frozenset([feature]) if feature else frozenset()
 
+    def prepare(self, session: Any) -> None:
+        """Play the scenario (once per session and file), bounded by its own time limit
+        (``--conformance-timeout``), outside the case's own limit."""
+        session.scenario_run(self)
+
+    def prepared(self, session: Any) -> bool:
+        """True when this run already played the scenario (its expectations are judged even
+        after the hang budget is spent: the run was counted once)."""
+        return str(self.path) in session.scenario_runs
+
     def execute(self, session: Any, ctx: Any, **extras: Any) -> None:
-        """Run the scenario (once per session and file) and judge this expectation.
+        """Judge this expectation on the scenario's run (played by :meth:`prepare`).
 
         Raises:
             ContractViolation, CheckSkipped, HostileEngine, CaseError: see

@@ -27,7 +27,7 @@ from conformance.engine_loading import (
     parse_kwargs,
 )
 from conformance.errors import EngineTimeout, KitUsageError
-from conformance.session import ConformanceSession, RunOptions
+from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
@@ -217,26 +217,6 @@ def _factory(config: pytest.Config, replay: dict[str, Any] | None) -> EngineFact
     return None
 
 
-def _read_xfails(path: str) -> dict[str, str]:
-    """Expected failures from a file: one case id, id prefix or clause per line, then an
-    optional reason after whitespace or ``#``; blank lines and ``#`` comments ignored."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KitUsageError(f"--conformance-xfails {path}: cannot read it ({exc})") from None
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, _, reason = line.partition("#")
-        parts = key.split(None, 1)
-        out[parts[0]] = (
-            reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}"
-        ).strip()
-    return out
-
-
 def _replay(config: pytest.Config) -> dict[str, Any] | None:
     path = config.getoption("--conformance-replay")
     if not path:
@@ -304,7 +284,7 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
             capabilities=frozenset(
                 c.strip() for c in config.getoption("--conformance-capabilities").split(",")
             ),
-            xfails=_read_xfails(config.getoption("--conformance-xfails"))
+            xfails=read_xfails_file(config.getoption("--conformance-xfails"))
             if config.getoption("--conformance-xfails")
             else {},
             replay=replay,

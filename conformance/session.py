@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import catalogue, replay
+from conformance.replay import load as load_failure
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext
 from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
 from conformance.errors import (
@@ -209,6 +210,29 @@ def unmatched_xfails(xfails: Mapping[str, str], cases: Iterable[Any]) -> list[st
     )
 
 
+def read_xfails_file(path: Path) -> dict[str, str]:
+    """Expected failures from a file: one case id, id prefix or clause per line, then an
+    optional reason after whitespace or ``#``; blank lines and ``#`` comments ignored.
+
+    Raises:
+        KitUsageError: the file cannot be read.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KitUsageError(f"--conformance-xfails {path}: cannot read it ({exc})") from None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, reason = line.partition("#")
+        parts = key.split(None, 1)
+        text = reason or (parts[1] if len(parts) > 1 else "") or f"listed in {path}"
+        out[parts[0]] = text.strip()
+    return out
+
+
 def example_messages(example: Any) -> int | None:
     """Messages in a failure's shrunk example: the longest drawn transcript (None if none)."""
     if not isinstance(example, dict):
@@ -265,16 +289,23 @@ class ConformanceSession:
             fixture route learns it only when the first case runs).
         command: the ``Repro:`` command base that selects this engine again (default
             ``pytest <the factory's options>``).
+        abc: the ContextEngine ABC in use (default: the one installed; tests pass another).
 
     Raises:
         KitUsageError: a bad option value.
     """
 
     def __init__(
-        self, options: RunOptions, factory: Any = None, *, command: str | None = None
+        self,
+        options: RunOptions,
+        factory: Any = None,
+        *,
+        command: str | None = None,
+        abc: Any = None,
     ) -> None:
         options.validate()
         self.options = options
+        self.abc = abc if abc is not None else abc_info()
         self.factory: EngineFactory | None = None
         self._command = command
         self._declarations: Declarations | None = None
@@ -362,6 +393,7 @@ class ConformanceSession:
                 host_profile=o.host_profile,
                 hangs=self.hangs,
                 capabilities=self.declarations.capabilities,
+                abc=self.abc,
             )
             if o.window is not None:
                 self._context.window = int(o.window)
@@ -369,7 +401,8 @@ class ConformanceSession:
 
     @property
     def command(self) -> str:
-        """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and run."""
+        """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and host
+        (the failure file records the rest)."""
         if self._command is not None:
             base = self._command
         else:
@@ -382,9 +415,16 @@ class ConformanceSession:
             base += f" --host-profile={o.host_profile}"
         if o.capabilities:
             base += f" --conformance-capabilities={','.join(sorted(o.capabilities))}"
-        if o.profile != "default":
-            base += f" --conformance-profile={o.profile}"
         return base
+
+    @property
+    def rerun_command(self) -> str:
+        """:attr:`command` plus the options that decide which examples a case draws (profile),
+        for the reruns by id that have no failure file."""
+        o = self.options
+        return self.command + (
+            f" --conformance-profile={o.profile}" if o.profile != "default" else ""
+        )
 
     # -- the stream ---------------------------------------------------------------------
     def cases(self) -> list[Any]:
@@ -453,7 +493,7 @@ class ConformanceSession:
         Raises:
             EngineUnavailable: the engine could not be built (its capabilities are unknown).
         """
-        abc = abc_info()
+        abc = self.abc
         host = get_profile(self.options.host_profile)
         for feature in sorted(case.needs):
             if abc.lacks(feature):
@@ -488,8 +528,8 @@ class ConformanceSession:
         if replay_file:
             return f"{self.command} --conformance-replay {replay_file}"
         if hasattr(case, "repro"):
-            return case.repro(self.command, violation)
-        return f"{self.command} -k '{case.id}'"
+            return case.repro(self.rerun_command, violation)
+        return f"{self.rerun_command} -k '{case.id}'"
 
     def run_case(self, case: Any, **extras: Any) -> Result:
         """Run one case by the session's rules (module doc); never raises but KeyboardInterrupt.
@@ -513,8 +553,21 @@ class ConformanceSession:
             return error(f"engine not available: {exc}")
         if reason:
             return result("skipped", reason)
-        if self.hangs.exhausted():
+        prepared = getattr(case, "prepared", None)
+        if self.hangs.exhausted() and not (prepared is not None and prepared(self)):
             return error(self.hangs.reason())
+        prepare = getattr(case, "prepare", None)
+        if prepare is not None:  # e.g. play the scenario: bounded by its own limit, once per file
+            try:
+                with block_network():
+                    prepare(self)
+            except KeyboardInterrupt:
+                raise
+            except (
+                BaseException
+            ) as exc:  # a kit bug in the runner; the engine's errors are recorded
+                text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                return error(f"check could not complete: {text[:500]}")
         xfails = self.declarations.expected_failures
         xfail = _xfail_reason(case, xfails)
         draws = replay.draws(self.options.replay) if self.options.replay is not None else None
@@ -555,6 +608,8 @@ class ConformanceSession:
                 f"{what}did not return within {ctx.timeout:g} s (check {case.id} timed out; the "
                 "call was abandoned on a daemon thread and the run continued)",
             )
+            if kind == "snapshot":  # a hang is no snapshot mismatch: the case could not run
+                return error(_detail(exc))
             return self._failed(case, exc, xfail, result)
         if xfail is not None:
             return result("xpassed", f"expected failure did not happen ({xfail})")
@@ -660,7 +715,7 @@ def run_conformance(
     derandomize: bool = True,
     xfails: Mapping[str, str] | None = None,
     timeout: float | None = None,
-    replay_file: Path | None = None,
+    replay: Path | None = None,
     plugin_dir: str | None = None,
     scenarios: bool = True,
     seed: int | None = None,
@@ -683,7 +738,7 @@ def run_conformance(
         failures_dir: where failure files go (none written if None).
         xfails: expected failures ``{case id | prefix | clause: reason}`` (non-strict).
         timeout: per-case limit in seconds (default 120).
-        replay_file: a failure file; runs only its case, once, on the recorded draws.
+        replay: a failure file; runs only its case, once, on the recorded draws.
         plugin_dir: engine plugin folder for the R4-R6 checks.
         scenarios: False leaves the bundled scenario library out.
         shrink: False skips Hypothesis shrinking.
@@ -709,7 +764,7 @@ def run_conformance(
         host_profile=host_profile,
         capabilities=frozenset(capabilities),
         xfails=dict(xfails or {}),
-        replay=replay.load(Path(replay_file)) if replay_file is not None else None,
+        replay=load_failure(Path(replay)) if replay is not None else None,
         failures_dir=Path(failures_dir) if failures_dir is not None else None,
         scenarios=scenarios,
         plugin_dir=plugin_dir,
@@ -774,6 +829,7 @@ __all__ = [
     "Result",
     "RunOptions",
     "exit_code",
+    "read_xfails_file",
     "run_conformance",
     "unmatched_xfails",
     "xfail_for_clause",

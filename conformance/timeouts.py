@@ -9,15 +9,34 @@ and the TS/L1 clauses' hang reporting.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from conformance.errors import EngineTimeout
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
 #: (clause and level None: the check's own). Set by the drivers (conformance.checks.engine_calls)
 #: and by engine construction, read when a check times out to name the method that hung.
 CURRENT_CALL: dict[int, tuple[str | None, str | None, str]] = {}
+
+
+@contextlib.contextmanager
+def calling(method: str, clause: str | None = None, level: str | None = None) -> Iterator[None]:
+    """Record ``method`` as the engine call in flight on this thread while the block runs (so a
+    case that times out there names it); restores what was recorded before."""
+    me = threading.get_ident()
+    previous = CURRENT_CALL.get(me)
+    CURRENT_CALL[me] = (clause, level, method)
+    try:
+        yield
+    finally:
+        if previous is None:
+            CURRENT_CALL.pop(me, None)
+        else:
+            CURRENT_CALL[me] = previous
 
 
 class _Worker(threading.Thread):
@@ -65,10 +84,6 @@ def _start(fn: Callable[[], Any], timeout: float) -> _Worker:
             break
         worker.join(min(0.05, remaining))
     return worker
-
-
-class EngineTimeout(Exception):
-    """An engine call (its constructor, a probe) did not return within the limit; the message names it."""
 
 
 def constructor_label(factory: Any) -> str:
@@ -120,7 +135,6 @@ __all__ = [
     "call_with_timeout",
     "build_engine",
     "constructor_label",
-    "EngineTimeout",
 ]
 
 

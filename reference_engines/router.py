@@ -145,7 +145,9 @@ class ReferenceRouter(ContextEngine):
             compactions in a row (2, as Hermes; A3).
     """
 
-    conformance_capabilities = frozenset({"select_context", "on_turn_complete"})
+    #: No optional capability: its select_context and on_turn_complete are found by H2's
+    #: identity rule (the hooks are overridden), not declared.
+    conformance_capabilities = frozenset()
     threshold_percent = 0.75
     keep_last = 8
     match_ratio = 0.2

@@ -23,6 +23,7 @@ from typing import Any
 
 from conformance.snapshots.canonical import reference_rows
 from conformance.snapshots.corpus import CORPUS_VERSION, Case
+from conformance.timeouts import calling, constructor_label
 from simulator.host import calls, hooks, thresholds
 from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
@@ -44,7 +45,8 @@ def _compress(
     )
     out: dict[str, Any] = {"kwargs": sorted(kwargs)}
     try:
-        result = engine.compress(copy.deepcopy(messages), **kwargs)
+        with calling("compress"):
+            result = engine.compress(copy.deepcopy(messages), **kwargs)
     except Exception as exc:
         out["raised"] = f"{type(exc).__name__}: {exc}"
         return out
@@ -60,13 +62,19 @@ def _compress(
 
 def capture_case(engine_factory: Callable[[], Any], case: Case) -> dict[str, Any]:
     """Run ``case`` on a fresh engine; returns ``{"inputs", "document"}`` (see the module doc)."""
-    engine = engine_factory()
+    with calling(constructor_label(engine_factory)[:-2]):
+        engine = engine_factory()
     thresholds.assign_model_thresholds(engine, None)
-    engine.update_model(**calls.update_model_kwargs(MODEL, case.context_length))
+    with calling("update_model"):
+        engine.update_model(**calls.update_model_kwargs(MODEL, case.context_length))
     if callable(getattr(engine, "on_session_start", None)):
-        engine.on_session_start(
-            f"snapshot-{case.id}", platform="cli", model=MODEL, context_length=case.context_length
-        )
+        with calling("on_session_start"):
+            engine.on_session_start(
+                f"snapshot-{case.id}",
+                platform="cli",
+                model=MODEL,
+                context_length=case.context_length,
+            )
     history = copy.deepcopy(case.messages)
     inputs: list[Any] = [history]
     doc: dict[str, Any] = {
@@ -96,19 +104,21 @@ def capture_case(engine_factory: Callable[[], Any], case: Case) -> dict[str, Any
 
 
 def _select(engine_factory: Callable[[], Any], history: list[dict[str, Any]]) -> Any:
-    engine = engine_factory()
+    with calling(constructor_label(engine_factory)[:-2]):
+        engine = engine_factory()
     if not hooks.overrides(engine, "select_context"):
         return "not overridden (H2: never called)"
     incoming = next((copy.deepcopy(m) for m in reversed(history) if m.get("role") == "user"), None)
     try:
-        result = engine.select_context(
-            copy.deepcopy(history),
-            **calls.select_context_kwargs(
-                conversation_messages=copy.deepcopy(history),
-                incoming_message=incoming,
-                budget_tokens=int(getattr(engine, "context_length", 0) or 0),
-            ),
-        )
+        with calling("select_context"):
+            result = engine.select_context(
+                copy.deepcopy(history),
+                **calls.select_context_kwargs(
+                    conversation_messages=copy.deepcopy(history),
+                    incoming_message=incoming,
+                    budget_tokens=int(getattr(engine, "context_length", 0) or 0),
+                ),
+            )
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"}
     if result is None:

@@ -1,4 +1,5 @@
-"""``context-engine-kit check``: same checks, exit codes, JSON verdict, bad input (issue 2)."""
+"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands): the same
+cases as pytest, exit codes, the JSON verdict, bad input."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_check_passes_and_writes_json(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
-    assert data["engine"] == "reference_engines.mutants._base:MinimalEngine"
+    assert data["engine"] == {"spec": "reference_engines.mutants._base:MinimalEngine", "kwargs": {}}
     assert all(r["outcome"] in ("passed", "skipped") for r in data["results"])
     assert data["verdict"] == "PASS" and data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}
     assert data["counts"]["total"] == len(data["results"])
@@ -165,7 +166,7 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
 def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     """``--help`` on any subcommand prints its usage and exits 0 (coverage --help once rewrote
     docs/coverage.md)."""
-    from conformance.coverage import COVERAGE
+    from conformance.devtools.coverage import COVERAGE
 
     before = COVERAGE.stat().st_mtime_ns
     for sub in ("check", "scenario", "mutants", "coverage", "serve", "install-plugin"):
@@ -188,7 +189,7 @@ def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):
         "--json",
         str(out),
         "-k",
-        "c1_subagents",
+        "c1-subagents",
         "--state-dir",
         str(tmp_path / "state"),
         cwd=tmp_path,
@@ -259,12 +260,12 @@ def test_check_keeps_a_state_dir_with_failure_files_and_says_where(tmp_path):
     )
     assert proc.returncode == 1
     kept = [p for p in tmp.iterdir() if p.name.startswith("context-engine-kit-")]
-    assert len(kept) == 1 and list((kept[0] / "failures").glob("*.json"))
+    assert len(kept) == 1 and list((kept[0] / "failures").glob("*/*.json"))
     assert f"context-engine-kit: state kept in {kept[0]}" in proc.stdout
 
 
 def test_coverage_outside_a_source_checkout_is_a_clear_error(tmp_path, monkeypatch, capsys):
-    from conformance import coverage
+    from conformance.devtools import coverage
 
     monkeypatch.setattr(coverage, "CONTRACT", tmp_path / "site-packages" / "docs" / "contract.md")
     assert coverage.main(["--check"]) == 2

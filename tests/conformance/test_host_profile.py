@@ -1,10 +1,12 @@
-"""--host-profile and the host ABC decide which clauses exist (issue 2 item 2, issue 4 item 8)."""
+"""Covers the skip rule of conformance.session and the per-agent copy of conformance.checks.c_clones:
+--host-profile and the host ABC decide which clauses exist."""
 
 from __future__ import annotations
 
 from conformance import registry
+from conformance.cases import cases
 from conformance.context import CheckContext
-from conformance.runner import applicability, profile_skip_reason, run_conformance
+from conformance.session import ConformanceSession, RunOptions, run_conformance
 from reference_engines.router import ReferenceRouter
 from simulator.host.shim import AbcInfo
 
@@ -46,30 +48,34 @@ def test_documented_profile_runs_them():
 
 
 def test_an_abc_without_the_hooks_skips_with_its_version():
-    ctx = CheckContext(ReferenceRouter, abc=AbcInfo("hermes-agent", "0.19.0", frozenset()))
+    abc = AbcInfo("hermes-agent", "0.19.0", frozenset())
+    session = ConformanceSession(RunOptions(), ReferenceRouter, abc=abc)
     for chk in registry.all_checks():
         if chk.id.startswith(ABSENT_ON_019):
-            reason = applicability(chk, ctx)
+            reason = session.skip_reason(chk)
             assert reason and "hermes-agent 0.19.0" in reason, chk.id
-    assert applicability(registry.get("A2-usage-updates-counters"), ctx) is None
+    assert session.skip_reason(registry.get("A2-usage-updates-counters")) is None
 
 
 def test_scenario_expectations_follow_the_profile():
-    assert profile_skip_reason("K1", "hermes-0.19")
-    assert profile_skip_reason("K1", "documented") is None
-    assert profile_skip_reason("L1", "hermes-0.19") is None
+    scenario_cases = cases(checks=False)
+    k1 = next(c for c in scenario_cases if c.clause == "K1")
+    l1 = next(c for c in scenario_cases if c.clause == "L1")
+    old = ConformanceSession(RunOptions(host_profile="hermes-0.19"), ReferenceRouter)
+    documented = ConformanceSession(RunOptions(), ReferenceRouter)
+    assert "host profile 'hermes-0.19' has no model_thresholds" in old.skip_reason(k1)
+    assert documented.skip_reason(k1) is None
+    assert old.skip_reason(l1) is None
 
 
 def test_capabilities_from_the_command_line_add_to_the_engines():
     from reference_engines.mutants._base import MinimalEngine
 
-    plain = CheckContext(MinimalEngine)
-    extra = CheckContext(MinimalEngine, extra_capabilities=frozenset({"compressor"}))
+    plain = ConformanceSession(RunOptions(), MinimalEngine)
+    extra = ConformanceSession(RunOptions(capabilities=frozenset({"compressor"})), MinimalEngine)
     chk = next(c for c in registry.all_checks() if "compressor" in c.requires)
-    assert applicability(chk, plain) and "lacks capability 'compressor'" in applicability(
-        chk, plain
-    )
-    assert applicability(chk, extra) is None
+    assert "lacks capability 'compressor'" in plain.skip_reason(chk)
+    assert extra.skip_reason(chk) is None
 
 
 class _Counted:

@@ -1,6 +1,7 @@
-"""Hostile engines (issue 6, item 9): a hang, SystemExit, ~256 MB output, leaked threads and
-input mutation each give a failure naming the method and the clause, and the run still
-reaches a full verdict; Ctrl-C (KeyboardInterrupt) still stops the run."""
+"""Covers conformance.checks.engine_calls and conformance.session on hostile engines: a hang,
+SystemExit, ~256 MB output, leaked threads and input mutation each give a failure naming the
+method and the clause, and the run still reaches a full verdict over the registry's checks;
+Ctrl-C (KeyboardInterrupt) still stops the run."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_hanging_method_times_out_and_the_run_continues():
     RELEASE.clear()
     try:
         results = _full(
-            run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False)
+            run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False, scenarios=False)
         )
     finally:
         RELEASE.set()
@@ -64,7 +65,7 @@ def test_hanging_method_times_out_and_the_run_continues():
 
 
 def test_system_exit_is_a_failure_not_the_end():
-    results = _full(run_conformance(ExitsOnUsage, profile="quick", shrink=False))
+    results = _full(run_conformance(ExitsOnUsage, profile="quick", shrink=False, scenarios=False))
     r = results["A2-usage-updates-counters"]
     assert r.outcome == "failed"
     assert r.message.startswith("[A2 MUST] update_from_response(): raised SystemExit(3)")
@@ -72,7 +73,7 @@ def test_system_exit_is_a_failure_not_the_end():
 
 
 def test_huge_output_is_measured_before_it_is_copied():
-    results = _full(run_conformance(HugeSchemas, profile="quick", shrink=False))
+    results = _full(run_conformance(HugeSchemas, profile="quick", shrink=False, scenarios=False))
     r = results["O5-tool-schemas-is-list"]
     assert r.outcome == "failed"
     assert r.message.startswith("[O5 MUST] get_tool_schemas(): returned a list of more than 32 MB")
@@ -103,11 +104,11 @@ def test_approx_size_stops_early():
 def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
     from conformance.engine_loading import load_engine_factory
 
-    results = _full(run_conformance(load_engine_factory(spec), profile="quick", shrink=False))
+    results = _full(run_conformance(load_engine_factory(spec), profile="quick", shrink=False, scenarios=False))
     assert results[check].outcome == "failed"
     assert results[check].message.startswith(needle)
 
 
 def test_keyboard_interrupt_still_stops_the_run():
     with pytest.raises(KeyboardInterrupt):
-        run_conformance(InterruptsOnCompress, profile="quick", shrink=False)
+        run_conformance(InterruptsOnCompress, profile="quick", shrink=False, scenarios=False)

@@ -1,5 +1,6 @@
-"""The kill matrix (issue 6): every mutant fails its own clause, with its message pinned by
-regex, and nothing unrelated; the reference engines fail nothing. In-process, quick profile.
+"""Covers conformance.devtools.killmatrix and reference_engines.mutants: every mutant fails its
+own clause, with its message pinned by regex, and nothing unrelated; the reference engines fail
+nothing, over the whole case stream (checks and bundled scenarios). In-process, quick profile.
 
 Shrinking is off here (the first failing example is enough to prove a kill and keeps this
 suite fast); ``benchmarks/bench_conformance.py`` measures shrunk counterexamples.
@@ -10,13 +11,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from conformance.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
+from conformance.devtools.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 
 from conformance import registry
-from conformance.runner import Result
+from conformance.session import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
 
-#: Engine-facing clauses (issue 6 acceptance) and the kit clauses; each needs a check and a mutant.
+#: Engine-facing clauses and the kit clauses; each needs a check and a mutant.
 ENGINE_FACING = (
     ["S0", "D1"]
     + [f"A{i}" for i in range(1, 8)]

@@ -8,10 +8,9 @@ import threading
 import pytest
 
 from conformance import registry
-from conformance.context import CheckContext
 from conformance.errors import NetworkBlocked
 from conformance.netguard import block_network, is_loopback
-from conformance.runner import run_check
+from conformance.session import ConformanceSession, RunOptions
 from reference_engines.mutants._base import MinimalEngine
 
 
@@ -75,7 +74,7 @@ class NetworkEngine(MinimalEngine):
 
 
 def test_engine_network_access_is_blocked_during_checks():
-    ctx = CheckContext(NetworkEngine, profile="quick")
-    result = run_check(registry.get("A4-compress-returns-list"), ctx)
+    session = ConformanceSession(RunOptions(profile="quick"), NetworkEngine)
+    result = session.run_case(registry.get("A4-compress-returns-list"))
     assert result.outcome == "failed"
     assert "NetworkBlocked" in result.message and "203.0.113.9" in result.message

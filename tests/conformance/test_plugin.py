@@ -1,4 +1,5 @@
-"""The pytest plugin's wiring, run in subprocesses the way users run it (issue 2, item 5)."""
+"""Covers conformance.plugin, conformance.pytest_options and conformance.suite: the pytest
+front end's wiring, run in subprocesses the way users run it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def good_counts():
     from conformance import run_conformance
     from conformance.engine_loading import load_engine_factory
 
-    results = run_conformance(load_engine_factory(GOOD), profile="quick")
+    results = run_conformance(load_engine_factory(GOOD), profile="quick", scenarios=False)
     return (
         sum(r.outcome == "passed" for r in results),
         sum(r.outcome == "skipped" for r in results),
@@ -78,7 +79,8 @@ def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     }
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
     assert f"Repro: pytest --engine={spec} --conformance-replay " in out
-    assert "V4-system-prompt-first_compress_.json" in out  # the repro line names the replay file
+    # the repro line names the failure file, kept per engine
+    assert f"{spec.replace(':', '.')}/V4-system-prompt-first_compress_.json" in out
     assert "Traceback" not in out
 
 
@@ -194,8 +196,10 @@ def test_json_verdict_shape(kit_pytester):
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "--conformance-json=verdict.json")
     assert result.ret == 0
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
+    assert data["engine"] == {"spec": GOOD, "kwargs": {}}
     assert set(data) == {
         "engine",
+        "profile",
         "kit_version",
         "contract_version",
         "host_abc",
@@ -299,22 +303,31 @@ def test_xfails_file_and_replay_file(kit_pytester):
     )
     assert failing.ret == 1
     replay_file = (
-        kit_pytester.path / ".conformance" / "failures" / "V4-system-prompt-first_compress_.json"
+        kit_pytester.path
+        / ".conformance"
+        / "failures"
+        / spec.replace(":", ".")
+        / "V4-system-prompt-first_compress_.json"
     )
     assert replay_file.is_file()
     assert f"--conformance-replay {replay_file}" in failing.stdout.str()
     again = run(kit_pytester, f"--engine={spec}", QUICK, f"--conformance-replay={replay_file}")
     assert again.ret == 1
-    again.assert_outcomes(failed=1, deselected=again.parseoutcomes().get("deselected", 0))
+    again.assert_outcomes(failed=1)
     assert "[V4 MUST]" in again.stdout.str()
+    # the file names its engine: replayed alone, it runs the same case on the same engine
+    alone = run(kit_pytester, f"--conformance-replay={replay_file}")
+    assert alone.ret == 1, alone.stdout.str()
+    alone.assert_outcomes(failed=1)
+    assert f"conformance: engine --engine={spec}" in alone.stdout.str()
 
 
 def test_no_scenarios_flag_leaves_the_scenario_library_out(kit_pytester):
     without = run(kit_pytester, f"--engine={GOOD}", "--collect-only", "-q")
     with_lib = run(kit_pytester, f"--engine={GOOD}", "--collect-only", "-q", scenarios=True)
     assert without.ret == 0 and with_lib.ret == 0
-    assert not any(".scenario.yaml" in line for line in without.stdout.lines)
-    assert any(".scenario.yaml" in line for line in with_lib.stdout.lines)
+    assert not any("test_contract[scenario:" in line for line in without.stdout.lines)
+    assert any("test_contract[scenario:" in line for line in with_lib.stdout.lines)
 
 
 def test_constructor_that_raises_is_one_usage_error(kit_pytester):
@@ -340,7 +353,10 @@ def test_constructor_that_raises_is_one_usage_error(kit_pytester):
 def test_non_positive_timeout_is_a_usage_error(kit_pytester):
     result = run(kit_pytester, f"--engine={GOOD}", "--conformance-timeout=-1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "give a positive number of seconds" in result.stderr.str()
+    assert "give a positive, finite number of seconds" in result.stderr.str()
+    endless = run(kit_pytester, f"--engine={GOOD}", "--conformance-timeout=nan")
+    assert endless.ret == pytest.ExitCode.USAGE_ERROR
+    assert "give a positive, finite number of seconds" in endless.stderr.str()
 
 
 def test_engine_module_in_the_current_folder_imports(kit_pytester):
@@ -441,7 +457,7 @@ def test_replay_file_for_an_unknown_check_or_without_an_engine_is_a_usage_error(
     good.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
     alone = run(kit_pytester, f"--conformance-replay={good}")
     assert alone.ret == pytest.ExitCode.USAGE_ERROR
-    assert "no engine given; rerun with the engine the file was written for" in alone.stderr.str()
+    assert "the replay file names no engine the kit can load" in alone.stderr.str()
     assert "Traceback" not in result.stderr.str() + alone.stderr.str()
 
 
@@ -452,8 +468,12 @@ def test_k_that_deselects_every_check_still_prints_a_verdict_line(kit_pytester):
 
 
 def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
-    failures = kit_pytester.path / ".conformance" / "failures"
+    failures = kit_pytester.path / ".conformance" / "failures" / GOOD.replace(":", ".")
     failures.mkdir(parents=True)
+    other = kit_pytester.path / ".conformance" / "failures" / "another.Engine"
+    other.mkdir()
+    others = other / "A2-usage-updates-counters.json"  # another engine's counterexample
+    others.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
     stale = failures / "A2-usage-updates-counters.json"
     stale.write_text(json.dumps({"check": "A2-usage-updates-counters", "example": {"draws": {}}}))
     mine = (
@@ -463,3 +483,4 @@ def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
     result = run(kit_pytester, f"--engine={GOOD}", QUICK, "-k", "A2 or A3")
     assert result.ret == 0, result.stdout.str()
     assert not stale.exists() and mine.read_text() == "my notes\n"
+    assert others.is_file()  # a passing run of one engine never removes another's

@@ -1,4 +1,6 @@
-"""Registry shape, the structural gate, strategies, replay files and docs/coverage.md (issue 6)."""
+"""Covers conformance.registry, conformance.checks.s_structure, conformance.strategies,
+conformance.replay and conformance.devtools.coverage: registry shape, the structural gate,
+strategies, failure files and docs/coverage.md."""
 
 from __future__ import annotations
 
@@ -11,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import conformance
-from conformance import registry, run_conformance
+from conformance import catalogue, registry, run_conformance
 from conformance.checks.s_structure import structural_problems
 from conformance.context import CheckContext
 from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
-from conformance.runner import Result
+from conformance.session import ConformanceSession, Result, RunOptions
 from conformance.strategies import compactable_histories, transcripts
 from reference_engines.mutants._base import MinimalEngine
 from reference_engines.mutants.o_optional import ResetKeepsCompletion
@@ -30,7 +32,7 @@ def test_ids_are_ascii_sorted_unique_and_carry_level_and_since():
     ids = [c.id for c in checks]
     assert len(ids) == len(set(ids)) > 70
     assert ids == [c.id for c in registry.all_checks()]  # deterministic order
-    assert ids == sorted(ids, key=registry._sort_key)
+    assert ids == sorted(ids, key=catalogue.sort_key)
     for c in checks:
         assert c.id.isascii() and ID_RE.match(c.id), c.id
         assert c.level in ("MUST", "SHOULD") and re.match(r"^\d+\.\d+$", c.since)
@@ -126,7 +128,7 @@ def test_state_machine_failures_replay_their_steps(tmp_path):
 
 
 def test_coverage_doc_is_generated_from_the_registry():
-    from conformance.coverage import COVERAGE, render
+    from conformance.devtools.coverage import COVERAGE, render
 
     assert COVERAGE.read_text(encoding="utf-8") == render(), "run: context-engine-kit coverage"
     text = render()
@@ -160,10 +162,10 @@ def test_profiles_have_no_deadline_and_ci_is_derandomized(monkeypatch):
 
 
 def test_expected_failures_are_non_strict_unless_asked():
-    from conformance.runner import exit_code, read_xfails_file  # noqa: F401
+    from conformance.session import exit_code
 
     xpass = Result("A2-x", "A2", "MUST", "xpassed", "expected failure did not happen")
-    xfail = Result("V4-x", "V4", "MUST", "xfailed", "[V4 MUST] ... [expected failure: issue 12]")
+    xfail = Result("V4-x", "V4", "MUST", "xfailed", "[V4 MUST] ... [expected failure: known]")
     should = Result("A1-x", "A1", "SHOULD", "failed", "[A1 SHOULD] ...")
     assert exit_code([xpass, xfail, should]) == 0
     assert exit_code([xpass], strict=True) == 1 and exit_code([should], strict=True) == 1
@@ -194,31 +196,32 @@ def _l1_check_raising(clause):
 
 
 def test_expected_failure_by_clause_covers_a_failure_of_that_clause_inside_another_check():
-    from conformance.runner import run_check
+    def run_check(chk, xfails):
+        session = ConformanceSession(RunOptions(profile="quick", xfails=xfails), MinimalEngine)
+        return session.run_case(chk)
 
-    ctx = CheckContext(MinimalEngine, profile="quick")
     chk = _l1_check_raising("V2")
-    result = run_check(chk, ctx, xfails={"V2": "known orphan, issue 3"})
+    result = run_check(chk, xfails={"V2": "known orphan"})
     assert result.outcome == "xfailed", result
     assert result.message.startswith("[V2 MUST] compress() output in the lifecycle")
-    assert result.message.endswith("[expected failure: known orphan, issue 3]")
+    assert result.message.endswith("[expected failure: known orphan]")
     assert (
-        run_check(chk, ctx, xfails={"V4": "other"}).outcome == "failed"
+        run_check(chk, xfails={"V4": "other"}).outcome == "failed"
     )  # another clause does not cover it
-    assert run_check(chk, ctx, xfails={"V2-tool-results-paired": "a check id"}).outcome == "failed"
-    assert run_check(_l1_check_raising("L1"), ctx, xfails={"V2": "x"}).outcome == "failed"
+    assert run_check(chk, xfails={"V2-tool-results-paired": "a check id"}).outcome == "failed"
+    assert run_check(_l1_check_raising("L1"), xfails={"V2": "x"}).outcome == "failed"
 
 
 def test_xfails_file_format(tmp_path):
-    from conformance.runner import read_xfails_file, unmatched_xfails
+    from conformance.session import read_xfails_file, unmatched_xfails
 
     path = tmp_path / "x.txt"
     path.write_text(
-        "# comment\n\nV2-tool-results-paired[compress]  # issue 9\nA6 counts no-op passes\nQ9\n"
+        "# comment\n\nV2-tool-results-paired[compress]  # known orphan\nA6 counts no-op passes\nQ9\n"
     )
     got = read_xfails_file(path)
     assert got == {
-        "V2-tool-results-paired[compress]": "issue 9",
+        "V2-tool-results-paired[compress]": "known orphan",
         "A6": "counts no-op passes",
         "Q9": f"listed in {path}",
     }

@@ -1,8 +1,9 @@
-"""The verdict's overall word, counts and per-level failures follow the plugin's exit rule."""
+"""Covers conformance.verdict: the overall word, counts and per-level failures follow the exit
+rule of conformance.session.exit_code."""
 
 from __future__ import annotations
 
-from conformance.runner import Result
+from conformance.session import ConformanceSession, Result, RunOptions
 from conformance.verdict import Verdict
 
 
@@ -55,7 +56,10 @@ def test_counts_and_failures_by_level():
 
 def test_json_has_the_overall_fields_and_keeps_the_old_ones():
     v = verdict_of(("MUST", "passed"), ("SHOULD", "failed"))
-    data = v.to_json(engine="x:Y", strict=True)
+    from reference_engines.mutants._base import MinimalEngine
+
+    session = ConformanceSession(RunOptions(), MinimalEngine)
+    data = v.to_json(session=session, strict=True)
     assert {
         "engine",
         "kit_version",
@@ -67,7 +71,8 @@ def test_json_has_the_overall_fields_and_keeps_the_old_ones():
     assert data["verdict"] == "FAIL" and data["strict"] is True
     assert data["counts"]["failed"] == 1 and data["failures_by_level"] == {"MUST": 0, "SHOULD": 1}
     assert data["other_failures"] == 0
-    assert v.to_json(engine="x:Y")["verdict"] == "PASS"
+    assert v.to_json(session=session)["verdict"] == "PASS"
+    assert data["engine"] == {"spec": "reference_engines.mutants._base:MinimalEngine", "kwargs": {}}
 
 
 def test_summary_line_says_why_a_run_without_check_failures_fails():

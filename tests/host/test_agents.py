@@ -1,4 +1,6 @@
-"""C1-C3 per-agent engines and K1-K2 thresholds."""
+"""Covers simulator.host.clones, simulator.host.builtin, simulator.host.session and
+simulator.host.abc (model thresholds): C1-C3 per-agent engines (the injected or minimal
+built-in fallback) and K1-K2 thresholds."""
 
 from __future__ import annotations
 
@@ -6,14 +8,20 @@ import copy
 
 import pytest
 
+from reference_engines.compressor import ReferenceCompressor
 from simulator.host import clones
 from simulator.host.abc import resolve_model_threshold
-from simulator.host.builtin import is_builtin
+from simulator.host.builtin import BUILTIN_NAME, minimal_compressor_class
 from simulator.host.gateway import Gateway
 from simulator.host.session import HostConfig, HostSession
 from simulator.provider.core import Provider
 from tests.host.conftest import warnings_of
 from tests.host.engines import CountingClone, Locked, Plain, PolicyOwner, RaisingClone
+
+
+def is_minimal_builtin(engine) -> bool:
+    """True when ``engine`` is the host's own minimal built-in compressor (no injection)."""
+    return isinstance(engine, minimal_compressor_class()) and engine.name == BUILTIN_NAME
 
 
 # -- C1 --------------------------------------------------------------------------------------------
@@ -90,7 +98,7 @@ def test_raising_clone_falls_back_to_builtin_with_log_line(host_log):
     """C3: clone_for_agent raising -> the built-in compressor and the documented log line."""
     s = HostSession(RaisingClone(), Provider(), clone=True)
     s.start()
-    assert is_builtin(s.engine) and not s.engine_active
+    assert is_minimal_builtin(s.engine) and not s.engine_active
     assert "cannot clone" in s.clone_error
     assert any(
         "Context engine 'minimal' could not be safely copied for this agent" in w
@@ -99,11 +107,26 @@ def test_raising_clone_falls_back_to_builtin_with_log_line(host_log):
     assert s.user_turn("still works").reply
 
 
+def test_raising_clone_falls_back_to_the_injected_builtin(host_log):
+    """C3: with ``HostConfig.builtin_factory`` the agent falls back to that built-in."""
+    cfg = HostConfig(builtin_factory=ReferenceCompressor)
+    s = HostSession(RaisingClone(), Provider(), config=cfg, clone=True)
+    s.start()
+    assert type(s.engine) is ReferenceCompressor and s.engine.name == BUILTIN_NAME
+    assert not s.engine_active and "cannot clone" in s.clone_error
+    assert s.user_turn("still works").reply
+
+
 def test_uncopyable_engine_without_hook_falls_back(host_log):
     """C3 (0.19.0 path): deepcopy of an engine holding a lock fails -> built-in."""
     agent = clones.clone_for_agent(Locked(), profile="hermes-0.19")
-    assert agent.fell_back and is_builtin(agent.engine) and agent.method == "builtin"
+    assert agent.fell_back and is_minimal_builtin(agent.engine) and agent.method == "builtin"
     assert any("could not be safely copied" in w for w in warnings_of(host_log))
+    injected = clones.clone_for_agent(
+        Locked(), profile="hermes-0.19", builtin_factory=ReferenceCompressor
+    )
+    assert injected.fell_back and type(injected.engine) is ReferenceCompressor
+    assert injected.method == "builtin"
 
 
 def test_good_clone_hook_avoids_deepcopy():

@@ -1,4 +1,5 @@
-"""R1-R6: selection, discovery, registration, and load_engine_plugin on fake plugin trees."""
+"""Covers simulator.host.discovery and simulator.host.builtin: R1-R6 selection (the injected or
+minimal built-in), discovery, registration, and load_engine_plugin on fake plugin trees."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reference_engines.compressor import ReferenceCompressor
 from simulator.host import discovery
-from simulator.host.builtin import is_builtin
+from simulator.host.builtin import BUILTIN_NAME, minimal_compressor_class
 from simulator.host.session import HostSession
 from simulator.provider.core import Provider
 from tests.host.conftest import warnings_of
@@ -65,6 +67,11 @@ def make_plugin(
     return d
 
 
+def is_minimal_builtin(engine) -> bool:
+    """True when ``engine`` is the host's own minimal built-in compressor (no injection)."""
+    return isinstance(engine, minimal_compressor_class()) and engine.name == BUILTIN_NAME
+
+
 def write_config(home: Path, text: str) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(textwrap.dedent(text))
@@ -84,7 +91,11 @@ def test_default_is_builtin_and_plugins_never_auto_activate(tree):
     home, bundled = tree
     make_plugin(bundled, "router2")
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
-    assert sel.source == "builtin" and is_builtin(sel.engine)
+    assert sel.source == "builtin" and is_minimal_builtin(sel.engine)
+    sel = discovery.select_engine(
+        hermes_home=home, bundled_root=bundled, builtin_factory=ReferenceCompressor
+    )
+    assert sel.source == "builtin" and type(sel.engine) is ReferenceCompressor
     write_config(home, "context:\n  engine: compressor\n")
     assert discovery.select_engine(hermes_home=home, bundled_root=bundled).source == "builtin"
 
@@ -185,7 +196,11 @@ def test_unknown_name_falls_back_with_warning(tree, host_log):
     home, bundled = tree
     write_config(home, "context:\n  engine: nowhere\n")
     sel = discovery.select_engine(hermes_home=home, bundled_root=bundled)
-    assert sel.fell_back and is_builtin(sel.engine)
+    assert sel.fell_back and is_minimal_builtin(sel.engine)
+    sel = discovery.select_engine(
+        hermes_home=home, bundled_root=bundled, builtin_factory=ReferenceCompressor
+    )
+    assert sel.fell_back and type(sel.engine) is ReferenceCompressor
     assert (
         "Context engine 'nowhere' not found — falling back to built-in compressor"
         in warnings_of(host_log)

@@ -1,4 +1,5 @@
-"""The report renders in headless Chromium with one plot per scenario (issue 7, acceptance 3).
+"""Covers conformance.report: the report renders in headless Chromium with one plot per
+scenario.
 
 Skips, with the reason, when no Chromium is installed (``.ci/run`` installs the Debian
 package ``chromium``). Chromium only opens a file:// URL; its network features are off.
@@ -15,9 +16,10 @@ import pytest
 from conformance.engine_loading import load_engine_factory
 from conformance.report import write_report
 from conformance.scenarios import library_paths
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
+from reference_engines.compressor import ReferenceCompressor
 
 BROWSER = next(
     (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
@@ -46,8 +48,11 @@ def report(tmp_path_factory):
         "matplotlib", reason="the report's plots need the 'report' extra (matplotlib)"
     )
     factory = load_engine_factory("reference_engines.router:ReferenceRouter")
-    runs = [run_scenario(load_scenario(p), factory) for p in library_paths()]
-    results = [r for run in runs for r in judge(run)]
+    runs = [
+        run_scenario(load_scenario(p), factory, builtin_factory=ReferenceCompressor)
+        for p in library_paths()
+    ]
+    results = [r for run in runs for r in scenario_results(run.scenario, factory, run=run)]
     path = tmp_path_factory.mktemp("report") / "report.html"
     write_report(path, results, runs, engine="--engine=reference_engines.router:ReferenceRouter")
     return path, [run.scenario.name for run in runs]

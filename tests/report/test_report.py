@@ -1,5 +1,5 @@
-"""The HTML report: verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib
-fallback."""
+"""Covers conformance.report (write_report, plots) and conformance.report.plugin: the HTML
+report's verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback."""
 
 from __future__ import annotations
 
@@ -9,20 +9,22 @@ import pytest
 
 from conformance.engine_loading import load_engine_factory
 from conformance.report import plots, write_report
-from conformance.runner import Result
 from conformance.scenarios import library_paths
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
+from conformance.session import Result, scenario_results
+from reference_engines.compressor import ReferenceCompressor
+
+ENGINE = "reference_engines.compressor:ReferenceCompressor"
 
 pytest.importorskip("matplotlib", reason="the report's plots need the 'report' extra (matplotlib)")
 
 
 @pytest.fixture(scope="module")
 def runs():
-    f = load_engine_factory("reference_engines.compressor:ReferenceCompressor")
+    f = load_engine_factory(ENGINE)
     picked = [p for p in library_paths() if p.name.startswith(("b7", "l1_lifecycle", "u3"))]
-    return [run_scenario(load_scenario(p), f) for p in picked]
+    return [run_scenario(load_scenario(p), f, builtin_factory=ReferenceCompressor) for p in picked]
 
 
 def results_of(runs):
@@ -31,7 +33,7 @@ def results_of(runs):
         Result("V2-pairs", "V2", "MUST", "failed", "[V2 MUST] x"),
     ]
     for r in runs:
-        out += judge(r)
+        out += scenario_results(r.scenario, load_engine_factory(ENGINE), run=r)
     return out
 
 
@@ -96,11 +98,7 @@ def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
         shutil.copy(LIBRARY_DIR / name, kit_pytester.path / name)
     result = kit_pytester.runpytest_subprocess(
         "-p",
-        "conformance.plugin",
-        "-p",
-        "conformance.scenarios.plugin",
-        "-p",
-        "conformance.report.plugin",
+        "conformance.plugin",  # it registers the scenario and report sub-plugins
         "-p",
         "no:cacheprovider",
         "--rootdir",

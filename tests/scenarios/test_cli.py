@@ -1,4 +1,5 @@
-"""``context-engine-kit scenario FILE... --engine MODULE:ATTR`` (conformance.scenarios.cli.main)."""
+"""Covers conformance.scenarios.cli (``context-engine-kit scenario FILE... --engine MODULE:ATTR``):
+progress lines, exit statuses, and the pytest ``Repro:`` command its failures end with."""
 
 from __future__ import annotations
 
@@ -55,33 +56,24 @@ def test_engine_plugin_folder(tmp_path, capsys):
     assert "c1-subagents: 5/5 expectations hold" in capsys.readouterr().out
 
 
-def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(capsys):
+def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(capsys, kit_pytester):
     import shlex
 
-    assert (
-        main(
-            [
-                C1,
-                str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"),
-                "--engine",
-                "reference_engines.mutants.scn_shared_clone:SharedClone",
-                "-q",
-            ]
-        )
-        == 1
-    )
+    spec = "reference_engines.mutants.scn_shared_clone:SharedClone"
+    assert main([C1, str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"), "--engine", spec, "-q"]) == 1
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "expectation 'parent-window-unchanged'" in x)
     repro = line.split(" Repro: ", 1)[1]
-    assert repro == (
-        f"context-engine-kit scenario {C1} "
-        "--engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+    assert repro == f"pytest --engine={spec} {C1} -k 'parent-window-unchanged'"
+    args = shlex.split(repro)
+    assert args[0] == "pytest"
+    again = kit_pytester.runpytest_subprocess(
+        *args[1:], "-p", "no:cacheprovider", "--rootdir", str(kit_pytester.path)
     )
-    assert main(shlex.split(repro)[2:] + ["-q"]) == 1
-    again = capsys.readouterr().out
-    assert (
-        "[1/1] c1-subagents:" in again and line.strip() in again
-    )  # that scenario alone, the same failure
+    text = again.stdout.str()
+    again.assert_outcomes(failed=1)  # that expectation alone, the same failure
+    assert "::parent-window-unchanged - [C2 MUST]" in text
+    assert line.strip() in text, text
 
 
 def test_no_file_runs_the_bundled_library_and_says_so(capsys):

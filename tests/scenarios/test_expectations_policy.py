@@ -1,13 +1,17 @@
-"""A `compressions: {min: N}` expectation cannot fail an engine whose own threshold (K2) was
-never reached by the scenario's prompts: it is skipped with the figures (kit fairness)."""
+"""Covers conformance.scenarios.expectations (judge_expectation, via
+conformance.session.scenario_results) and conformance.scenarios.runner: a
+`compressions: {min: N}` expectation cannot fail an engine whose own threshold (K2) was never
+reached by the scenario's prompts: it is skipped with the figures (kit fairness); a hostile
+engine's SystemExit stops the scenario, not the process."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
+from reference_engines.compressor import ReferenceCompressor
 from reference_engines.mutants._base import MinimalEngine
 
 LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "library"
@@ -21,7 +25,7 @@ class HighThreshold(MinimalEngine):
 
 def _results(engine):
     scenario = load_scenario(LIBRARY / "l1_lifecycle.scenario.yaml")
-    return {r.check: r for r in judge(run_scenario(scenario, engine))}
+    return {r.check: r for r in scenario_results(scenario, engine)}
 
 
 def test_unreached_threshold_skips_the_compaction_count():
@@ -46,7 +50,7 @@ class ExitsOnCompress(MinimalEngine):
 
 def test_system_exit_from_an_engine_stops_the_scenario_not_the_process():
     scenario = load_scenario(LIBRARY / "l1_lifecycle.scenario.yaml")
-    run = run_scenario(scenario, ExitsOnCompress)
+    run = run_scenario(scenario, ExitsOnCompress, builtin_factory=ReferenceCompressor)
     assert run.stopped is not None and "SystemExit" in run.stopped[1]
-    results = judge(run)
+    results = scenario_results(scenario, ExitsOnCompress, run=run)
     assert results and all(r.outcome in ("error", "passed", "failed", "skipped") for r in results)

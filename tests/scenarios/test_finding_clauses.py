@@ -1,4 +1,6 @@
-"""Scenario findings weigh what the checks of the same clause weigh (review 14, item 4).
+"""Covers conformance.scenarios.expectations (finding_clause, METHOD_CLAUSES; judged through
+conformance.session.scenario_results): scenario findings weigh what the checks of the same
+clause weigh.
 
 An engine error seen in a scenario is reported under the clause of the method that raised,
 at that clause's registry level (never above the expectation's own level); bundled
@@ -12,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from conformance import registry
+from conformance.errors import strip_repro
 from conformance.scenarios import library_paths
-from conformance.scenarios.expectations import METHOD_CLAUSES, judge
+from conformance.scenarios.expectations import METHOD_CLAUSES
 from conformance.scenarios.loader import load_scenario, load_text
-from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
 from tests.scenarios.engines import SelectRaises, SessionStartRaises
 
 LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "library"
@@ -78,7 +81,7 @@ class BothRaise(SelectRaises, SessionStartRaises):
 
 
 def _errors_result(engine, file="h3_history_untouched.scenario.yaml"):
-    results = judge(run_scenario(load_scenario(LIBRARY / file), engine))
+    results = scenario_results(load_scenario(LIBRARY / file), engine)
     return next(r for r in results if r.check.endswith(":no-engine-errors")), results
 
 
@@ -119,13 +122,14 @@ steps:
 expect:
   - {id: errors, clause: L1, level: SHOULD, no_engine_errors: true}
 """
-    result = judge(run_scenario(load_text(text), SessionStartRaises))[0]
+    result = scenario_results(load_text(text), SessionStartRaises)[0]
     assert (result.outcome, result.clause, result.level) == ("failed", "O1", "SHOULD")
 
 
 def test_an_expected_failure_by_the_finding_clause_covers_it():
-    results = judge(
-        run_scenario(load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectRaises),
+    results = scenario_results(
+        load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"),
+        SelectRaises,
         xfails={"H1": "selector is being rewritten"},
     )
     result = next(r for r in results if r.check.endswith(":no-engine-errors"))
@@ -138,15 +142,12 @@ def test_an_expected_failure_by_the_finding_clause_covers_it():
 def test_an_h3_finding_shows_the_changed_text_with_its_ellipsis():
     from reference_engines.mutants.scn_select_mutates import SelectMutatesInPlace
 
-    results = judge(
-        run_scenario(
-            load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectMutatesInPlace
-        )
+    results = scenario_results(
+        load_scenario(LIBRARY / "h3_history_untouched.scenario.yaml"), SelectMutatesInPlace
     )
     result = next(r for r in results if r.check.endswith(":history-not-rewritten"))
     assert result.outcome == "failed" and result.level == "SHOULD"
-    assert "(at character " in result.message and ': "...' in result.message, result.message
-    assert (
-        "..." in result.message.split("(at character", 1)[1]
-        and ". See docs/contract.md#h3." in result.message
-    )
+    message = strip_repro(result.message)
+    assert "(at character " in message and ': "...' in message, message
+    assert "..." in message.split("(at character", 1)[1]
+    assert message.endswith(". See docs/contract.md#h3.")

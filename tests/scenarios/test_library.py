@@ -1,5 +1,6 @@
-"""The bundled scenario library: passes on every reference engine, and each scenario
-fails on at least one mutant (issue 7, item 3)."""
+"""Covers conformance.scenarios (the bundled library), conformance.scenarios.runner and
+conformance.scenarios.expectations (through conformance.session.scenario_results): the library
+passes on every reference engine, and each scenario fails on at least one mutant."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import importlib
 import pytest
 
 from conformance.engine_loading import load_engine_factory
+from conformance.errors import strip_repro
 from conformance.scenarios import library_paths
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario
-from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
 
 REFERENCES = [
     "reference_engines.compressor:ReferenceCompressor",
@@ -53,7 +54,7 @@ def factory(spec: str):
 @pytest.mark.parametrize("engine", REFERENCES, ids=lambda s: s.rpartition(":")[2])
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_library_scenario_passes_on_every_reference_engine(name, engine):
-    results = judge(run_scenario(SCENARIOS[name], factory(engine)))
+    results = scenario_results(SCENARIOS[name], factory(engine))
     bad = [r.message for r in results if r.outcome != "passed"]
     assert results and not bad, "\n".join(bad)
 
@@ -65,7 +66,7 @@ def test_every_library_scenario_has_a_killing_mutant():
 @pytest.mark.parametrize("name", sorted(KILLS))
 def test_each_library_scenario_fails_on_its_mutant(name):
     spec, clause = KILLS[name]
-    results = judge(run_scenario(SCENARIOS[name], factory(spec)))
+    results = scenario_results(SCENARIOS[name], factory(spec))
     failed = [r for r in results if r.outcome == "failed"]
     assert failed, f"{spec} passes scenario {name}"
     assert any(r.clause == clause and r.message.startswith(f"[{clause} ") for r in failed), [
@@ -73,4 +74,8 @@ def test_each_library_scenario_fails_on_its_mutant(name):
     ]
     for r in failed:  # the kit's grammar: clause, level, scenario, expectation, observation, link
         assert r.message.startswith(f"[{r.clause} {r.level}] scenario '{name}', expectation '")
-        assert r.message.endswith(f"See docs/contract.md#{r.clause.lower()}.")
+        assert strip_repro(r.message).endswith(f"See docs/contract.md#{r.clause.lower()}.")
+        exp_id = r.check.rpartition(":")[2]  # then the pytest command rerunning it
+        assert r.message.endswith(
+            f" Repro: pytest --engine={spec} {SCENARIOS[name].source} -k '{exp_id}'"
+        ), r.message

@@ -1,4 +1,5 @@
-"""Scenario files: schema validation with file:line: field errors (issue 7, acceptance 2)."""
+"""Covers conformance.scenarios.loader and conformance.scenarios.spec: scenario files, schema
+validation with file:line: field errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The scenario sub-plugin, run in subprocesses the way users run it."""
+"""Covers conformance.plugin, conformance.scenarios.plugin (the collector of a user's
+``*.scenario.yaml`` files) and the bundled library as items of conformance.suite, run in
+subprocesses the way users run them."""
 
 from __future__ import annotations
 
@@ -7,14 +9,7 @@ from pathlib import Path
 
 from conformance.scenarios import LIBRARY_DIR
 
-PLUGINS = (
-    "-p",
-    "conformance.plugin",
-    "-p",
-    "conformance.scenarios.plugin",
-    "-p",
-    "no:cacheprovider",
-)
+PLUGINS = ("-p", "conformance.plugin", "-p", "no:cacheprovider")
 MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 
@@ -37,10 +32,13 @@ def test_inert_without_an_engine(kit_pytester):
 
 def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pytester):
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
-    result = run(kit_pytester, f"--engine={MINIMAL}", name, "-v")
+    # the sub-plugin is registered by conformance.plugin; naming it again is a harmless no-op
+    result = run(
+        kit_pytester, "-p", "conformance.scenarios.plugin", f"--engine={MINIMAL}", name, "-v"
+    )
     out = result.stdout.str()
     assert result.ret == 0, out
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=5)  # one item per expectation, none collected twice
     assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in out
     assert (
         "C2             2       0" in out
@@ -57,8 +55,9 @@ def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     assert (
         "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at "
         "steps[3] check: expected context_length == 20000, got 8000. See "
-        f"docs/contract.md#c2. Repro: context-engine-kit scenario {kit_pytester.path / name} "
-        "--engine=reference_engines.mutants.scn_shared_clone:SharedClone"
+        "docs/contract.md#c2. Repro: pytest "
+        "--engine=reference_engines.mutants.scn_shared_clone:SharedClone "
+        f"{kit_pytester.path / name} -k 'parent-window-unchanged'"
     ) in out
     assert "Traceback" not in out
 
@@ -88,12 +87,13 @@ def test_a_malformed_file_is_a_collection_error_with_file_and_line(kit_pytester)
 
 def test_a_conformance_run_includes_the_library_unless_disabled(kit_pytester):
     listed = run(kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q").stdout.str()
-    assert "l1_lifecycle.scenario.yaml::lifecycle-order" in listed
-    assert "test_contract.py::test_contract" in listed
+    assert "test_contract.py::test_contract[scenario:l1-lifecycle:lifecycle-order]" in listed
+    assert "test_contract.py::test_contract[A4-compress-returns-list]" in listed
     off = run(
         kit_pytester, f"--engine={MINIMAL}", "--collect-only", "-q", "--conformance-no-scenarios"
     ).stdout.str()
-    assert "scenario.yaml" not in off and "test_contract.py::test_contract" in off
+    assert "test_contract[scenario:" not in off and "scenario.yaml" not in off
+    assert "test_contract.py::test_contract[A4-compress-returns-list]" in off
 
 
 def test_an_engine_plugin_folder_alone_adds_the_library_and_names_its_snapshot_folder(kit_pytester):
@@ -103,12 +103,14 @@ def test_an_engine_plugin_folder_alone_adds_the_library_and_names_its_snapshot_f
     listed = run(
         kit_pytester, f"--engine-plugin={folder}", "--conformance-snapshots", "--collect-only"
     ).stdout.str()
-    assert "lifecycle-order" in listed and "l1_lifecycle.scenario.yaml" in listed, listed
+    assert "test_contract[scenario:l1-lifecycle:lifecycle-order]" in listed, listed
     assert "conformance snapshots: " in listed and "snapshots/plugin.minimal" in listed
-    ran = run(kit_pytester, f"--engine-plugin={folder}", "-k", "c1_subagents", "-v")
-    assert "c1_subagents.scenario.yaml::parent-window-unchanged PASSED" in ran.stdout.str(), (
-        ran.stdout.str()
-    )
+    ran = run(kit_pytester, f"--engine-plugin={folder}", "-k", "scenario:c1-subagents", "-v")
+    assert (
+        "test_contract.py::test_contract[scenario:c1-subagents:parent-window-unchanged] PASSED"
+        in ran.stdout.str()
+    ), ran.stdout.str()
+    ran.assert_outcomes(passed=5)  # the five expectations of c1-subagents, nothing else
 
 
 def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_pytester):
@@ -122,8 +124,7 @@ def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_p
         "the run stopped at steps[2] reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert (
-        f"Repro: context-engine-kit scenario {kit_pytester.path / hang} --engine={hangs} "
-        "--timeout=1"
+        f"Repro: pytest --engine={hangs} {kit_pytester.path / hang} -k 'reset-and-new-order'"
     ) in out
     result.assert_outcomes(
         passed=5 + 1, failed=5

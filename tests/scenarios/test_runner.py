@@ -1,4 +1,6 @@
-"""Scenario runs: what failures say (step, expectation, observation), stopped runs, determinism."""
+"""Covers conformance.scenarios.runner, conformance.scenarios.run and
+conformance.scenarios.expectations (through conformance.session.scenario_results): what
+failures say (step, expectation, observation), stopped runs, determinism."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ import sys
 import textwrap
 
 from conformance.engine_loading import load_engine_factory
+from conformance.errors import strip_repro
 from conformance.scenarios import LIBRARY_DIR as LIBRARY
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario, load_text
 from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
+from reference_engines.compressor import ReferenceCompressor
 from tests.conftest import REPO_ROOT
 
 MINIMAL = "reference_engines.mutants._base:MinimalEngine"
@@ -19,23 +23,24 @@ MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 def run(text: str, spec: str = MINIMAL):
     sc = load_text(textwrap.dedent(text), "t.scenario.yaml")
-    r = run_scenario(sc, load_engine_factory(spec))
-    return r, {res.check.rpartition(":")[2]: res for res in judge(r)}
+    factory = load_engine_factory(spec)
+    r = run_scenario(sc, factory, builtin_factory=ReferenceCompressor)
+    results = scenario_results(sc, factory, run=r)
+    return r, {res.check.rpartition(":")[2]: res for res in results}
 
 
 def test_a_failure_names_the_step_the_expectation_and_what_was_observed():
     sc = load_scenario(LIBRARY / "v2_tool_heavy.scenario.yaml")
-    r = run_scenario(
-        sc, load_engine_factory("reference_engines.mutants.v2_orphan_result:OrphanToolResult")
-    )
-    res = {x.check.rpartition(":")[2]: x for x in judge(r)}
+    spec = "reference_engines.mutants.v2_orphan_result:OrphanToolResult"
+    res = {x.check.rpartition(":")[2]: x for x in scenario_results(sc, load_engine_factory(spec))}
     msg = res["pairs-intact"].message
     assert res["pairs-intact"].outcome == "failed"
     assert msg.startswith(
         "[V2 MUST] scenario 'v2-tool-heavy', expectation 'pairs-intact' at steps["
     )
     assert "main transcript (" in msg and "which no earlier assistant message calls" in msg
-    assert msg.endswith("See docs/contract.md#v2.")
+    assert strip_repro(msg).endswith("See docs/contract.md#v2.")
+    assert msg.endswith(f" Repro: pytest --engine={spec} {sc.source} -k 'pairs-intact'")
 
 
 def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_step():
@@ -59,6 +64,10 @@ def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_ste
             "the run stopped at steps[0] user 'hi': RuntimeError: usage store offline"
             in res[exp_id].message
         )
+        assert res[exp_id].message.endswith(  # an error outcome says where to read and rerun
+            "See docs/contract.md#l1. Repro: pytest --engine=tests.scenarios.engines:RaisesOnUsage "
+            f"t.scenario.yaml -k '{exp_id}'"
+        )
 
 
 def test_check_steps_are_evaluated_in_place_and_report_their_step():
@@ -77,7 +86,8 @@ def test_check_steps_are_evaluated_in_place_and_report_their_step():
     assert res["stale"].outcome == "failed"
     assert res["stale"].message == (
         "[O4 MUST] scenario 'checks', expectation 'stale' at steps[2] check: "
-        "expected context_length == 10000, got 5000. See docs/contract.md#o4."
+        "expected context_length == 10000, got 5000. See docs/contract.md#o4. "
+        f"Repro: pytest --engine={MINIMAL} t.scenario.yaml -k 'stale'"
     )
 
 

@@ -1,6 +1,7 @@
-"""A hanging engine in a scenario: bounded by the kit's timeout (``--conformance-timeout`` /
-``scenario --timeout``), a failure naming the method, the clause and the limit, and the run
-goes on to the other scenarios and a full verdict (issue 6, item 9)."""
+"""Covers conformance.scenarios.runner, conformance.scenarios.cli and conformance.session (the
+hang budget): a hanging engine in a scenario is bounded by the kit's timeout
+(``--conformance-timeout`` / ``scenario --timeout``), a failure naming the method, the clause
+and the limit, and the run goes on to the other scenarios and a full verdict."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 
 from conformance.engine_loading import load_engine_factory
 from conformance.scenarios.cli import main
-from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_text
 from conformance.scenarios.runner import run_scenario
+from conformance.session import scenario_results
 from tests.scenarios import engines
 
 HANGS = "tests.scenarios.engines:HangsOnReset"
@@ -55,7 +56,7 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
         "reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
-    assert f"Repro: context-engine-kit scenario {hang} --engine={HANGS} --timeout=1" in out
+    assert f"Repro: pytest --engine={HANGS} {hang} -k 'order'" in out
     assert "[2/2] fine: 1/1 expectations hold" in out  # the next scenario still ran
     assert "verdict: FAIL - 3 checks: 1 passed, 2 failed" in out
 
@@ -83,14 +84,10 @@ def test_the_limit_also_bounds_the_hosts_compaction_timeout():
 
 
 def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
-    run = run_scenario(
-        load_text(HANG_FILE, "hang.scenario.yaml"), load_engine_factory(HANGS), timeout=1
-    )
+    scenario, factory = load_text(HANG_FILE, "hang.scenario.yaml"), load_engine_factory(HANGS)
+    run = run_scenario(scenario, factory, timeout=1)
     assert run.timed_out and run.stopped[0] == "steps[1] reset"
-    results = {
-        r.check: r
-        for r in judge(run, repro="context-engine-kit scenario hang.scenario.yaml --engine=X")
-    }
+    results = {r.check: r for r in scenario_results(scenario, factory, run=run, timeout=1)}
     r = results["scenario:hangs:order"]
     assert r.outcome == "failed"
     assert r.message.startswith(
@@ -98,7 +95,7 @@ def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
         "reset: timeout: on_session_reset() did not return within 1 s"
     )
     assert r.message.endswith(
-        "See docs/contract.md#l1. Repro: context-engine-kit scenario hang.scenario.yaml --engine=X"
+        f"See docs/contract.md#l1. Repro: pytest --engine={HANGS} hang.scenario.yaml -k 'order'"
     )
 
 
@@ -154,8 +151,10 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
         "[L1 MUST] scenario 'one', expectation 'order': the run stopped at "
         "steps[1] reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
+    two = kit_pytester.path / "two.scenario.yaml"
     assert (
-        "[L1 MUST] scenario 'two': not run: the engine hung in 1 "
+        "[L1 MUST] not run: the engine hung in 1 "
         "checks (on_session_reset() x1); fix the hang first, or raise "
-        "--conformance-max-timeouts (now 1; 0 runs every check)."
+        "--conformance-max-timeouts (now 1; 0 runs every check). See docs/contract.md#l1. "
+        f"Repro: pytest --engine={HANGS} {two} -k 'order'"
     ) in out

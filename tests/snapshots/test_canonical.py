@@ -1,4 +1,5 @@
-"""Canonical snapshot text: uid masking by first appearance, row references, line splitting."""
+"""Covers conformance.snapshots.canonical (and capture): canonical snapshot text, uid masking by
+first appearance, row references, line splitting."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The seeded corpus: at least 12 cases of the kinds the issue lists, same bytes in every
-process."""
+"""Covers conformance.snapshots.corpus: the seeded corpus, at least 12 cases of the kinds the
+snapshot tier needs, same bytes in every process."""
 
 from __future__ import annotations
 
