@@ -7,7 +7,9 @@ from the kit's own reference ABC (:mod:`simulator.host.abc`):
 
 - ``agent`` (an empty package),
 - ``agent.context_engine``: ``ContextEngine``, ``sanitize_memory_context``,
-- ``agent.context_compressor``: ``resolve_model_threshold``.
+- ``agent.context_compressor``: ``resolve_model_threshold``,
+- ``agent.auxiliary_client``: the engine's LLM (``call_llm`` ...) from
+  :mod:`simulator.llm.auxiliary`.
 
 The finder is appended, so a real ``agent`` package anywhere on ``sys.path`` always wins.
 It is installed by the CLI, by ``reference_engines``, by :mod:`conformance.suite.test_contract`,
@@ -30,7 +32,12 @@ from pathlib import Path
 
 from simulator.contract import CONTRACT_VERSION
 
-_SHIM_MODULES = ("agent", "agent.context_engine", "agent.context_compressor")
+_SHIM_MODULES = (
+    "agent",
+    "agent.context_engine",
+    "agent.context_compressor",
+    "agent.auxiliary_client",
+)
 
 
 def _real_agent_present() -> bool:
@@ -74,6 +81,10 @@ class _ShimLoader(importlib.abc.Loader):
         elif module.__name__ == "agent.context_compressor":
             module.resolve_model_threshold = kit_abc.resolve_model_threshold
             module.__doc__ = "context-engine-kit shim: resolve_model_threshold only."
+        elif module.__name__ == "agent.auxiliary_client":
+            from simulator.llm import auxiliary
+
+            auxiliary.populate(module)
 
 
 class _ShimFinder(importlib.abc.MetaPathFinder):

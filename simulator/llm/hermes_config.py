@@ -1,0 +1,81 @@
+"""Point hermes-agent's real auxiliary client at the kit's LLM, by configuration only.
+
+hermes-agent 0.19.0 resolves the endpoint of ``call_llm(task=T)`` from
+``$HERMES_HOME/config.yaml`` (``agent/auxiliary_client.py``:
+``_resolve_task_provider_model`` reading ``auxiliary.<T>`` through
+``hermes_cli.config.load_config``): with ``base_url`` and ``api_key`` set it uses the
+``custom`` provider, an OpenAI SDK client on that URL, and ``model`` as the model id.
+``auxiliary.<T>.timeout`` is the request deadline (seconds; for ``compression`` floored at
+300 s) and ``auxiliary.transient_retries`` the same-endpoint retries on 5xx / 408 /
+connection errors (default 2). 0.19.0 reads no environment variable for these: the
+``AUXILIARY_<TASK>_*`` variables are only written by the CLI / gateway from this config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from simulator.llm.engine_llm import DEFAULT_API_KEY, DEFAULT_LLM_MODEL
+from simulator.provider.http import ensure_loopback
+
+#: Hosts the kit's Hermes processes may reach without a proxy.
+LOOPBACK_NO_PROXY = "127.0.0.1,localhost,::1"
+
+
+def configure_hermes_home(
+    home: str | Path,
+    base_url: str,
+    *,
+    model: str = DEFAULT_LLM_MODEL,
+    api_key: str = DEFAULT_API_KEY,
+    tasks: Iterable[str] = ("compression",),
+    timeout: float | None = None,
+    transient_retries: int | None = None,
+) -> dict[str, str]:
+    """Write ``auxiliary.<task>`` blocks into ``home/config.yaml``; return the env vars to apply.
+
+    Keys already in the file are kept (other sections, other tasks); the written file is
+    sorted YAML, so the same arguments give the same bytes.
+
+    Args:
+        home: the ``HERMES_HOME`` directory (created if missing; one per engine).
+        base_url: the OpenAI-compatible base URL on loopback (``http://127.0.0.1:PORT/v1``).
+        model: ``auxiliary.<task>.model``.
+        api_key: ``auxiliary.<task>.api_key`` (also the server's cache namespace).
+        tasks: auxiliary task names to point at ``base_url``.
+        timeout: ``auxiliary.<task>.timeout`` in seconds (None: Hermes' default).
+        transient_retries: ``auxiliary.transient_retries`` (None: Hermes' default, 2).
+
+    Returns:
+        ``{"HERMES_HOME": ..., "NO_PROXY": ..., "no_proxy": ...}`` (loopback bypasses any
+        proxy): apply with ``os.environ.update`` or pass to a subprocess.
+
+    Raises:
+        simulator.provider.http.NonLoopbackRefused: ``base_url`` is not on loopback.
+        ValueError: ``base_url`` has no http(s) scheme or host, or config.yaml is not a mapping.
+    """
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url {base_url!r} must be http(s)://HOST:PORT/...")
+    ensure_loopback(parts.hostname)
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    config = {} if config is None else config
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} holds a {type(config).__name__}, not a mapping")
+    aux = config.setdefault("auxiliary", {})
+    for task in tasks:
+        block = {"provider": "custom", "base_url": base_url, "api_key": api_key, "model": model}
+        if timeout is not None:
+            block["timeout"] = float(timeout)
+        aux[task] = {**(aux.get(task) or {}), **block}
+    if transient_retries is not None:
+        aux["transient_retries"] = int(transient_retries)
+    path.write_text(yaml.safe_dump(config, sort_keys=True), encoding="utf-8")
+    return {"HERMES_HOME": str(home), "NO_PROXY": LOOPBACK_NO_PROXY, "no_proxy": LOOPBACK_NO_PROXY}

@@ -1,0 +1,77 @@
+"""The engine LLM's reply mode: the provider's summariser, aware of compaction prompts.
+
+Every request is answered with the deterministic B4 structured summary
+(:func:`simulator.provider.replies.summarise`: Goal, Constraints & Preferences, Progress,
+Key Decisions, Relevant Files, Next Steps, Critical Context). When the prompt is
+hermes-agent 0.19.0's compaction prompt (``ContextCompressor._generate_summary``), only
+the turns it carries are summarised, not its instructions: the text after ``TURNS TO
+SUMMARIZE:`` (or ``NEW TURNS TO INCORPORATE:``) up to the memory block or the template
+(``Use this exact structure:`` / ``Update the summary using this exact structure``); a
+``PREVIOUS SUMMARY:`` block becomes ``previous_summary`` (B6) and ``FOCUS TOPIC: "..."``
+becomes ``focus_topic`` (A5). Any other prompt is summarised whole. Same request, same
+bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from simulator.provider.replies import Reply, SummariserReplies, request_text, summarise
+
+_TURNS_HEADINGS = ("TURNS TO SUMMARIZE:", "NEW TURNS TO INCORPORATE:")
+_TURNS_ENDS = (
+    "\n\nMEMORY PROVIDER CONTEXT:",
+    "\n\nUse this exact structure:",
+    "\n\nUpdate the summary using this exact structure",
+)
+_PREVIOUS_HEADING = "PREVIOUS SUMMARY:"
+_FOCUS_RE = re.compile(r'\n\nFOCUS TOPIC: "(.*?)"\n')
+
+
+def split_compaction_prompt(text: str) -> tuple[str, str | None, str | None]:
+    """``(turns, previous_summary, focus_topic)`` of a compaction prompt ``text``.
+
+    ``turns`` is ``text`` itself when no turns heading is found; the other two are None
+    when absent.
+    """
+    focus_match = _FOCUS_RE.search(text)
+    focus = focus_match.group(1) if focus_match else None
+    start = -1
+    heading = ""
+    for candidate in _TURNS_HEADINGS:
+        start = text.find(candidate)
+        if start >= 0:
+            heading = candidate
+            break
+    if start < 0:
+        return text, None, focus
+    previous = None
+    if heading == "NEW TURNS TO INCORPORATE:":
+        p = text.find(_PREVIOUS_HEADING)
+        if 0 <= p < start:
+            previous = text[p + len(_PREVIOUS_HEADING) : start].strip() or None
+    body = text[start + len(heading) :]
+    ends = [i for i in (body.find(e) for e in _TURNS_ENDS) if i >= 0]
+    if ends:
+        body = body[: min(ends)]
+    return body.strip(), previous, focus
+
+
+class EngineSummaryReplies(SummariserReplies):
+    """Summariser mode for the engine's LLM (contract clause B4; B6 previous summary; A5 focus).
+
+    Args:
+        max_chars: largest summary, in characters.
+    """
+
+    def reply(self, request: Any, index: int, seed: int) -> Reply:
+        """The B4 summary of the request's turns (see the module doc)."""
+        turns, previous, focus = split_compaction_prompt(
+            request_text(request.get("messages") or [])
+        )
+        return Reply(
+            content=summarise(
+                turns, focus_topic=focus, max_chars=self.max_chars, previous_summary=previous
+            )
+        )
