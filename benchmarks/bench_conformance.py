@@ -53,7 +53,7 @@ def verdict_seconds(spec: str, extra: list[str]) -> float:
             "-p",
             "conformance.plugin",
             "-p",
-            "conformance.scenarios.plugin",
+            "conformance.frontends.scenario_items",
             "-p",
             "no:cacheprovider",
             f"--engine={spec}",

@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from conformance.errors import KitUsageError
 from simulator.contract import CONTRACT_DOC
 from simulator.host.profiles import HOST_FEATURES
 
@@ -199,8 +198,9 @@ def capabilities(names: Iterable[str], *, source: str) -> frozenset:
     """``names`` as a set of declared capabilities.
 
     Raises:
-        KitUsageError: a name is not a capability; the message names ``source`` (where the
-            name came from), the known capabilities and the closest match.
+        ValueError: a name is not a capability; the message names ``source`` (where the name
+            came from), the known capabilities and the closest match (the session raises it to
+            the user as a :class:`~conformance.errors.KitUsageError`).
     """
     out = frozenset(str(n).strip() for n in names if str(n).strip())
     unknown = sorted(out - CAPABILITIES.keys())
@@ -209,7 +209,7 @@ def capabilities(names: Iterable[str], *, source: str) -> frozenset:
         for name in unknown:
             close = difflib.get_close_matches(name, CAPABILITIES, n=1)
             hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise KitUsageError(
+        raise ValueError(
             f"{source}: unknown capability {', '.join(hints)}; the known capabilities are "
             + ", ".join(f"{k!r} ({v})" for k, v in CAPABILITIES.items())
         )

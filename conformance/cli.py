@@ -133,36 +133,9 @@ def _settle_state(state: str, temporary: bool) -> None:
 
 
 def _mutants(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="context-engine-kit mutants",
-        description="Run every mutant engine through the checks and print the kill matrix: clause, mutant, "
-        "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
-        "every mutant is killed by its own clause and by nothing else.",
-    )
-    parser.add_argument("only", nargs="*", help="mutant specs (module:Class) to run; default all")
-    parser.add_argument("--profile", default="quick", choices=("quick", "default", "thorough"))
-    parser.add_argument(
-        "--shrink",
-        action="store_true",
-        help="shrink counterexamples (slower; gives the shrunk sizes)",
-    )
-    args = parser.parse_args(argv)
-    from conformance.devtools.killmatrix import format_matrix, run_matrix
-    from reference_engines.mutants import KILLS
+    from conformance.devtools.killmatrix import main as killmatrix_main
 
-    unknown = [s for s in args.only if s not in KILLS]
-    if unknown:
-        print(
-            f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
-            + ", ".join(sorted(KILLS)),
-            file=sys.stderr,
-        )
-        return 2
-    rows = run_matrix(args.only or None, profile=args.profile, shrink=args.shrink)
-    for line in format_matrix(rows):
-        print(line)
-    bad = [r for r in rows if not r.skipped_reason and not (r.killed and r.clean)]
-    return 1 if bad else 0
+    return killmatrix_main(argv)
 
 
 def _coverage(argv: list[str]) -> int:
@@ -211,7 +184,7 @@ def _install_plugin(argv: list[str]) -> int:
 
 
 def _scenario(argv: list[str]) -> int:
-    from conformance.scenarios.cli import main as scenario_main
+    from conformance.frontends.scenario_cli import main as scenario_main
 
     return int(scenario_main(argv) or 0)
 

@@ -25,12 +25,11 @@ import random
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conformance import catalogue, replay
-from conformance.replay import load as load_failure
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext
 from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
 from conformance.errors import (
@@ -43,8 +42,10 @@ from conformance.errors import (
     KitUsageError,
     render,
 )
-from conformance.expect import CURRENT_CASE, MUST
+from conformance.expect import CURRENT_CASE
 from conformance.netguard import block_network
+from conformance.replay import load as load_failure
+from conformance.results import OUTCOMES, Result, exit_code
 from conformance.stable_draws import no_local_constants
 from conformance.timeouts import (
     CURRENT_CALL,
@@ -57,37 +58,8 @@ from simulator.host.profiles import PROFILES as HOST_PROFILES
 from simulator.host.profiles import get_profile
 from simulator.host.shim import abc_info
 
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 #: The built-in compressor scenario hosts fall back to (C3): the kit's full B1-B7 engine.
 BUILTIN_SPEC = "reference_engines.compressor:ReferenceCompressor"
-
-
-@dataclass
-class Result:
-    """The outcome of one case: ``{"check", "clause", "level", "outcome", "message"}`` (+ seconds).
-
-    Attributes:
-        check: the case id. clause, level: the finding's (or the case's). outcome: one of
-            :data:`OUTCOMES`. message: the kit's one line ("" for a pass). seconds: wall time.
-        replay_file: the failure file written, if any.
-        example_messages: messages in the shrunk counterexample (the longest drawn transcript).
-        kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
-    """
-
-    check: str
-    clause: str
-    level: str
-    outcome: str
-    message: str = ""
-    seconds: float = 0.0
-    replay_file: str | None = None
-    example_messages: int | None = None
-    kind: str = "contract"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON verdict row: check, clause, level, outcome, message."""
-        keep = ("check", "clause", "level", "outcome", "message")
-        return {k: v for k, v in asdict(self).items() if k in keep}
 
 
 @dataclass
@@ -160,9 +132,12 @@ class RunOptions:
                 f"--conformance-max-timeouts={self.max_timeouts}: give 0 (run every check) or a "
                 f"positive number of timed-out checks (default {DEFAULT_MAX_TIMEOUTS})"
             )
-        self.capabilities = catalogue.capabilities(
-            self.capabilities, source="--conformance-capabilities"
-        )
+        try:
+            self.capabilities = catalogue.capabilities(
+                self.capabilities, source="--conformance-capabilities"
+            )
+        except ValueError as exc:
+            raise KitUsageError(str(exc)) from None
 
 
 @dataclass
@@ -264,21 +239,6 @@ def in_flight(worker_ident: int | None, before: Mapping[int, Any]) -> Any:
     return started[0] if started else None
 
 
-def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
-    """0 unless a MUST case failed or errored (or, with ``strict``, any case did, or one
-    xpassed); 5 if none ran."""
-    results = list(results)
-    ran = [r for r in results if r.outcome in ("passed", "failed", "error", "xfailed", "xpassed")]
-    if not ran:
-        return 5
-    for r in results:
-        if r.outcome in ("failed", "error") and (strict or r.level == MUST):
-            return 1
-        if strict and r.outcome == "xpassed":
-            return 1
-    return 0
-
-
 class ConformanceSession:
     """The one run state (module doc).
 
@@ -341,9 +301,7 @@ class ConformanceSession:
         return self._declarations
 
     def _probe(self) -> Declarations:
-        extra = catalogue.capabilities(
-            self.options.capabilities, source="--conformance-capabilities"
-        )
+        extra = self.options.capabilities  # validated by RunOptions.validate()
         try:
             engine = build_engine(self.factory, self.options.timeout)
         except EngineTimeout as exc:
@@ -365,10 +323,13 @@ class ConformanceSession:
                 error=f"the factory returned {type(engine).__name__}, not a context engine (it "
                 "needs name, update_from_response, should_compress and compress)",
             )
-        declared = catalogue.capabilities(
-            getattr(engine, "conformance_capabilities", ()) or (),
-            source=f"{type(engine).__name__}.conformance_capabilities",
-        )
+        try:
+            declared = catalogue.capabilities(
+                getattr(engine, "conformance_capabilities", ()) or (),
+                source=f"{type(engine).__name__}.conformance_capabilities",
+            )
+        except ValueError as exc:
+            raise KitUsageError(str(exc)) from None
         xfails = dict(getattr(engine, "conformance_expected_failures", None) or {})
         xfails.update(self.options.xfails)
         try:

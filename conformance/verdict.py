@@ -25,13 +25,7 @@ from typing import Any
 
 from conformance.catalogue import sort_key
 from conformance.expect import MUST, SHOULD
-from conformance.session import OUTCOMES, Result, exit_code
-
-
-def verdict_word(code: int) -> str:
-    """The verdict word of an :func:`~conformance.session.exit_code`: ``"PASS"`` (0),
-    ``"NO CHECK RAN"`` (5), else ``"FAIL"``."""
-    return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+from conformance.results import OUTCOMES, Result, exit_code, verdict_word
 
 
 @dataclass
@@ -169,4 +163,4 @@ class Verdict:
         path.write_text(text, encoding="utf-8")
 
 
-__all__ = ["Verdict", "verdict_word"]
+__all__ = ["Verdict"]

@@ -59,9 +59,8 @@ def invoke(
         violation = ContractViolation(
             clause, level, f"{method}() raised: expected a normal return, got {raised}.", example
         )
-        violation.raised = (
-            raised  # the bare exception text, for checks that reword the finding (H1)
-        )
+        violation.raised = raised  # the exception text, for checks that reword the finding (H1)
+        violation.cause = exc  # the engine's exception (fail-open callers, O10's TypeError)
         raise violation from None
     except (
         BaseException

@@ -157,3 +157,41 @@ def format_matrix(rows: list[Row]) -> list[str]:
         f"{statistics.median(sizes) if sizes else '-'} messages over {len(sizes)} mutants with a transcript"
     )
     return lines
+
+
+def main(argv: list[str]) -> int:
+    """``context-engine-kit mutants [SPEC...] [--profile P] [--shrink]``: print the kill matrix;
+    exit 1 unless every mutant is killed by its own clause and by nothing else, 2 for an
+    unknown mutant."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="context-engine-kit mutants",
+        description="Run every mutant engine through the checks and print the kill matrix: clause, mutant, "
+        "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
+        "every mutant is killed by its own clause and by nothing else.",
+    )
+    parser.add_argument("only", nargs="*", help="mutant specs (module:Class) to run; default all")
+    parser.add_argument("--profile", default="quick", choices=("quick", "default", "thorough"))
+    parser.add_argument(
+        "--shrink",
+        action="store_true",
+        help="shrink counterexamples (slower; gives the shrunk sizes)",
+    )
+    args = parser.parse_args(argv)
+    from reference_engines.mutants import KILLS
+
+    unknown = [s for s in args.only if s not in KILLS]
+    if unknown:
+        print(
+            f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
+            + ", ".join(sorted(KILLS)),
+            file=sys.stderr,
+        )
+        return 2
+    rows = run_matrix(args.only or None, profile=args.profile, shrink=args.shrink)
+    for line in format_matrix(rows):
+        print(line)
+    bad = [r for r in rows if not r.skipped_reason and not (r.killed and r.clean)]
+    return 1 if bad else 0

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.session import OUTCOMES
+from conformance.results import OUTCOMES
 from simulator.contract import clause_link
 
 CSS = """
@@ -131,8 +131,7 @@ def render(
         note: shown instead of missing plots (e.g. matplotlib not installed).
     """
     from conformance import CONTRACT_VERSION, __version__
-    from conformance.session import exit_code
-    from conformance.verdict import verdict_word
+    from conformance.results import exit_code, verdict_word
 
     results = list(results)
     runs = list(runs)

@@ -258,8 +258,18 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
             )
         return None
     if kind == "hygiene_runs":
-        fired = [d for d in (run.gateway.hygiene_log if run.gateway else []) if d.run]
+        log = run.gateway.hygiene_log if run.gateway else []
+        fired = [d for d in log if d.run]
         want = _bounds(len(fired), params)
+        if want and "min" in params and len(fired) < params["min"] and log:
+            if not any(d.tokens >= d.threshold for d in log):
+                top = max(log, key=lambda d: d.tokens)
+                return Inapplicable(
+                    f"the session's token figure never reached the hygiene line (largest "
+                    f"{top.tokens} {top.source} tokens, line {top.threshold}): hygiene reads the "
+                    "last turn's real prompt, which this engine kept small (its select_context "
+                    "trims requests), so hygiene rightly stayed out"
+                )
         if want:
             reasons = "; ".join(d.reason for d in (run.gateway.hygiene_log if run.gateway else []))[
                 :300

@@ -5,5 +5,5 @@
 - :mod:`~conformance.snapshots.canonical`: uid masking by first appearance, canonical JSON;
 - :mod:`~conformance.snapshots.extension`: the syrupy extension (files in the user's project);
 - :mod:`~conformance.snapshots.mismatch`: a mismatch as a kit D1 (SHOULD) failure, syrupy's diff kept;
-- :mod:`~conformance.snapshots.plugin`: ``--conformance-snapshots`` and the tier's on/off rule.
+- :mod:`~conformance.frontends.snapshot_fixture`: ``--conformance-snapshots`` and the tier's on/off rule.
 """

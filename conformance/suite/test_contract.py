@@ -8,7 +8,7 @@ test_compression_snapshot``). The plugin parametrizes both tests over the sessio
 
 from __future__ import annotations
 
-from conformance.plugin import report_result
+from conformance.frontends.pytest_session import report_result
 from conformance.snapshots.mismatch import compare_with_syrupy
 from simulator.host import shim
 

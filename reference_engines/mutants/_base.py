@@ -85,12 +85,16 @@ class HookedEngine(MinimalEngine):
     """MinimalEngine plus the optional hooks and one tool, all correct (base for H/O/T mutants).
 
     - select_context (H3, H6): for requests of more than 8 messages, the system prompt plus
-      the last 6 messages (never starting on a tool result); None otherwise. Stable.
+      a tail of at least 6 messages (never starting on a tool result); None otherwise. The tail's
+      first message moves in steps of ``window_step`` messages, so the request's prefix stays
+      the same for several turns and the provider's prompt cache keeps hitting (H6); a window
+      that slid by one message every turn would re-write the cache every turn.
     - on_turn_complete (H5): counts turns and records the uids seen, read-only.
     - get_tool_schemas / handle_tool_call (T1, T2): one tool, ``context_recall(query)``.
     """
 
     keep_selected = 6
+    window_step = 8
 
     def __init__(self) -> None:
         self.turns_seen = 0
@@ -113,7 +117,8 @@ class HookedEngine(MinimalEngine):
             return None
         head = [dict(request_messages[0])] if request_messages[0].get("role") == "system" else []
         body = request_messages[len(head) :]
-        start = safe_tail_start(body, len(body) - self.keep_selected)
+        latest = max(len(body) - self.keep_selected, 0)
+        start = safe_tail_start(body, latest - latest % self.window_step)
         return head + [dict(m) for m in body[start:]]
 
     def on_turn_complete(self, messages, usage=None, **kwargs):

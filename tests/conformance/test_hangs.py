@@ -234,7 +234,7 @@ class Hangs(MinimalEngine):
         "-p",
         "conformance.plugin",
         "-p",
-        "conformance.scenarios.plugin",
+        "conformance.frontends.scenario_items",
         "-p",
         "no:cacheprovider",
         "--engine=hangs:Hangs",

@@ -1,4 +1,4 @@
-"""Covers conformance.plugin, conformance.pytest_options and conformance.suite: the pytest
+"""Covers conformance.plugin, conformance.frontends.pytest_options and conformance.suite: the pytest
 front end's wiring, run in subprocesses the way users run it."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def run(pytester, *args, scenarios=False):
         "-p",
         "conformance.plugin",
         "-p",
-        "conformance.scenarios.plugin",
+        "conformance.frontends.scenario_items",
         "-p",
         "no:cacheprovider",
         *extra,

@@ -1,4 +1,4 @@
-"""Covers conformance.report (write_report, plots) and conformance.report.plugin: the HTML
+"""Covers conformance.report (write_report, plots) and conformance.frontends.report_plugin: the HTML
 report's verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Covers conformance.plugin, conformance.scenarios.plugin (the collector of a user's
+"""Covers conformance.plugin, conformance.frontends.scenario_items (the collector of a user's
 ``*.scenario.yaml`` files) and the bundled library as items of conformance.suite, run in
 subprocesses the way users run them."""
 
@@ -34,7 +34,7 @@ def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pyteste
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
     # the sub-plugin is registered by conformance.plugin; naming it again is a harmless no-op
     result = run(
-        kit_pytester, "-p", "conformance.scenarios.plugin", f"--engine={MINIMAL}", name, "-v"
+        kit_pytester, "-p", "conformance.frontends.scenario_items", f"--engine={MINIMAL}", name, "-v"
     )
     out = result.stdout.str()
     assert result.ret == 0, out

@@ -1,4 +1,4 @@
-"""Covers conformance.scenarios.runner, conformance.scenarios.cli and conformance.session (the
+"""Covers conformance.scenarios.runner, conformance.frontends.scenario_cli and conformance.session (the
 hang budget): a hanging engine in a scenario is bounded by the kit's timeout
 (``--conformance-timeout`` / ``scenario --timeout``), a failure naming the method, the clause
 and the limit, and the run goes on to the other scenarios and a full verdict."""
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conformance.engine_loading import load_engine_factory
-from conformance.scenarios.cli import main
+from conformance.frontends.scenario_cli import main
 from conformance.scenarios.loader import load_text
 from conformance.scenarios.runner import run_scenario
 from conformance.session import scenario_results

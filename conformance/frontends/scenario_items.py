@@ -20,7 +20,7 @@ SUFFIX = ".scenario.yaml"
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collect ``*.scenario.yaml`` files when the conformance plugin is active."""
-    from conformance.plugin import conformance_session
+    from conformance.frontends.pytest_session import conformance_session
 
     if file_path.name.endswith(SUFFIX) and conformance_session(parent.config) is not None:
         return ScenarioFile.from_parent(parent, path=file_path)
@@ -47,13 +47,13 @@ class ScenarioItem(pytest.Item):
 
     def __init__(self, *, case, **kwargs) -> None:
         super().__init__(**kwargs)
-        from conformance.plugin import case_properties
+        from conformance.frontends.pytest_session import case_properties
 
         self.conformance_case_obj = case
         self.user_properties += case_properties(case) + [("scenario_file", str(self.path))]
 
     def runtest(self) -> None:
-        from conformance.plugin import conformance_session, report_result
+        from conformance.frontends.pytest_session import conformance_session, report_result
 
         session = conformance_session(self.config)
         if session.factory is None:

@@ -37,7 +37,7 @@ def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     """Write the report (on the controller), after the verdict is complete."""
-    from conformance.plugin import session_plugin
+    from conformance.frontends.pytest_session import session_plugin
     from conformance.report import write_report
 
     config = session.config

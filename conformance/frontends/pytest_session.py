@@ -1,0 +1,244 @@
+"""The hooks of one pytest run, holding its session: the verdict, the exit rule, the JSON file.
+
+:class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
+built; :func:`report_result` turns a case's :class:`~conformance.session.Result` into the
+pytest outcome and carries its verdict row in the item's ``user_properties`` (so xdist's
+controller and junit see the same outcome and message as every other front end).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.errors import ConformanceError, ConformanceFailure
+from conformance.frontends import pytest_options
+from conformance.session import ConformanceSession, Result, unmatched_xfails
+from conformance.verdict import Verdict
+
+SESSION_KEY = pytest.StashKey["SessionPlugin"]()
+
+
+def session_plugin(config: pytest.Config) -> SessionPlugin | None:
+    """The run's :class:`SessionPlugin` (None: the plugin is inert in this run)."""
+    return config.stash.get(SESSION_KEY, None)
+
+
+def conformance_session(config: pytest.Config) -> ConformanceSession | None:
+    """The run's :class:`~conformance.session.ConformanceSession` (None: inert)."""
+    plugin = session_plugin(config)
+    return plugin.session if plugin is not None else None
+
+
+def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
+    """Record ``result`` on ``item`` (its verdict row travels in ``user_properties``, also under
+    xdist and into junit) and turn it into the pytest outcome."""
+    __tracebackhide__ = True
+    keep = [(k, v) for k, v in item.user_properties if k not in ("clause", "level")]
+    item.user_properties[:] = keep + [
+        ("clause", result.clause),
+        ("level", result.level),
+        ("conformance_outcome", result.outcome),
+        ("conformance_message", result.message),
+    ]
+    if result.outcome == "passed":
+        return
+    if result.outcome == "failed":
+        raise ConformanceFailure(result.message)
+    if result.outcome == "skipped":
+        pytest.skip(result.message)
+    if result.outcome == "xfailed":
+        pytest.xfail(result.message)
+    if result.outcome == "xpassed":
+        if strict:
+            raise ConformanceFailure(
+                f"[{result.clause} {result.level}] XPASS(strict): {result.message}"
+            )
+        return
+    raise ConformanceError(result.message)
+
+
+def case_properties(case: Any) -> list[tuple[str, str]]:
+    """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind)."""
+    from conformance import CONTRACT_VERSION
+
+    return [
+        ("conformance_check", case.id),
+        ("clause", case.clause),
+        ("level", case.level),
+        ("since", getattr(case, "since", "1.0")),
+        ("kind", case.kind),
+        ("contract_version", CONTRACT_VERSION),
+    ]
+
+
+class SessionPlugin:
+    """The hooks of one run, holding its session (registered as ``conformance-session``).
+
+    Attributes:
+        session: the :class:`~conformance.session.ConformanceSession`.
+        verdict: the results as reported (on the xdist controller: every worker's).
+        hermes_home: the temp ``HERMES_HOME`` made for this run, or None.
+    """
+
+    def __init__(self, config: pytest.Config, session: ConformanceSession, *, fixture_route: bool):
+        self.config = config
+        self.session = session
+        self.fixture_route = fixture_route
+        self.verdict = Verdict()
+        self.hermes_home: str | None = None
+
+    @property
+    def strict(self) -> bool:
+        """``--conformance-strict``."""
+        return self.session.options.strict
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionstart(self, session: pytest.Session):
+        """After pytest's header, build one engine (under ``--conformance-timeout``): a
+        constructor that raises or hangs is a usage error naming it."""
+        result = yield
+        if self.session.factory is not None and not hasattr(self.config, "workerinput"):
+            pytest_options.probe_or_raise(self.session)
+        return result
+
+    def pytest_report_header(self, config: pytest.Config):
+        """Header lines: engine, kit and contract versions, host ABC, profiles, env, replay."""
+        return pytest_options.header_lines(config, self.session, fixture_route=self.fixture_route)
+
+    def pytest_collection_modifyitems(self, session, config: pytest.Config, items) -> None:
+        """Attach each case's clause/level/since/kind as junit user_properties; warn about
+        expected failures that match no case."""
+        empty = []  # a suite test whose parameter set is empty (e.g. -k on a replay)
+        for item in items:
+            case = getattr(item, "conformance_case_obj", None)
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            for name in ("conformance_case", "conformance_snapshot_case"):
+                if name in params:
+                    if not isinstance(params[name], str):
+                        empty.append(item)
+                    else:
+                        case = self.session.case(params[name])
+            if case is not None:
+                item.user_properties += case_properties(case)
+        if empty:
+            config.hook.pytest_deselected(items=empty)
+            items[:] = [i for i in items if i not in empty]
+        for key in unmatched_xfails(self.session.options.xfails, self.session.cases()):
+            warnings.warn(
+                pytest.PytestConfigWarning(
+                    f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"
+                ),
+                stacklevel=2,
+            )
+
+    def pytest_report_collectionfinish(self, config: pytest.Config, start_path, items):
+        """With ``--collect-only``: each case's id and title (what it checks)."""
+        if not config.option.collectonly:
+            return None
+        lines = ["conformance cases (id: what it checks):"]
+        for item in items:
+            props = dict(item.user_properties)
+            if "conformance_check" in props:
+                case = self.session.case(props["conformance_check"])
+                lines.append(f"  {case.id}: {case.title}")
+        return lines if len(lines) > 1 else None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """Show conformance failures as their one-line message (no kit traceback)."""
+        report = yield
+        if call.excinfo is not None and call.excinfo.errisinstance(
+            (ConformanceFailure, ConformanceError)
+        ):
+            report.longrepr = str(call.excinfo.value)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Fold each case's report into the verdict (also under xdist, on the controller)."""
+        props = dict(report.user_properties or ())
+        if "conformance_check" not in props:
+            if report.failed:
+                self.verdict.other_failures += 1
+            return
+        result = _result_of(report, props)
+        if result is not None:
+            self.verdict.add(result)
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config: pytest.Config) -> None:
+        """Print the verdict by clause and the verdict line, once (on the xdist controller)."""
+        if hasattr(config, "workerinput"):
+            return
+        if not self.verdict.results:
+            if not config.option.collectonly and not self.fixture_route:
+                terminalreporter.write_line(
+                    "verdict: NO CHECK RAN - every conformance check was deselected "
+                    "(-k, -m or --deselect); widen the selection"
+                )
+            return
+        for line in self.verdict.summary_lines(strict=self.strict):
+            terminalreporter.write_line(line)
+
+    @pytest.hookimpl(trylast=True)  # after plugins (syrupy) that OR the exit status back in
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        """Apply the exit rules (MUST fails; SHOULD only with --conformance-strict; no case
+        ran = failure) and write the JSON verdict."""
+        if hasattr(self.config, "workerinput") or self.config.option.collectonly:
+            return
+        if self.fixture_route and not self.verdict.results:
+            return  # the fixture was defined but this run selected none of the suite
+        if not self.verdict.ran_any():
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        elif (
+            session.exitstatus == pytest.ExitCode.TESTS_FAILED
+            and not self.verdict.has_blocking_failure(strict=self.strict)
+            and self.verdict.only_conformance_failures
+        ):
+            session.exitstatus = pytest.ExitCode.OK
+        path = self.config.getoption("--conformance-json")
+        if path:
+            self.verdict.write_json(Path(path), session=self.session)
+
+
+def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | None:
+    """The :class:`~conformance.session.Result` a case's report stands for (None for the
+    phases that carry no outcome)."""
+    kind = props.get("kind", "contract")
+    if "conformance_outcome" in props and report.when == "call":
+        outcome = props["conformance_outcome"]
+        if outcome == "xpassed" and report.failed:
+            outcome = "failed"  # XPASS(strict)
+        return Result(
+            props["conformance_check"],
+            props["clause"],
+            props["level"],
+            outcome,
+            props.get("conformance_message", ""),
+            kind=kind,
+        )
+    if report.when == "call" or report.failed or report.skipped:
+        if report.skipped:
+            outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+            message = (
+                str(report.longrepr[2]).removeprefix("Skipped: ")
+                if isinstance(report.longrepr, tuple)
+                else str(getattr(report, "wasxfail", ""))
+            )
+        elif report.failed:
+            outcome = "error" if report.when != "call" else "failed"
+            text = str(report.longreprtext or "").strip()
+            message = text.splitlines()[-1] if text else ""
+        else:
+            outcome, message = "passed", ""
+        return Result(
+            props["conformance_check"],
+            props["clause"],
+            props["level"],
+            outcome,
+            message,
+            kind=kind,
+        )
+    return None

@@ -1,0 +1,68 @@
+"""A case's result and the exit rule: the rows every front end reports and the verdict counts.
+
+:class:`Result` is one row (``check``, ``clause``, ``level``, ``outcome``, ``message``);
+:func:`exit_code` is the rule every front end exits by (MUST failures fail; SHOULD only with
+``strict``; no case ran = 5); :func:`verdict_word` names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from conformance.expect import MUST
+
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+
+
+@dataclass
+class Result:
+    """The outcome of one case: ``{"check", "clause", "level", "outcome", "message"}`` (+ seconds).
+
+    Attributes:
+        check: the case id. clause, level: the finding's (or the case's). outcome: one of
+            :data:`OUTCOMES`. message: the kit's one line ("" for a pass). seconds: wall time.
+        replay_file: the failure file written, if any.
+        example_messages: messages in the shrunk counterexample (the longest drawn transcript).
+        kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
+    """
+
+    check: str
+    clause: str
+    level: str
+    outcome: str
+    message: str = ""
+    seconds: float = 0.0
+    replay_file: str | None = None
+    example_messages: int | None = None
+    kind: str = "contract"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON verdict row: check, clause, level, outcome, message."""
+        keep = ("check", "clause", "level", "outcome", "message")
+        return {k: v for k, v in asdict(self).items() if k in keep}
+
+
+def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
+    """0 unless a MUST case failed or errored (or, with ``strict``, any case did, or one
+    xpassed); 5 if none ran."""
+    results = list(results)
+    ran = [r for r in results if r.outcome in ("passed", "failed", "error", "xfailed", "xpassed")]
+    if not ran:
+        return 5
+    for r in results:
+        if r.outcome in ("failed", "error") and (strict or r.level == MUST):
+            return 1
+        if strict and r.outcome == "xpassed":
+            return 1
+    return 0
+
+
+def verdict_word(code: int) -> str:
+    """The verdict word of an :func:`exit_code`: ``"PASS"`` (0), ``"NO CHECK RAN"`` (5), else
+    ``"FAIL"``."""
+    return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+
+
+__all__ = ["OUTCOMES", "Result", "exit_code", "verdict_word"]
