@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 from contextlib import redirect_stdout
 
 from hypothesis import given, settings
@@ -226,3 +227,34 @@ def test_xfails_file_format(tmp_path):
         "Q9": f"listed in {path}",
     }
     assert unmatched_xfails(got, registry.all_checks()) == ["Q9"]
+
+
+def test_budgets_are_declared_in_the_registry_and_scaled_by_the_profile():
+    from conformance.context import PROFILES, THOROUGH_SCALE, budget
+
+    checks_dir = Path(conformance.__file__).parent / "checks"
+    for path in checks_dir.glob("*.py"):  # no check caps its own examples
+        assert "max_examples=min(" not in path.read_text(encoding="utf-8"), path.name
+    for chk in registry.all_checks():
+        quick, default, thorough = (budget(p, chk.examples) for p in PROFILES)
+        assert quick <= default < thorough, chk.id
+        assert thorough == (chk.examples or PROFILES["default"]) * (
+            THOROUGH_SCALE if chk.examples else 5
+        ), chk.id
+
+
+def test_thorough_draws_more_examples_than_default_in_a_real_check():
+    built = []
+
+    class Counting(MinimalEngine):
+        def __init__(self):
+            super().__init__()
+            built.append(1)
+
+    counts = {}
+    for profile in ("default", "thorough"):
+        built.clear()
+        session = ConformanceSession(RunOptions(profile=profile), Counting)
+        assert session.run_case(registry.get("O8-status-keys")).outcome == "passed"
+        counts[profile] = len(built)
+    assert counts["thorough"] > counts["default"] >= registry.get("O8-status-keys").examples

@@ -1,0 +1,45 @@
+"""Covers the layer rules of docs/architecture.md (contracts in pyproject.toml, checked with
+import-linter) and what importing the pytest plugin loads: the simulator never imports the kit
+or an engine, reference engines never import the kit, only the development tools import the
+mutants, the simulator's host is over its store over its provider, checks never reach for the
+run or the front ends, and no sibling modules import each other in a circle."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_import_contracts_are_kept():
+    pytest.importorskip("importlinter")
+    lint = Path(sys.executable).parent / "lint-imports"
+    proc = subprocess.run(
+        [str(lint), str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout or "broken" not in proc.stdout.split("Contracts:")[-1]
+
+
+def test_importing_the_plugin_and_running_a_check_loads_no_mutant_and_no_engine():
+    code = (
+        "import sys\n"
+        "import conformance.plugin, conformance.session, conformance.cli\n"
+        "from simulator.host.session import HostSession\n"
+        "bad = sorted(m for m in sys.modules if m.startswith('reference_engines'))\n"
+        "print(bad)\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
