@@ -1,4 +1,4 @@
-"""Benchmark of the conformance wing (issue 6, item 10). Prints medians measured in one run.
+"""Benchmark of the conformance wing. Prints medians measured in one run.
 
 1. Time to verdict with the default profile, through pytest as users run it
    (``pytest -p conformance.plugin --engine=X --conformance-profile=default``), plain and
@@ -120,7 +120,6 @@ def main() -> int:
             print(f"{spec:<55} {plain:>8.1f} {xdist:>8.1f} {plain / xdist:>7.2f}")
     if not args.skip_mutants:
         from conformance.devtools.killmatrix import judge
-
         from conformance.session import run_conformance
         from reference_engines.mutants import KILLS, engine_spec
 

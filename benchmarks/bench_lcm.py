@@ -1,4 +1,4 @@
-"""Benchmark: LCM compaction time grows linearly with history length (issue 8 acceptance).
+"""Benchmark: LCM compaction time grows linearly with history length.
 
 For each history length N (default 1k, 2k, 5k, 10k, 20k messages) it builds a deterministic
 session (users, assistants, tool calls with results), then times, in seconds of wall clock:

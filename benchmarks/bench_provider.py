@@ -1,4 +1,4 @@
-"""Benchmark of the provider simulator (issue 3 §9): not a timed test, prints medians and ratios.
+"""Benchmark of the provider simulator: not a timed test, prints medians and ratios.
 
 Sections, all measured in one run:
 

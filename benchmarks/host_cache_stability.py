@@ -4,7 +4,7 @@ Runs the 30-turn scenario of :func:`simulator.host.scenarios.run_cache_scenario`
 tokens a turn, topic blocks, system prompt under 10 % of the prompt, Claude model with
 system_and_3 cache control on the provider simulator) for several seeds and prints, per
 engine, the median of cache_read_tokens / prompt_tokens over the calls after the first two.
-Goal (issue 4): router >= 0.8, reshuffling mutant <= 0.2.
+Goal: router >= 0.8, reshuffling mutant <= 0.2.
 
 Run: PYTHONPATH=. python benchmarks/host_cache_stability.py [--seeds 5]
 """

@@ -48,7 +48,8 @@ class Clause:
 
     @property
     def anchor(self) -> str:
-        """Where messages point: ``docs/contract.md#v2``, or ``docs/coverage.md#s0`` for kit clauses."""
+        """Where messages point: ``docs/contract.md#v2``, or ``docs/coverage.md#s0`` for kit
+        clauses."""
         doc = COVERAGE_DOC if self.side == KIT else CONTRACT_DOC
         return f"{doc}#{self.id.lower()}"
 

@@ -54,8 +54,8 @@ def _check(argv: list[str]) -> int:
     args, rest = parser.parse_known_args(argv)
     if not args.engine and not args.engine_plugin:
         print(
-            "context-engine-kit check: error: give the engine as MODULE:ATTR, or a plugin folder with "
-            "--engine-plugin DIR.",
+            "context-engine-kit check: error: give the engine as "
+            "MODULE:ATTR, or a plugin folder with --engine-plugin DIR.",
             file=sys.stderr,
         )
         return 4
@@ -69,8 +69,8 @@ def _check(argv: list[str]) -> int:
             return 4
     elif not os.path.isdir(args.engine_plugin):
         print(
-            f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not a folder; give the "
-            "plugin folder that holds __init__.py and plugin.yaml.",
+            f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not "
+            "a folder; give the plugin folder that holds __init__.py and plugin.yaml.",
             file=sys.stderr,
         )
         return 4
@@ -121,14 +121,15 @@ def _given(option: str, argv: list[str]) -> bool:
 
 
 def _settle_state(state: str, temporary: bool) -> None:
-    """After a ``check`` run: drop a temp state dir the run left empty; otherwise say where its files are."""
+    """After a ``check`` run: drop a temp state dir the run left empty; otherwise say where its
+    files are."""
     files = [os.path.join(d, f) for d, _, names in os.walk(state) for f in names]
     if temporary and not files:
         shutil.rmtree(state, ignore_errors=True)
     elif files:
         print(
-            f"context-engine-kit: state kept in {state} (failure files under failures/; rerun one with "
-            "--conformance-replay FILE)"
+            f"context-engine-kit: state kept in {state} (failure files "
+            "under failures/; rerun one with --conformance-replay FILE)"
         )
 
 
@@ -154,8 +155,8 @@ def _serve(argv: list[str]) -> int:
         return int(http.main(argv) or 0)
     except (OSError, OverflowError, ValueError) as exc:
         print(
-            f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free port between 0 and "
-            "65535 (0 picks one for you) on a loopback address.",
+            f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free "
+            "port between 0 and 65535 (0 picks one for you) on a loopback address.",
             file=sys.stderr,
         )
         return 2
@@ -209,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
             "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
-            "  scenario [FILE...] --engine MODULE:ATTR   run scenario files (none: the bundled library)\n"
+            "  scenario [FILE...] --engine MODULE:ATTR   "
+            "run scenario files (none: the bundled library)\n"
             "  mutants             run every mutant engine and print the kill matrix\n"
             "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
             "  serve               run the provider simulator over HTTP on 127.0.0.1\n"

@@ -257,10 +257,10 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
         missing = exc.name or ""
         if missing and missing != module_name and not module_name.startswith(missing + "."):
             raise EngineSpecError(
-                f"--engine={spec!r}: module {module_name!r} was found, but importing it failed because it "
-                f"imports {missing!r}, which is not installed here (ModuleNotFoundError: {exc}). Install that "
-                f"dependency in this environment (e.g. pip install {missing.split('.')[0]}, or your package's "
-                "requirements) and rerun."
+                f"--engine={spec!r}: module {module_name!r} was found, but importing "
+                f"it failed because it imports {missing!r}, which is not installed here "
+                f"(ModuleNotFoundError: {exc}). Install that dependency in this environment (e.g. "
+                f"pip install {missing.split('.')[0]}, or your package's requirements) and rerun."
             ) from None
         where = "; ".join(p or "." for p in sys.path[:4])
         raise EngineSpecError(

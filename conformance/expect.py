@@ -172,11 +172,13 @@ def v2_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                 answered[cid] = i
             elif cid in answered:
                 out.append(
-                    f"tool message at index {i} answers {cid!r} a second time (first at index {answered[cid]})"
+                    f"tool message at index {i} answers {cid!r} a "
+                    f"second time (first at index {answered[cid]})"
                 )
             else:
                 out.append(
-                    f"tool message at index {i} answers {cid!r}, which no earlier assistant message calls"
+                    f"tool message at index {i} answers {cid!r}, "
+                    "which no earlier assistant message calls"
                 )
     for cid, owed in outstanding.items():
         for idx in owed:
@@ -187,7 +189,8 @@ def v2_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def v3_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """V3: content is a str, a list of parts, or None/absent only on an assistant with tool_calls."""
+    """V3: content is a str, a list of parts, or None/absent only on an assistant with
+    tool_calls."""
     out = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
@@ -210,7 +213,8 @@ def v3_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             if m.get("role") == "assistant" and m.get("tool_calls"):
                 continue
             out.append(
-                f"message {i} ({m.get('role')}) has content None/absent, allowed only on an assistant with tool_calls"
+                f"message {i} ({m.get('role')}) has content None/absent, "
+                "allowed only on an assistant with tool_calls"
             )
             continue
         out.append(f"message {i} has content of type {type(content).__name__}")
@@ -228,7 +232,8 @@ def _text(content: Any) -> str:
 def v4_problems(
     before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """V4: if ``before`` starts with a system prompt, ``after`` starts with it too (a note may be appended)."""
+    """V4: if ``before`` starts with a system prompt, ``after`` starts with it too (a note may be
+    appended)."""
     if not before or not isinstance(before[0], Mapping) or before[0].get("role") != "system":
         return []
     if not after or not isinstance(after[0], Mapping) or after[0].get("role") != "system":

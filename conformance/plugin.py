@@ -170,5 +170,3 @@ def conformance_run(pytestconfig: pytest.Config, conformance_engine_factory) -> 
         pytest.skip("the conformance plugin is inert in this run (no engine given)")
     session.bind(conformance_engine_factory)
     return session
-
-

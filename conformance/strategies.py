@@ -58,8 +58,8 @@ def blob_from_seed(seed: int, chars: int) -> str:
             {
                 "path": f"src/mod_{rng.randrange(1000)}/file_{i}.py",
                 "line": rng.randrange(1, 5000),
-                "match": "def handler_%d(request): return %d"
-                % (rng.randrange(10**6), rng.randrange(100)),
+                "match": f"def handler_{rng.randrange(10**6)}(request): "
+                f"return {rng.randrange(100)}",
             }
         )
         rows.append(row)
@@ -263,7 +263,8 @@ def transcripts(
 
 
 def filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
-    """One user turn that reads a big file: user, assistant tool_calls, tool result, reply (V2-valid)."""
+    """One user turn that reads a big file: user, assistant tool_calls, tool result, reply
+    (V2-valid)."""
     cid = f"call_fill_{k}"
     return [
         {"role": "user", "content": text_from_seed(seed + k, "en_US", 2)},
@@ -294,10 +295,10 @@ def plain_filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]
 def add_filler(
     messages: list[dict[str, Any]], min_tokens: int, seed: int, *, tools: bool = True
 ) -> None:
-    """Append as few filler blocks as possible (one, usually) until ``messages`` hold more
-    than ``min_tokens`` cl100k tokens: tool turns (4 messages) or, with ``tools=False``,
-    question-and-long-answer exchanges (2 messages); after a trailing user message the first
-    block drops its own user message (3 or 1 messages). Blob sizes are computed, never drawn, so shrinking
+    """Append as few filler blocks as possible (one, usually) until ``messages`` hold more than
+    ``min_tokens`` cl100k tokens: tool turns (4 messages) or, with ``tools=False``,
+    question-and-long-answer exchanges (2 messages); after a trailing user message the first block
+    drops its own user message (3 or 1 messages). Blob sizes are computed, never drawn, so shrinking
     stays cheap and counterexamples short."""
     k = 0
     while True:
@@ -339,11 +340,11 @@ def compactable_histories(
 
     Layout: [system] + ``head`` short opening messages (from a user message) + filler (the bulk:
     tool turns, or pasted-text exchanges, drawn) [+ a planted ``focus_fact`` user/assistant pair
-    between eight messages of chatter on each side, deep in the middle] [+ a two-message plain bridge
-    after tool filler] + ``small_tail`` short messages alternating user/assistant from a user
+    between eight messages of chatter on each side, deep in the middle] [+ a two-message plain
+    bridge after tool filler] + ``small_tail`` short messages alternating user/assistant from a user
     message (odd ``small_tail``: ends on a user). The protected parts (head 3, tail of 20 by the
-    seeds' defaults; see ``head_size``/``tail_size`` in the checks) stay small, so an engine can
-    get under budget. Smallest draw: system, one user message, one long answer, a tail of 3.
+    seeds' defaults; see ``head_size``/``tail_size`` in the checks) stay small, so an engine can get
+    under budget. Smallest draw: system, one user message, one long answer, a tail of 3.
     """
     seed = draw(st.integers(0, 2**31 - 1), label="history_seed")
     tools = draw(st.booleans(), label="filler_tools")

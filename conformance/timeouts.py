@@ -107,9 +107,10 @@ def build_engine(factory: Callable[[], Any], timeout: float) -> Any:
         factory,
         timeout,
         lambda: (
-            f"{constructor_label(factory)} did not return within {timeout:g} s (--conformance-timeout): the "
-            "engine's constructor hangs (a blocking connection, a lock, a sleep?). Make construction fast "
-            "and side-effect free, or raise --conformance-timeout"
+            f"{constructor_label(factory)} did not return within {timeout:g} s "
+            "(--conformance-timeout): the engine's constructor hangs (a blocking connection, "
+            "a lock, a sleep?). Make construction fast and side-effect free, or raise "
+            "--conformance-timeout"
         ),
     )
 
@@ -158,7 +159,8 @@ class HangBudget:
         self._lock = threading.Lock()
 
     def record(self, method: str | None) -> None:
-        """Count one timed-out check; ``method`` is the engine method that hung (None if unknown)."""
+        """Count one timed-out check; ``method`` is the engine method that hung (None if
+        unknown)."""
         with self._lock:
             self.hung.append(method or "?")
 
@@ -167,7 +169,8 @@ class HangBudget:
         return self.limit > 0 and len(self.hung) >= self.limit
 
     def reason(self) -> str:
-        """Why a check was not run: ``not run: the engine hung in 3 checks (compress() x3); ...``."""
+        """Why a check was not run: ``not run: the engine hung in 3 checks (compress() x3);
+        ...``."""
         counts: dict[str, int] = {}
         for method in self.hung:
             counts[method] = counts.get(method, 0) + 1
@@ -175,8 +178,8 @@ class HangBudget:
             f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items()
         )
         return (
-            f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang first, or raise "
-            f"--conformance-max-timeouts (now {self.limit}; 0 runs every check)"
+            f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang "
+            f"first, or raise --conformance-max-timeouts (now {self.limit}; 0 runs every check)"
         )
 
 

@@ -20,7 +20,7 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   budgeted tail, it is kept and the rows between it and the budgeted tail are summarised,
   so the summary precedes it; host practice). Opt-in ``head_decay=True`` gives Hermes
   MAIN's head instead (system + protect_first_n until the first compaction, then the
-  system prompt only: host practice against the seeds, research/host.md section 16).
+  system prompt only: host practice against the seeds, docs/contract-notes.md 1.5).
 - B4 Phase 3: the middle is summarised through the injectable ``summarise`` callable
   (see :mod:`reference_engines._compressor.summariser`), budget = content tokens x 0.20,
   at most ``max_summary_tokens``, at least 2 000 (the floor wins when the ceiling is

@@ -48,7 +48,8 @@ def check_a1_name_is_short_identifier(ctx):
             MUST,
             "engine.name",
             expected="a short identifier string like 'lcm'",
-            got=f"{type(value).__name__} {short(value if isinstance(value, str) else repr(value), 80)}",
+            got=f"{type(value).__name__} "
+            f"{short(value if isinstance(value, str) else repr(value), 80)}",
         )
 
 
@@ -200,7 +201,8 @@ def check_a4_compress_one_message(ctx):
     "fits-budget-when-possible",
     level=SHOULD,
     practice="kit",
-    title="after compress() the history is below threshold_tokens when the protected parts allow it",
+    title="after compress() the history is below "
+    "threshold_tokens when the protected parts allow it",
     examples=5,
 )
 def check_a4_fits_budget_when_possible(ctx):
@@ -232,7 +234,8 @@ def check_a4_fits_budget_when_possible(ctx):
                 fail(
                     "A4",
                     SHOULD,
-                    f"tokens after compress() of {len(history)} messages ({count_messages(history)} tokens)",
+                    f"tokens after compress() of {len(history)} "
+                    f"messages ({count_messages(history)} tokens)",
                     expected=f"< threshold_tokens {threshold} (the protected parts are small here)",
                     got=f"{tokens} tokens in {len(out)} messages",
                     context="kit practice; not in seeds",
@@ -246,7 +249,8 @@ def check_a4_fits_budget_when_possible(ctx):
     "focus-topic-kept",
     level=SHOULD,
     requires=("focus",),
-    title="a fact about the focus topic, planted in the compressible middle, survives compress(focus_topic)",
+    title="a fact about the focus topic, planted in the "
+    "compressible middle, survives compress(focus_topic)",
     examples=3,
 )
 def check_a5_focus_topic_kept(ctx):
@@ -284,7 +288,8 @@ def check_a5_focus_topic_kept(ctx):
     title="the six attributes the host reads are ints, before and after use",
 )
 def check_a6_counters_are_ints(ctx):
-    """A6: ``last_*_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count`` are ints."""
+    """A6: ``last_*_tokens``, ``threshold_tokens``, ``context_length``, ``compression_count`` are
+    ints."""
 
     def body(draw):
         history = draw(transcripts(max_turns=4), "history")

@@ -127,11 +127,13 @@ def two_compactions(ctx, clause, draw):
     "documented-defaults",
     level=MUST,
     requires=CAP,
-    title="threshold 0.50 of the window, protect_first_n 3, protect_last_n 20; compaction fires at the threshold",
+    title="threshold 0.50 of the window, protect_first_n 3, "
+    "protect_last_n 20; compaction fires at the threshold",
 )
 def check_b1_documented_defaults(ctx):
-    """B1: on a 200 000-token window, threshold_tokens == 100 000; should_compress(100 000)
-    is True and should_compress(99 999) False; protect_first_n/protect_last_n (when exposed) are 3 and 20."""
+    """B1: on a 200 000-token window, threshold_tokens == 100 000; should_compress(100 000) is True
+    and should_compress(99 999) False; protect_first_n/protect_last_n (when exposed) are 3 and
+    20."""
     engine = ctx.new_engine(window=B1_WINDOW)
     if engine.threshold_tokens != B1_WINDOW // 2:
         fail(
@@ -181,8 +183,8 @@ def check_b2_old_tool_output_cleared(ctx):
         threshold = threshold_of(engine, ctx.window // 2)
         seed = draw(ctx_seed(), "seed")
         # an assistant tool_calls message at row protect_first_n - 1 (seed reading: the head's last
-        # row; Hermes' reading keeps its result at row protect_first_n too), so its 2,000-char result
-        # is in the head under either reading, and outside the protected tail
+        # row; Hermes' reading keeps its result at row protect_first_n too), so its 2,000-char
+        # result is in the head under either reading, and outside the protected tail
         head = head_size(ctx, engine)
         lead = head_exchange(seed, head - 2) if head > 2 else []
         history = (
@@ -234,7 +236,8 @@ def ctx_seed():
     level=MUST,
     requires=CAP,
     excludes=("head-decay",),
-    title="the first protect_first_n messages are kept on every compaction; the tail keeps >= protect_last_n",
+    title="the first protect_first_n messages are kept on "
+    "every compaction; the tail keeps >= protect_last_n",
     examples=2,
 )
 def check_b3_head_and_tail_protected(ctx):
@@ -255,10 +258,11 @@ def check_b3_head_and_tail_protected(ctx):
                         "B3",
                         MUST,
                         f"message {i} after compaction {n}",
-                        expected=f"the head message {i} of the "
-                        f"first history verbatim (head = first {first_n} messages, kept on every compaction; seeds)",
+                        expected=f"the head message {i} of the first history verbatim (head = "
+                        f"first {first_n} messages, kept on every compaction; seeds)",
                         got=short(after[i] if i < len(after) else None, 100),
-                        context="head decay is host practice, against the seeds; declare 'head-decay' if you follow it",
+                        context="head decay is host practice, against the "
+                        "seeds; declare 'head-decay' if you follow it",
                     )
             if len(before) > first_n + last_n and kept_tail(before, after) < last_n:
                 fail(
@@ -287,7 +291,8 @@ def out_is_input(before, after) -> bool:
 )
 def check_b4_summary_template(ctx):
     """B4: a new summary message holds the template headings Goal; Constraints & Preferences;
-    Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical Context."""
+    Progress (Done / In Progress / Blocked); Key Decisions; Relevant Files; Next Steps; Critical
+    Context."""
 
     def body(draw):
         engine = ctx.new_engine()

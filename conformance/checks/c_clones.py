@@ -3,7 +3,7 @@
 The per-agent copy is made the way the host of ``--host-profile`` makes it: the documented
 host calls ``clone_for_agent()`` (its default is ``copy.deepcopy``); hermes-agent 0.19.0 calls
 ``copy.deepcopy(engine)`` and never the hook, so there an engine whose ``__deepcopy__`` raises
-is replaced by the built-in compressor (research/host.md §4).
+is replaced by the built-in compressor (docs/host.md, Profiles).
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ def _configure(clause, engine, window):
     "clone-distinct-usable-isolated",
     level=MUST,
     needs=(),  # runs on every host: by deepcopy where the host has no clone_for_agent
-    title="the per-agent copy (clone_for_agent(), or deepcopy on hermes-0.19) is distinct, works, keeps its own counters",
+    title="the per-agent copy (clone_for_agent(), or deepcopy on "
+    "hermes-0.19) is distinct, works, keeps its own counters",
 )
 def check_c1_clone_distinct_usable_isolated(ctx):
-    """C1: the clone is not the registered instance; it compresses; usage and compactions on
-    the clone leave the parent's last_* counters and compression_count alone (and back).
-    On ``--host-profile=hermes-0.19`` the clone is ``copy.deepcopy(engine)``, as that host makes it."""
+    """C1: the clone is not the registered instance; it compresses; usage and compactions on the
+    clone leave the parent's last_* counters and compression_count alone (and back). On
+    ``--host-profile=hermes-0.19`` the clone is ``copy.deepcopy(engine)``, as that host makes it."""
     parent = ctx.new_engine()
     clone, how = per_agent_copy(ctx, parent, "C1")
     if clone is parent:
@@ -61,8 +62,8 @@ def check_c1_clone_distinct_usable_isolated(ctx):
         fail(
             "C1",
             MUST,
-            "the parent's (last_prompt_tokens, last_total_tokens, compression_count) after the clone "
-            "was used",
+            "the parent's (last_prompt_tokens, last_total_tokens, "
+            "compression_count) after the clone was used",
             expected=str(before),
             got=str(after),
             context="state shared between agents",
@@ -115,7 +116,10 @@ def why_deepcopy(ctx) -> str:
     """Why the host of ``ctx`` deep-copies the engine (C1), for failure messages: the host
     profile never calls clone_for_agent, or the ABC in use has none."""
     if not get_profile(ctx.host_profile).clone_for_agent:
-        return f"the host profile {ctx.host_profile!r} never calls clone_for_agent, so the host deep-copies"
+        return (
+            f"the host profile {ctx.host_profile!r} never "
+            "calls clone_for_agent, so the host deep-copies"
+        )
     return (
         f"the host ABC in use ({ctx.abc.label()}) has no clone_for_agent, so the host deep-copies"
     )
@@ -166,12 +170,13 @@ def _deepcopy_advice(engine: Any) -> str:
     ``__deepcopy__``, or add one that builds a fresh engine sharing the durable backend."""
     if any("__deepcopy__" in vars(k) for k in type(engine).__mro__ if k is not object):
         return (
-            "the engine's own __deepcopy__ raised: make it return a fresh engine that shares the durable "
-            "backend (locks, connections) and copies the budget fields"
+            "the engine's own __deepcopy__ raised: make it return a fresh engine that "
+            "shares the durable backend (locks, connections) and copies the budget fields"
         )
     return (
-        "define __deepcopy__ returning a fresh engine that shares the durable backend (locks, connections) "
-        "and copies the budget fields; with a clone_for_agent hook, `return self.clone_for_agent()`"
+        "define __deepcopy__ returning a fresh engine that shares the "
+        "durable backend (locks, connections) and copies the budget fields; "
+        "with a clone_for_agent hook, `return self.clone_for_agent()`"
     )
 
 

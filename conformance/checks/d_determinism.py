@@ -18,7 +18,8 @@ UID_KEYS = ("message_uid", "_absorbed_message_uids", "_tool_call_uids", "_tool_c
 
 
 def mask_uids(value: Any, names: dict[str, str] = None) -> Any:
-    """A copy of ``value`` with every uid in the uid fields replaced by ``<uid-N>`` (first seen = 1)."""
+    """A copy of ``value`` with every uid in the uid fields replaced by ``<uid-N>`` (the first
+    seen is 1)."""
     names = {} if names is None else names
 
     def name(u):
@@ -86,7 +87,8 @@ def check_d1_same_input_same_output(ctx):
                 f"the {which} compress() output of two fresh engines on the same input",
                 expected="equal outputs once uids are masked",
                 got="different outputs",
-                context="kit practice, for snapshot diffing: seed every random choice, no wall clock",
+                context="kit practice, for snapshot diffing: "
+                "seed every random choice, no wall clock",
             )
 
     ctx.examples(body)

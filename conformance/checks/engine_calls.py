@@ -69,8 +69,8 @@ def invoke(
             clause,
             level,
             method,
-            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); an engine must not end "
-            "the host process. The run continued.",
+            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); "
+            "an engine must not end the host process. The run continued.",
         ) from None
     finally:
         CURRENT_CALL.pop(me, None)
@@ -81,8 +81,8 @@ def invoke(
                 clause,
                 level,
                 method,
-                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
-                "(measured before copying or printing it); output was discarded",
+                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} "
+                "MB (measured before copying or printing it); output was discarded",
             )
     return out
 
@@ -214,7 +214,7 @@ def head_size(ctx: Any, engine: Any) -> int:
     that expose protect_first_n, ``protect_first_n`` (at least 1), else 2 (a first exchange).
 
     Two readings of protect_first_n exist: the seeds count the system prompt in it ("[0..2] <-
-    protect_first_n"), Hermes and CONTRACT.md keep the system prompt plus protect_first_n rows.
+    protect_first_n"), Hermes keeps the system prompt plus protect_first_n rows.
     ``protect_first_n`` short rows keep the bulk after the protected head under either reading.
     """
     n = getattr(engine, "protect_first_n", None)
@@ -230,7 +230,8 @@ def head_size(ctx: Any, engine: Any) -> int:
 
 def compactable_shape(ctx: Any, engine: Any) -> dict[str, int]:
     """``compactable_histories`` keyword arguments sized from the engine's protect settings:
-    ``{"head": head_size, "small_tail": tail_size}`` (counterexamples as short as the engine allows)."""
+    ``{"head": head_size, "small_tail": tail_size}`` (counterexamples as short as the engine
+    allows)."""
     return {"head": head_size(ctx, engine), "small_tail": tail_size(ctx, engine)}
 
 

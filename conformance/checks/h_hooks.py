@@ -83,7 +83,8 @@ def check_h1_hooks_do_not_raise(ctx, variant):
     "H3",
     "select-context-leaves-inputs-alone",
     level=SHOULD,
-    title="select_context() does not mutate request_messages, conversation_messages or incoming_message",
+    title="select_context() does not mutate request_messages, "
+    "conversation_messages or incoming_message",
     examples=6,
 )
 def check_h3_select_context_leaves_inputs_alone(ctx):
@@ -115,6 +116,7 @@ def check_h3_select_context_leaves_inputs_alone(ctx):
             ("request_messages", "conversation_messages", "incoming_message"),
             (request, conv, incoming),
             before,
+            strict=True,
         ):
             if now != was:
                 fail(
@@ -133,7 +135,8 @@ def check_h3_select_context_leaves_inputs_alone(ctx):
     "H5",
     "turn-complete-does-not-mutate",
     level=MUST,
-    title="on_turn_complete() does not mutate the messages (a shallow copy of the host's own dicts)",
+    title="on_turn_complete() does not mutate the messages "
+    "(a shallow copy of the host's own dicts)",
     examples=6,
 )
 def check_h5_turn_complete_does_not_mutate(ctx):
@@ -158,7 +161,7 @@ def check_h5_turn_complete_does_not_mutate(ctx):
             failed=False,
             turn_exit_reason="completed",
         )
-        for i, (now, was) in enumerate(zip(host_dicts, snapshot)):
+        for i, (now, was) in enumerate(zip(host_dicts, snapshot, strict=True)):
             if now != was:
                 keys = sorted(set(now) ^ set(was)) or sorted(
                     k for k in now if now.get(k) != was.get(k)
@@ -280,8 +283,8 @@ def check_h6_cache_reuse(ctx):
             total += int(u.get("prompt_tokens", 0))
     if total < 4 * MIN_CACHEABLE_TOKENS:
         raise CheckSkipped(
-            f"the selection is below the provider's minimum cacheable prompt ({total // 4} tokens per "
-            f"turn < {MIN_CACHEABLE_TOKENS}); nothing to measure"
+            "the selection is below the provider's minimum cacheable prompt "
+            f"({total // 4} tokens per turn < {MIN_CACHEABLE_TOKENS}); nothing to measure"
         )
     share = read / total if total else 1.0
     if share < MIN_CACHE_READ_SHARE:

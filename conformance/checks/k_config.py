@@ -22,7 +22,8 @@ MAP = {"sim": 0.6, "sim-large": 0.85, "other-vendor": 0.3}
     "K1",
     "model-thresholds-applied",
     level=MUST,
-    title="engine.model_thresholds set before update_model() picks the threshold by longest matching key",
+    title="engine.model_thresholds set before update_model() "
+    "picks the threshold by longest matching key",
     examples=8,
 )
 def check_k1_model_thresholds_applied(ctx):

@@ -78,8 +78,8 @@ def _turn(seed: int, big: bool, k: int) -> list[dict[str, Any]]:
     "L1",
     "documented-order",
     level=MUST,
-    title="instantiate -> on_session_start -> usage -> should_compress -> compress -> on_session_end -> "
-    "next session never crashes",
+    title="instantiate -> on_session_start -> usage -> should_compress "
+    "-> compress -> on_session_end -> next session never crashes",
 )
 def check_l1_documented_order(ctx):
     """L1: two sessions in the documented order on one engine, with a compaction in each and
@@ -245,7 +245,8 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def clone(self):
-        """The per-agent copy (clone_for_agent, or deepcopy on hermes-0.19); the child switches model; the parent keeps its budget (C2)."""
+        """The per-agent copy (clone_for_agent, or deepcopy on hermes-0.19); the child switches
+        model; the parent keeps its budget (C2)."""
         self._log("clone")
         budget = (self.engine.context_length, self.engine.threshold_tokens)
         try:
@@ -333,8 +334,8 @@ def replay_steps(ctx: Any, steps: list[list[Any]]) -> None:
     "lifecycle-state-machine",
     level=MUST,
     kind="stateful",
-    title="random lifecycles (turns, compactions, preflight, hooks, model switches, reset, clones, a parallel "
-    "session) keep every invariant",
+    title="random lifecycles (turns, compactions, preflight, hooks, model "
+    "switches, reset, clones, a parallel session) keep every invariant",
 )
 def check_l1_lifecycle_state_machine(ctx):
     """L1: the :class:`LifecycleMachine`; violations name their own clause."""

@@ -52,7 +52,8 @@ SESSION_KWARGS = {
     title="on_session_start(session_id, **kwargs) accepts the host's keyword arguments",
 )
 def check_o1_session_start_accepts_host_kwargs(ctx):
-    """O1: ``on_session_start("s1", platform=..., model=..., <unknown future keys>)`` returns normally."""
+    """O1: ``on_session_start("s1", platform=..., model=..., <unknown future keys>)`` returns
+    normally."""
     engine = ctx.new_engine()
     invoke("O1", MUST, engine, "on_session_start", "session-1", **copy.deepcopy(SESSION_KWARGS))
 
@@ -305,7 +306,8 @@ def check_o8_status_keys(ctx):
                 "get_status()['usage_percent']",
                 expected="a number in 0..100",
                 got=short(pct),
-                context=f"prompt_tokens {u['prompt_tokens']}, context_length {getattr(engine, 'context_length', '?')}",
+                context=f"prompt_tokens {u['prompt_tokens']}, context_length "
+                f"{getattr(engine, 'context_length', '?')}",
                 host_practice=True,
             )
         if not isinstance(status["last_prompt_tokens"], int) or status["last_prompt_tokens"] < 0:

@@ -45,7 +45,8 @@ def _findings(report, clause):
     "R4",
     "plugin-folder-loads",
     level=MUST,
-    title="the folder has __init__.py exporting a ContextEngine subclass or register(ctx), and a valid plugin.yaml",
+    title="the folder has __init__.py exporting a ContextEngine "
+    "subclass or register(ctx), and a valid plugin.yaml",
 )
 def check_r4_plugin_folder_loads(ctx):
     """R4: every R4 finding of the host's loader passes."""

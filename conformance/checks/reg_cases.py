@@ -50,7 +50,8 @@ def _v2(clause: str, history, out, what: str) -> None:
             what,
             expected="no tool result whose call is gone and no call without its result",
             got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-            context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}",
+            context=f"history of {len(history)} messages, output of "
+            f"{len(out) if isinstance(out, list) else '?'}",
         )
 
 
@@ -59,7 +60,8 @@ def _v2(clause: str, history, out, what: str) -> None:
     "parallel-calls",
     reg="a",
     level=MUST,
-    title="parallel tool calls around the cut keep every call paired (protect_first_n=1, protect_last_n=5)",
+    title="parallel tool calls around the cut keep every "
+    "call paired (protect_first_n=1, protect_last_n=5)",
 )
 def check_reg_a_parallel_calls(ctx):
     """REG-a (V2): ``[system, user, assistant(c1), tool c1, assistant, user, assistant(c2a,c2b,c2c),
@@ -136,7 +138,8 @@ def _sentinel_history(ctx, engine) -> list[dict[str, Any]]:
     reg="c",
     level=MUST,
     practice="host",
-    title="right after compress(), with last_prompt_tokens = -1, the next turn does not compress again",
+    title="right after compress(), with last_prompt_tokens "
+    "= -1, the next turn does not compress again",
 )
 def check_reg_c_no_recompression_after_compress(ctx):
     """REG-c (A7): after a compaction and the -1 sentinel, ``should_compress()`` and
@@ -183,19 +186,21 @@ def check_reg_c_no_recompression_after_compress(ctx):
     "model-switch",
     reg="d",
     level=MUST,
-    title="big -> small model switch: the threshold follows the small window; stale session metadata is ignored",
+    title="big -> small model switch: the threshold follows "
+    "the small window; stale session metadata is ignored",
 )
 def check_reg_d_model_switch(ctx):
-    """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000, update_model("small",
-    131 072): threshold_tokens follows the small window (inside it, no longer the big one's), should_compress(300 000)
-    is True, and a later on_session_start(model="big", context_length=1 000 000) keeps 131 072."""
+    """REG-d (O4/K1): update_model("big", 1 000 000), usage of 300 000,
+    update_model("small", 131 072): threshold_tokens follows the small window (inside it, no
+    longer the big one's), should_compress(300 000) is True, and a later
+    on_session_start(model="big", context_length=1 000 000) keeps 131 072."""
     engine = ctx.new_engine(configure=False)
     update_model_like_host("O4", MUST, engine, "big", 1_000_000)
     share = engine.threshold_tokens / 1_000_000
     invoke("O4", MUST, engine, "update_from_response", usage(300_000))
     update_model_like_host("O4", MUST, engine, "small", 131_072)
-    # "follows the small window": inside it and no longer the big model's figure. The share itself is
-    # the engine's policy (K2; Hermes raises it to >= 0.75 under 512K), so it is not pinned here.
+    # "follows the small window": inside it and no longer the big model's figure. The share itself
+    # is the engine's policy (K2; Hermes raises it to >= 0.75 under 512K), so it is not pinned here.
     stale = int(1_000_000 * share)
     threshold = engine.threshold_tokens
     if engine.context_length != 131_072 or not (0 < threshold <= 131_072) or threshold == stale:
@@ -203,7 +208,8 @@ def check_reg_d_model_switch(ctx):
             "O4",
             MUST,
             "(context_length, threshold_tokens) after switching to the small model",
-            expected=f"(131072, a threshold inside the 131 072-token window; it was {stale} for the big model)",
+            expected="(131072, a threshold inside the 131 072-token "
+            f"window; it was {stale} for the big model)",
             got=str((engine.context_length, threshold)),
         )
     if not invoke("O4", MUST, engine, "should_compress", 300_000):
@@ -239,7 +245,8 @@ def check_reg_d_model_switch(ctx):
     "shared-registered-instance",
     reg="e",
     level=MUST,
-    title="a child cloned from the same registered engine calls update_model; the parent keeps its window",
+    title="a child cloned from the same registered engine "
+    "calls update_model; the parent keeps its window",
 )
 def check_reg_e_shared_registered_instance(ctx):
     """REG-e (C2): registered R; parent = R.clone_for_agent() on 32 000; child = R.clone_for_agent()
@@ -255,7 +262,8 @@ def check_reg_e_shared_registered_instance(ctx):
         fail(
             "C2",
             MUST,
-            "context_length of (parent, registered engine) after a sibling child's update_model(100000)",
+            "context_length of (parent, registered engine) "
+            "after a sibling child's update_model(100000)",
             expected="(32000, 24000)",
             got=str((parent.context_length, registered.context_length)),
         )
@@ -266,7 +274,8 @@ def check_reg_e_shared_registered_instance(ctx):
     "unpicklable-clone-hook",
     reg="f",
     level=MUST,
-    title="an engine holding a sqlite3 connection is cloned through its clone_for_agent hook, and the clone works",
+    title="an engine holding a sqlite3 connection is cloned "
+    "through its clone_for_agent hook, and the clone works",
 )
 def check_reg_f_unpicklable_clone_hook(ctx):
     """REG-f (C1): applies when ``copy.deepcopy(engine)`` fails (e.g. a sqlite3 connection): the
@@ -404,8 +413,8 @@ def check_reg_h_summary_role_alternates(ctx, variant):
     reg="i",
     level=MUST,
     requires=("compressor", "head-decay"),
-    title="head decay (engines declaring 'head-decay'): after a later compaction the first user message is "
-    "gone and the system prompt stays",
+    title="head decay (engines declaring 'head-decay'): after a later "
+    "compaction the first user message is gone and the system prompt stays",
     examples=2,
 )
 def check_reg_i_head_decays(ctx):
@@ -451,7 +460,8 @@ def check_reg_i_head_decays(ctx):
     reg="j",
     level=SHOULD,
     practice="host",
-    title="when compaction cannot help (protected messages hold the tokens), compress() is attempted at most 3 times",
+    title="when compaction cannot help (protected messages hold "
+    "the tokens), compress() is attempted at most 3 times",
 )
 def check_reg_j_stops_after_ineffective_compactions(ctx):
     """REG-j (A3, SHOULD): system prompt and last user message hold 90% of a history over the
@@ -466,7 +476,7 @@ def check_reg_j_stops_after_ineffective_compactions(ctx):
         {"role": "user", "content": "Here is the file:\n" + blob_from_seed(6, threshold // 2)},
     ]
     attempts = 0
-    for turn in range(20):
+    for _ in range(20):
         tokens = count_messages(history)
         invoke("A3", SHOULD, engine, "update_from_response", usage(tokens))
         if invoke("A3", SHOULD, engine, "should_compress", tokens):

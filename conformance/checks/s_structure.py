@@ -61,8 +61,8 @@ def structural_problems(engine: Any, abc_class: Any) -> list[str]:
     out: list[str] = []
     if abc_class is not None and not isinstance(engine, abc_class):
         out.append(
-            f"[R4] {cls.__name__} does not subclass agent.context_engine.ContextEngine (it only quacks "
-            "like one); Hermes' discovery instantiates ContextEngine subclasses only"
+            f"[R4] {cls.__name__} does not subclass agent.context_engine.ContextEngine (it "
+            "only quacks like one); Hermes' discovery instantiates ContextEngine subclasses only"
         )
     static_name = inspect.getattr_static(cls, "name", None)
     if static_name is None:
@@ -110,7 +110,8 @@ def structural_problems(engine: Any, abc_class: Any) -> list[str]:
             lambda p: _accepts_keywords(
                 p, ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
             ),
-            "update_model(model, context_length, base_url='', api_key='', provider='', api_mode='', **kwargs)",
+            "update_model(model, context_length, base_url='', "
+            "api_key='', provider='', api_mode='', **kwargs)",
         ),
         (
             "handle_tool_call",
@@ -135,7 +136,8 @@ def structural_problems(engine: Any, abc_class: Any) -> list[str]:
                     p, ("conversation_messages", "incoming_message", "budget_tokens")
                 )
             ),
-            "select_context(request_messages, *, conversation_messages=None, incoming_message=None, budget_tokens=0)",
+            "select_context(request_messages, *, conversation_messages=None, "
+            "incoming_message=None, budget_tokens=0)",
         ),
     )
     for method, clause, ok, wanted in checks:

@@ -35,7 +35,8 @@ def _schemas(ctx) -> list[dict[str, Any]]:
         raise CheckSkipped("get_tool_schemas() raised; O5 reports it")
     if not isinstance(schemas, list) or not schemas:
         raise CheckSkipped(
-            "engine declares no tools (get_tool_schemas() returned [] or a non-list; O5 checks the type)"
+            "engine declares no tools (get_tool_schemas() "
+            "returned [] or a non-list; O5 checks the type)"
         )
     return schemas
 
@@ -64,7 +65,8 @@ def example_args(parameters: dict[str, Any]) -> dict[str, Any]:
     "T1",
     "tool-schemas-valid",
     level=MUST,
-    title="each tool schema is {name, description, parameters} with parameters a valid JSON Schema object",
+    title="each tool schema is {name, description, parameters} "
+    "with parameters a valid JSON Schema object",
 )
 def check_t1_tool_schemas_valid(ctx):
     """T1: name (non-empty str, unique), description (str), parameters (a JSON Schema of

@@ -85,7 +85,8 @@ def check_ts1_compress_from_pool_thread(ctx):
                 "compress() on a pool thread",
                 expected="the same output as on the creating thread "
                 f"({len(here) if isinstance(here, list) else '?'} messages)",
-                got=f"{len(there) if isinstance(there, list) else short(there, 60)} messages, different",
+                got=f"{len(there) if isinstance(there, list) else short(there, 60)} "
+                "messages, different",
                 context="thread affinity or threading.local state",
             )
 
@@ -156,7 +157,8 @@ def check_ts2_no_writes_from_timed_out_pass(ctx):
                 "TS2",
                 MUST,
                 f"files under ${where} after a compress() pass the host timed out and discarded",
-                expected="none created or changed (publish only after the host shows the pass committed)",
+                expected="none created or changed (publish only "
+                "after the host shows the pass committed)",
                 got=f"{len(changed)} written: {', '.join(changed[:3])}",
             )
 
@@ -172,7 +174,8 @@ def _safe(engine, history):
     "TS3",
     "parallel-sessions-isolated",
     level=MUST,
-    title="one instance compressing four sessions in parallel keeps each session's messages to itself",
+    title="one instance compressing four sessions in "
+    "parallel keeps each session's messages to itself",
 )
 def check_ts3_parallel_sessions_isolated(ctx):
     """TS3: four threads compress four different histories on one instance at once; every
@@ -230,9 +233,11 @@ def check_ts3_parallel_sessions_isolated(ctx):
             fail(
                 "TS3",
                 MUST,
-                f"compress() output of session {i} while 3 other sessions compressed on the same instance",
+                f"compress() output of session {i} while 3 "
+                "other sessions compressed on the same instance",
                 expected="only session i's messages (plus its own summary)",
-                got=f"{len(foreign)} message(s) of another session, e.g. {short(foreign[0].get('content'), 60)}",
+                got=f"{len(foreign)} message(s) of another session, "
+                f"e.g. {short(foreign[0].get('content'), 60)}",
             )
 
 

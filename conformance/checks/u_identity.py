@@ -120,7 +120,8 @@ def check_u4_tolerates_changed_content(ctx):
     "U6",
     "stamped-uid-committable",
     level=MUST,
-    title="a message_uid the engine stamps on a new row is a uid the host can commit (32 lowercase hex)",
+    title="a message_uid the engine stamps on a new row "
+    "is a uid the host can commit (32 lowercase hex)",
     examples=6,
 )
 def check_u6_stamped_uid_committable(ctx):
@@ -151,7 +152,8 @@ def check_u6_stamped_uid_committable(ctx):
                     "U6",
                     MUST,
                     f"message_uid stamped by compress() on output row {i} ({m.get('role')})",
-                    expected="32 lowercase hex characters (uuid4().hex), which the host commits unchanged",
+                    expected="32 lowercase hex characters (uuid4().hex), "
+                    "which the host commits unchanged",
                     got=repr(uid)[:80],
                 )
 
@@ -190,7 +192,8 @@ def check_u7_tolerates_duplicate_uids(ctx):
     "U10",
     "tolerates-current-turn-without-uid",
     level=MUST,
-    title="the current user message has no uid during a preflight compress() before the turn-start flush",
+    title="the current user message has no uid during a "
+    "preflight compress() before the turn-start flush",
     examples=6,
 )
 def check_u10_tolerates_current_turn_without_uid(ctx):

@@ -49,7 +49,8 @@ def _outputs(ctx, clause, variant, validate):
     probe = ctx.new_engine()
     if variant == "select_context" and not overrides_select_context(probe):
         raise CheckSkipped(
-            "engine keeps the ABC default select_context (returns None); the host never calls it (H2)"
+            "engine keeps the ABC default select_context "
+            "(returns None); the host never calls it (H2)"
         )
 
     def body(draw):
@@ -82,7 +83,8 @@ def _report(clause, variant, problems, history, out):
             where,
             expected=_EXPECT[clause],
             got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-            context=f"history of {len(history)} messages, output of {len(out) if isinstance(out, list) else '?'}",
+            context=f"history of {len(history)} messages, output of "
+            f"{len(out) if isinstance(out, list) else '?'}",
         )
 
 
@@ -153,5 +155,6 @@ def check_v3_content_types(ctx, variant):
     title="the system prompt, if any, stays first",
 )
 def check_v4_system_prompt_first(ctx, variant):
-    """V4: when the input starts with a system message, so does the output (a note may be appended)."""
+    """V4: when the input starts with a system message, so does the output (a note may be
+    appended)."""
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))

@@ -37,7 +37,8 @@ NOTES = """\
   "every call counts" (seeds; Hermes does not count a no-op pass).
 - **O3**: the three last_* counters are 0 after on_session_reset (MUST); compression_count == 0 is
   host practice (SHOULD).
-- **H5**: no check requires on_turn_complete to fire, or not fire, on an early exit (seeds: future work).
+- **H5**: no check requires on_turn_complete to fire, or not fire, on an early exit (seeds: \
+future work).
 - Host-practice clauses say "(host practice)" in their failure messages (A7, O8 keys, K1's int()
   formula, R6 plugin.yaml name, REG-c, REG-i, REG-j).
 - Checks use small windows (16 000 tokens by default) so threshold-crossing histories stay small;
@@ -134,9 +135,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if not CONTRACT.is_file():
         print(
-            f"context-engine-kit coverage: error: {CONTRACT} not found: coverage needs a source checkout of "
-            "context-engine-kit (docs/ is not installed with the package). Run it from a clone installed "
-            "with pip install -e path/to/clone.",
+            f"context-engine-kit coverage: error: {CONTRACT} not found: coverage needs "
+            "a source checkout of context-engine-kit (docs/ is not installed with the "
+            "package). Run it from a clone installed with pip install -e path/to/clone.",
             file=sys.stderr,
         )
         return 2

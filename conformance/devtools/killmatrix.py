@@ -152,9 +152,10 @@ def format_matrix(rows: list[Row]) -> list[str]:
     counted = [r for r in rows if not r.skipped_reason]
     sizes = [r.counterexample_messages for r in rows if r.counterexample_messages]
     lines.append(
-        f"killed {killed}/{len(counted)} mutants cleanly ({len(rows) - len(counted)} skipped: host "
-        f"feature missing); median shrunk counterexample "
-        f"{statistics.median(sizes) if sizes else '-'} messages over {len(sizes)} mutants with a transcript"
+        f"killed {killed}/{len(counted)} mutants cleanly "
+        f"({len(rows) - len(counted)} skipped: host feature missing); median "
+        f"shrunk counterexample {statistics.median(sizes) if sizes else '-'} "
+        f"messages over {len(sizes)} mutants with a transcript"
     )
     return lines
 
@@ -168,8 +169,9 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(
         prog="context-engine-kit mutants",
-        description="Run every mutant engine through the checks and print the kill matrix: clause, mutant, "
-        "the check that killed it, time to first failure, shrunk counterexample size. Exit 1 unless "
+        description="Run every mutant engine through the checks and print the "
+        "kill matrix: clause, mutant, the check that killed it, time "
+        "to first failure, shrunk counterexample size. Exit 1 unless "
         "every mutant is killed by its own clause and by nothing else.",
     )
     parser.add_argument("only", nargs="*", help="mutant specs (module:Class) to run; default all")

@@ -1,15 +1,15 @@
 """``context-engine-kit scenario [FILE...] --engine MODULE:ATTR | --engine-plugin DIR``.
 
-Runs scenario files against one engine and prints one line per expectation in the kit's
-grammar (a failure ends with ``Repro: <command>``, the pytest command that reruns that
-expectation), then a verdict by clause. The expectations are cases of the run's stream, run
-by the session (:mod:`conformance.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it runs the bundled library
-and says so on its first line; ``--library`` adds the library to given files.
-``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging
-engine fails its scenario, the run goes on). Exit status: 0 unless a MUST expectation
-failed or errored (any failure with ``--strict``); 2 for a malformed scenario
-(``file:line: field: problem``) or a bad option value; 4 for a bad engine; 5 when nothing
-ran. ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
+Runs scenario files against one engine and prints one line per expectation in the kit's grammar (a
+failure ends with ``Repro: <command>``, the pytest command that reruns that expectation), then a
+verdict by clause. The expectations are cases of the run's stream, run by the session
+(:mod:`conformance.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it runs the
+bundled library and says so on its first line; ``--library`` adds the library to given files.
+``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging engine fails
+its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
+failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
+option value; 4 for a bad engine; 5 when nothing ran. ``--report FILE`` writes the HTML report
+(:mod:`conformance.report`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
     parser = argparse.ArgumentParser(
         prog="context-engine-kit scenario",
-        description="Run *.scenario.yaml files against an engine through the reference host and the provider "
-        "simulator; every expectation names its contract clause and level.",
+        description="Run *.scenario.yaml files against an engine through "
+        "the reference host and the provider simulator; every "
+        "expectation names its contract clause and level.",
     )
     parser.add_argument(
         "files",

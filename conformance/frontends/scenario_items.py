@@ -43,7 +43,8 @@ class ScenarioFile(pytest.File):
 
 
 class ScenarioItem(pytest.Item):
-    """One expectation of a user's scenario file: passes, fails (``[CLAUSE LEVEL] ...``) or errors."""
+    """One expectation of a user's scenario file: passes, fails (``[CLAUSE LEVEL] ...``) or
+    errors."""
 
     def __init__(self, *, case, **kwargs) -> None:
         super().__init__(**kwargs)

@@ -16,7 +16,8 @@ from conformance.results import OUTCOMES
 from simulator.contract import clause_link
 
 CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;max-width:1100px}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;\
+max-width:1100px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}h3{font-size:14px;margin:18px 0 4px}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}
@@ -25,7 +26,8 @@ td.l,th.l{text-align:left}td.msg{text-align:left;max-width:760px;font-family:mon
 .xfailed,.xpassed{color:#8d6e00}
 .verdict{font-size:15px;font-weight:bold;padding:6px 10px;display:inline-block;border-radius:4px}
 .v-pass{background:#e8f5e9}.v-fail{background:#ffebee}
-figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}figure.plot svg{width:100%;height:auto}figcaption{font-size:12px;color:#555}
+figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}\
+figure.plot svg{width:100%;height:auto}figcaption{font-size:12px;color:#555}
 .note{background:#fff8e1;border:1px solid #f0d58c;padding:6px 10px;font-size:12px}
 .desc{font-size:12px;color:#555;margin:0 0 6px}
 """
@@ -53,9 +55,13 @@ def verdict_table(results: list[Any]) -> str:
     for clause, row in table.items():
         cells = "".join(f'<td class="{o if row[o] else ""}">{row[o]}</td>' for o in OUTCOMES)
         rows.append(
-            f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>{cells}</tr>'
+            f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>'
+            f"{cells}</tr>"
         )
-    return f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>{"".join(rows)}</table>'
+    return (
+        f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>'
+        f"{''.join(rows)}</table>"
+    )
 
 
 def results_table(results: list[Any]) -> str:
@@ -63,12 +69,14 @@ def results_table(results: list[Any]) -> str:
     rows = []
     for r in sorted(results, key=lambda r: (_clause_key(r.clause), r.check)):
         rows.append(
-            f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td><td class="l">{_e(r.level)}'
-            f'</td><td class="l {r.outcome}">{_e(r.outcome)}</td><td class="msg">{_e(r.message)}</td></tr>'
+            f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td>'
+            f'<td class="l">{_e(r.level)}</td><td class="l {r.outcome}">{_e(r.outcome)}</td>'
+            f'<td class="msg">{_e(r.message)}</td></tr>'
         )
     return (
-        '<table id="results"><tr><th class="l">check</th><th class="l">clause</th><th class="l">level</th>'
-        f'<th class="l">outcome</th><th class="l">message</th></tr>{"".join(rows)}</table>'
+        '<table id="results"><tr><th class="l">check</th><th class="l">clause</th>'
+        '<th class="l">level</th><th class="l">outcome</th>'
+        f'<th class="l">message</th></tr>{"".join(rows)}</table>'
     )
 
 
@@ -80,7 +88,8 @@ def _numbers_table(run: Any) -> str:
         for c in run.recorder.provider_calls
     )
     return (
-        "<table class='numbers'><tr><th>call</th><th class='l'>agent</th><th>prompt</th><th>cache read</th>"
+        "<table class='numbers'><tr><th>call</th><th class='l'>agent</th><th>prompt</th>"
+        "<th>cache read</th>"
         f"<th>cache write</th><th>threshold</th><th>context</th></tr>{rows}</table>"
     )
 
@@ -101,7 +110,8 @@ def scenario_section(run: Any, results: list[Any], svg: str | None, note: str) -
         else ""
     )
     plot = (
-        f'<figure class="plot" data-scenario="{_e(sc.name)}">{svg}<figcaption>{_e(summary)}</figcaption></figure>'
+        f'<figure class="plot" data-scenario="{_e(sc.name)}">{svg}'
+        f"<figcaption>{_e(summary)}</figcaption></figure>"
         if svg
         else f'<p class="note">{_e(note)}</p>{_numbers_table(run)}'
     )

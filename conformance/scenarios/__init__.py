@@ -5,10 +5,13 @@ simulated replies and tool calls, provider faults, model switches, ``/compress``
 ``/reset``, ``/new``, subagents, gateway messages, restart and restore from the store,
 branch, rotation) and expectations that each name a contract clause and level.
 
-- :func:`~conformance.scenarios.loader.load_scenario` -> :class:`~conformance.scenarios.spec.Scenario`
-  (errors: :class:`~conformance.scenarios.loader.ScenarioError`, ``file:line: field: problem``);
-- :func:`~conformance.scenarios.runner.run_scenario` -> :class:`~conformance.scenarios.runner.ScenarioRun`;
-- :func:`~conformance.scenarios.expectations.judge_expectation` judges one expectation (a case of the stream);
+- :func:`~conformance.scenarios.loader.load_scenario` ->
+  :class:`~conformance.scenarios.spec.Scenario` (errors:
+  :class:`~conformance.scenarios.loader.ScenarioError`, ``file:line: field: problem``);
+- :func:`~conformance.scenarios.runner.run_scenario` ->
+  :class:`~conformance.scenarios.runner.ScenarioRun`;
+- :func:`~conformance.scenarios.expectations.judge_expectation` judges one expectation (a case of
+  the stream);
 - :func:`library_paths`: the bundled library (``library/*.scenario.yaml``).
 """
 

@@ -132,7 +132,8 @@ def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
 def _violation(
     run: ScenarioRun, exp: Expectation, where: str, detail: str, under: tuple | None = None
 ) -> ContractViolation:
-    """The violation of ``exp``, under ``under`` = (clause, level) when given (else the expectation's)."""
+    """The violation of ``exp``, under ``under`` = (clause, level) when given (else the
+    expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
     text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}"
@@ -149,11 +150,15 @@ def _first(findings: list[Any], what: str) -> tuple:
 
 
 def _shrink(tokens_in: int, tokens_out: int) -> str:
-    """What a compaction did to the size, e.g. ``took 9000 tokens and returned 7000 (22% removed)``."""
+    """What a compaction did to the size, e.g.
+    ``took 9000 tokens and returned 7000 (22% removed)``."""
     if tokens_out >= tokens_in:
         grew = f", {tokens_out - tokens_in} more" if tokens_out > tokens_in else ""
         return f"took {tokens_in} tokens and returned {tokens_out} (nothing removed{grew})"
-    return f"took {tokens_in} tokens and returned {tokens_out} ({(tokens_in - tokens_out) / tokens_in:.0%} removed)"
+    return (
+        f"took {tokens_in} tokens and returned {tokens_out} "
+        f"({(tokens_in - tokens_out) / tokens_in:.0%} removed)"
+    )
 
 
 class Inapplicable(str):
@@ -278,7 +283,8 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
                 run,
                 exp,
                 "",
-                f"expected {want} hygiene passes, got {len(fired)} ({reasons or 'no gateway step'})",
+                f"expected {want} hygiene passes, got "
+                f"{len(fired)} ({reasons or 'no gateway step'})",
             )
         return None
     if kind == "cache_read_ratio":

@@ -33,7 +33,8 @@ def schema() -> dict[str, Any]:
 
 
 class _Marks:
-    """Line numbers by path: ``value[path]`` where the value starts, ``key[path]`` where its key is."""
+    """Line numbers by path: ``value[path]`` where the value starts, ``key[path]`` where its key
+    is."""
 
     def __init__(self) -> None:
         self.value: dict[Path_, int] = {}
@@ -170,7 +171,8 @@ def _describe(error: Any, marks: _Marks) -> tuple[int, str, str]:
         return (
             marks.line(path),
             field_name(path),
-            f"{json.dumps(inst, default=str)[:60]} is not allowed; use one of {', '.join(json.dumps(a) for a in allowed)}",
+            f"{json.dumps(inst, default=str)[:60]} is not allowed; "
+            f"use one of {', '.join(json.dumps(a) for a in allowed)}",
         )
     if kind == "oneOf":
         from jsonschema.exceptions import best_match
@@ -247,7 +249,8 @@ def _step_problems(steps: Any, base: Path_, marks: _Marks) -> list[tuple[int, st
                 (
                     marks.line(path),
                     field_name(path),
-                    f"one step per list item, got {', '.join(known)}; split them into separate items",
+                    f"one step per list item, got {', '.join(known)}; "
+                    "split them into separate items",
                 )
             )
         sub = step.get("subagent")
@@ -289,7 +292,8 @@ def _expectation_problems(
                 (
                     marks.line(path),
                     field_name(path),
-                    f"one expectation per item, got {', '.join(named)}; split them into separate items",
+                    f"one expectation per item, got {', '.join(named)}; "
+                    "split them into separate items",
                 )
             )
     return out

@@ -100,7 +100,7 @@ def _first_change(before: Any, after: Any, name: str) -> str:
     if isinstance(before, list) and isinstance(after, list):
         if len(before) != len(after):
             return f"{name} (length {len(before)} -> {len(after)})"
-        for i, (b, a) in enumerate(zip(before, after)):
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
             if _digest(b) != _digest(a):
                 return _first_change(b, a, f"{name}[{i}]")
     if isinstance(before, dict) and isinstance(after, dict):
@@ -118,7 +118,7 @@ def diff_at(before: Any, after: Any, context: int = 24) -> str:
     """
     a = before if isinstance(before, str) else json.dumps(before, default=repr, ensure_ascii=False)
     b = after if isinstance(after, str) else json.dumps(after, default=repr, ensure_ascii=False)
-    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     start = max(0, i - context)
 
     def cut(text: str) -> str:
@@ -228,7 +228,7 @@ class ScenarioRecorder(Recorder):
                 kwargs.get("incoming_message"),
             )
             names = ("request_messages", "conversation_messages", "incoming_message")
-            for name, b, a in zip(names, before, after):
+            for name, b, a in zip(names, before, after, strict=True):
                 b = b[0] if name == "request_messages" and b else b
                 a = a[0] if name == "request_messages" and a else a
                 if _digest(b) != _digest(a):

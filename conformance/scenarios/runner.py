@@ -140,7 +140,8 @@ class _Runner:
             if key in host:
                 setattr(self.config, key, host[key])
         if timeout is not None and self.config.context_timeout_seconds > 0:
-            # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays inline)
+            # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays
+            # inline)
             self.config.context_timeout_seconds = min(
                 self.config.context_timeout_seconds, float(timeout)
             )

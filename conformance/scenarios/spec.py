@@ -143,7 +143,7 @@ class Scenario:
                     checks = step["check"] if isinstance(step["check"], list) else [step["check"]]
                     for j, item in enumerate(checks):
                         sub = path + ("check",) + ((j,) if isinstance(step["check"], list) else ())
-                        sc.expectations.append(make(item, sub, _label(path)))
+                        sc.expectations.append(make(item, sub, field_name(path)))
                 if "subagent" in step:
                     walk(step["subagent"]["steps"], path + ("subagent", "steps"))
 
@@ -157,6 +157,3 @@ def field_name(path: tuple) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
-
-
-_label = field_name

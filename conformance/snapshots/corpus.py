@@ -30,9 +30,17 @@ SYSTEM_PROMPT = (
 )
 
 _TOPICS = {
-    "database": "postgres schema migration index query transaction replica vacuum table column constraint planner".split(),
-    "frontend": "react component button layout render props state hook router bundle accessibility contrast".split(),
-    "deploy": "kubernetes cluster helm container pipeline rollout canary ingress secret namespace autoscaler".split(),
+    "database": (
+        "postgres schema migration index query transaction replica vacuum table column "
+        "constraint planner"
+    ).split(),
+    "frontend": (
+        "react component button layout render props state hook router bundle accessibility contrast"
+    ).split(),
+    "deploy": (
+        "kubernetes cluster helm container pipeline rollout canary ingress secret namespace "
+        "autoscaler"
+    ).split(),
 }
 _FILES = [
     "src/app.py",
@@ -85,7 +93,7 @@ class _Builder:
         self.calls = 0
 
     def uid(self) -> str:
-        return "%032x" % self.rng.getrandbits(128)
+        return f"{self.rng.getrandbits(128):032x}"
 
     def sentence(self, topic: str, words: int = 14) -> str:
         vocab = _TOPICS[topic]
@@ -111,7 +119,7 @@ class _Builder:
 
     def call_id(self) -> str:
         self.calls += 1
-        return "call_" + "%024x" % self.rng.getrandbits(96)
+        return "call_" + f"{self.rng.getrandbits(96):024x}"
 
     def tool_round(
         self,
@@ -124,7 +132,7 @@ class _Builder:
         ids = ids or [self.call_id() for _ in names_args]
         uids = {}
         calls = []
-        for cid, (name, args) in zip(ids, names_args):
+        for cid, (name, args) in zip(ids, names_args, strict=False):
             uids.setdefault(cid, self.uid())
             calls.append(
                 {
@@ -134,7 +142,7 @@ class _Builder:
                 }
             )
         out = [self.msg("assistant", content, tool_calls=calls, _tool_call_uids=dict(uids))]
-        for cid, text in zip(ids, outputs):
+        for cid, text in zip(ids, outputs, strict=False):
             out.append(self.msg("tool", text, tool_call_id=cid, _tool_call_uid=uids[cid]))
         return out
 
@@ -155,7 +163,8 @@ class _Builder:
 def _short_chat(b: _Builder) -> Case:
     return Case(
         "short-chat",
-        "Four messages under the threshold: nothing to compact (A4: a valid list, likely unchanged).",
+        "Four messages under the threshold: nothing to "
+        "compact (A4: a valid list, likely unchanged).",
         [b.system()] + b.turn("database", 2) + [b.msg("user", "Thanks, that is all for now.")],
     )
 
@@ -225,7 +234,7 @@ def _parallel_calls(b: _Builder) -> Case:
 
 def _cjk_emoji(b: _Builder) -> Case:
     msgs = [b.system()]
-    for i in range(24):
+    for _ in range(24):
         text = (
             " ".join(b.rng.choice(_CJK) for _ in range(6))
             + " "
@@ -298,7 +307,7 @@ def _recompress(b: _Builder) -> Case:
         msgs += b.turn(("database", "deploy")[i // 14], 4)
     msgs.append(b.msg("user", "Continue with the rollout."))
     extra = []
-    for i in range(14):
+    for _ in range(14):
         extra += b.turn("deploy", 4)
     extra.append(b.msg("user", "And now the canary."))
     return Case(
@@ -312,7 +321,7 @@ def _recompress(b: _Builder) -> Case:
 
 def _missing_and_duplicate_uids(b: _Builder) -> Case:
     msgs = [b.system()]
-    for i in range(26):
+    for _ in range(26):
         msgs += b.turn("database", 4)
     for i in (3, 8, 15):
         del msgs[i]["message_uid"]  # rows written before the column existed (U2)
@@ -328,7 +337,7 @@ def _missing_and_duplicate_uids(b: _Builder) -> Case:
 
 def _no_system_prompt(b: _Builder) -> Case:
     msgs = []
-    for i in range(30):
+    for _ in range(30):
         msgs += b.turn("frontend", 4)
     msgs.append(b.msg("user", "Ship it?"))
     return Case("no-system-prompt", "A history with no system message (V4 does not apply).", msgs)
@@ -351,7 +360,7 @@ def _repeated_call_ids(b: _Builder) -> Case:
 
 def _absorbed_uids(b: _Builder) -> Case:
     msgs = [b.system()]
-    for i in range(26):
+    for _ in range(26):
         msgs += b.turn("deploy", 4)
     for i in range(2, 40, 6):
         msgs[i]["_absorbed_message_uids"] = [b.uid(), b.uid()]  # merged rows (U5)
@@ -361,7 +370,7 @@ def _absorbed_uids(b: _Builder) -> Case:
 
 def _reasoning_fields(b: _Builder) -> Case:
     msgs = [b.system()]
-    for i in range(24):
+    for _ in range(24):
         msgs.append(b.msg("user", b.paragraph("database", 4)))
         msgs.append(
             b.msg(

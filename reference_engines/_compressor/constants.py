@@ -1,8 +1,8 @@
 """Numbers and marker texts of the reference compressor (contract B1-B6).
 
-Numbers come from the documented built-in compressor (seed 002, CONTRACT.md B); where the
-documentation is silent, the values Hermes 0.19.0 uses (research/host.md sections 16 and
-22) are taken and marked "host practice".
+Numbers come from the documented built-in compressor (seed 002, docs/contract.md section B);
+where the documentation is silent, the values Hermes 0.19.0 uses are taken and marked "host
+practice".
 """
 
 from __future__ import annotations

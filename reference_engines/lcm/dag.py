@@ -1,4 +1,4 @@
-"""The summary DAG: leaf summaries over chunks of messages, condensed upward (issue 8 §2).
+"""The summary DAG: leaf summaries over chunks of messages, condensed upward.
 
 Pure functions; nothing here touches the database. A node is a dict:
 

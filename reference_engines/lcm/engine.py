@@ -90,7 +90,7 @@ except Exception:  # pragma: no cover - older hosts
 
 
 class LCMEngine(ContextEngine):
-    """Lossless Context Management engine (issue 8; clauses A, O, U, T, C, TS).
+    """Lossless Context Management engine (clauses A, O, U, T, C, TS).
 
     Args:
         db_path: SQLite file. Default ``$HERMES_HOME/lcm/lcm.sqlite3`` (HERMES_HOME defaults

@@ -52,7 +52,7 @@ class Kill:
 
 M = "reference_engines.mutants."
 KILLS: dict[str, Kill] = {
-    M + "misc:QuacksLikeAnEngine": Kill(
+    M + "s_structure:QuacksLikeAnEngine": Kill(
         "S0", r"does not subclass agent\.context_engine\.ContextEngine"
     ),
     M + "a1_name_method:NameIsMethod": Kill(
@@ -151,22 +151,22 @@ KILLS: dict[str, Kill] = {
     M + "c_clones:SharedBudget": Kill(
         "C2", r"after (the child's|a sibling child's|a child's) update_model"
     ),
-    M + "l_k_ts:ClosedAfterSessionEnd": Kill(
+    M + "l_lifecycle:ClosedAfterSessionEnd": Kill(
         "L1", r"compress\(\) raised: .*RuntimeError: \"?engine closed"
     ),
-    M + "l_k_ts:DropsModelThresholds": Kill(
+    M + "k_config:DropsModelThresholds": Kill(
         "K1", r"threshold_tokens after update_model\(.*with model_thresholds"
     ),
-    M + "l_k_ts:ThreadAffine": Kill(
+    M + "ts_threads:ThreadAffine": Kill(
         "TS1", r"compress\(\) on a pool thread: expected the same output"
     ),
-    M + "l_k_ts:LeaksThreads": Kill(
+    M + "ts_threads:LeaksThreads": Kill(
         "TS1", r"compress\(\): expected no threads left running.*leaky-indexer"
     ),
-    M + "l_k_ts:WritesDuringPass": Kill(
+    M + "ts_threads:WritesDuringPass": Kill(
         "TS2", r"files under \$HERMES_HOME after a compress\(\) pass the host timed out"
     ),
-    M + "l_k_ts:RacyInstance": Kill("TS3", r"message\(s\) of another session"),
+    M + "ts_threads:RacyInstance": Kill("TS3", r"message\(s\) of another session"),
     M + "b_compressor:ThresholdSeventyFive": Kill(
         "B1", r"threshold_tokens on a 200000-token window: expected 100000"
     ),
@@ -183,7 +183,7 @@ KILLS: dict[str, Kill] = {
         "B5", r"no two same-role messages touching around the summary"
     ),
     M + "b_compressor:StartsOver": Kill("B6", r"a summary that shares nothing with the first one"),
-    M + "misc:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
+    M + "d_determinism:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
     M + "_base:MinimalEngine[r4]": Kill("R4", r"version", PLUGIN_DIRS / "r4_no_version"),
     M + "_base:MinimalEngine[r5]": Kill(
         "R5", r"register_context_engine 2 times", PLUGIN_DIRS / "r5_registers_twice"

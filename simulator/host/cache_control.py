@@ -3,7 +3,7 @@
 At most 4 ``cache_control`` breakpoints: the system message (index 0, if its role is
 system) and the last ``4 - used`` non-system messages that can carry a marker. The
 marker is ``{"type": "ephemeral"}``, plus ``"ttl": "1h"`` when the TTL is 1h (P1).
-Placement (P2, Hermes ``_apply_cache_marker``, research/host.md §17):
+Placement (P2, Hermes ``_apply_cache_marker``):
 
 - native Anthropic ``role: tool`` -> on the message;
 - empty content -> on the message (on the OpenAI-compatible "envelope" layout empty tool

@@ -19,9 +19,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-COMPRESS_OPTIONAL_ARGS = ("current_tokens", "focus_topic", "force", "memory_context")
-#: The keyword arguments ``update_model`` receives, in Hermes' order.
-UPDATE_MODEL_KWARGS = ("model", "context_length", "base_url", "api_key", "provider", "api_mode")
 #: The keyword arguments ``on_turn_complete`` may receive (H5).
 TURN_COMPLETE_KWARGS = (
     "turn_id",

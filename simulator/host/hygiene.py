@@ -5,7 +5,7 @@ the token figure is at least 85 % of the context window (``int(ctx * 0.85)``), o
 message count reaches ``compression.hygiene_hard_message_limit`` (default 5000). The
 token figure is the last turn's real ``last_prompt_tokens`` when > 0 ("actual"), else a
 rough character estimate (:func:`rough_tokens`, "estimated"). The engine's own
-``should_compress`` is not consulted for this decision (research/host.md §19).
+``should_compress`` is not consulted for this decision (as in Hermes' gateway).
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """Host profiles: which Hermes host the reference host plays.
 
-``documented`` (the default) follows the seeds and CONTRACT.md. ``hermes-0.19`` plays what
-the released hermes-agent 0.19.0 host does (research/host.md §1.4, §21), so an engine
+``documented`` (the default) follows the seeds and docs/contract.md. ``hermes-0.19`` plays
+what the released hermes-agent 0.19.0 host does (docs/host.md, Profiles), so an engine
 author can see whether an engine works on both:
 
-- select_context and on_turn_complete are never called (H4 note, §9, §10);
+- select_context and on_turn_complete are never called (H4 note);
 - compress() gets the live history without the system message, on the caller's thread,
-  with no timeout (§1.4, §8);
+  with no timeout;
 - on_session_end, then on_session_start(boundary_reason="compression"), fire after every
-  committed compaction (§8 "Boundary notifications");
-- prompt-cache markers are placed before the request sanitizers (§9, §17);
-- no clone_for_agent (deepcopy only) and no user plugin folder (§3, §4);
-- no model_thresholds and no message_uid / tool-call uids (§5, §14);
-- the wire rule strips every top-level key starting with ``_`` (§14).
+  committed compaction;
+- prompt-cache markers are placed before the request sanitizers;
+- no clone_for_agent (deepcopy only) and no user plugin folder;
+- no model_thresholds and no message_uid / tool-call uids;
+- the wire rule strips every top-level key starting with ``_``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class HostProfile:
         compress_timeout: ``compression.context_timeout_seconds`` is honoured (TS1); when
             False every pass runs inline on the caller's thread with no timeout.
         boundary_callbacks: on_session_end + on_session_start(boundary_reason="compression")
-            after every committed compaction (0.19.0, §8).
+            after every committed compaction (0.19.0).
         clone_for_agent: C1 hook used at agent init (False: ``copy.deepcopy`` only).
         user_plugin_dir: R3 ``$HERMES_HOME/plugins/<name>/`` is searched for engines.
         model_thresholds: K1 ``compression.model_thresholds`` assigned before update_model.
@@ -59,8 +59,8 @@ class HostProfile:
     strip_underscore_keys: bool
 
     def has(self, feature: str) -> bool:
-        """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own fields:
-        ``select_context`` is a request stage (H3), ``on_turn_complete`` is fired (H5),
+        """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own
+        fields: ``select_context`` is a request stage (H3), ``on_turn_complete`` is fired (H5),
         ``clone_for_agent`` is used at agent init (C1), ``model_thresholds`` is assigned (K1),
         ``message_uid`` is stamped on persisted messages (U1).
 

@@ -3,7 +3,7 @@
 Each sanitizer is copy-on-write: it never mutates its input list or the dicts in it (a
 select_context replacement may be an object the engine keeps, H6), and returns the
 same list object when it changed nothing. Behaviour follows Hermes'
-``repair_message_sequence`` (research/host.md §15):
+``repair_message_sequence``:
 
 - :func:`repair_tool_pairs`: a ``tool`` result whose ``tool_call_id`` no preceding
   assistant call (since the last user message) names, or whose id was already answered,
@@ -97,7 +97,7 @@ def _join(a: Any, b: Any, sep: str) -> Any:
 
 
 def repair_alternation(messages: list[Message]) -> list[Message]:
-    """Merge consecutive same-role user/assistant rows (research/host.md §15).
+    """Merge consecutive same-role user/assistant rows (Hermes' alternation repair).
 
     Returns the same list when nothing changed, else a new list whose merged rows are new
     dicts (the inputs are never mutated).
@@ -156,7 +156,7 @@ def strip_persistence_fields(
     return out
 
 
-#: Reasoning keys only an assistant row may carry (research/host.md §9 step 5).
+#: Reasoning keys only an assistant row may carry (docs/host.md, "One provider request").
 REASONING_KEYS = frozenset(
     {
         "reasoning",

@@ -167,8 +167,8 @@ def abc_info() -> AbcInfo:
     except Exception:
         pass
     if "clone_for_agent" in features:
-        # the message_uid family is documented together with clone_for_agent (docs version (b),
-        # research/host.md §0.1); hermes-agent 0.19.0 has neither (schema 22, no uid columns).
+        # the message_uid family is documented together with clone_for_agent (the newer plugin
+        # page); hermes-agent 0.19.0 has neither (schema 22, no uid columns).
         features.add("message_uid")
     module = sys.modules.get("agent.context_engine")
     if getattr(module, "__kit_shim__", False):
@@ -184,8 +184,3 @@ def context_engine_base() -> type:
     """The ``ContextEngine`` class in use (real or shim)."""
     install()
     return importlib.import_module("agent.context_engine").ContextEngine
-
-
-def default_method(name: str) -> object | None:
-    """The ABC's own function for method ``name`` (None if the ABC lacks it), for H2."""
-    return getattr(context_engine_base(), name, None)

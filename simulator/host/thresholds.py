@@ -4,7 +4,7 @@ K1: the host assigns ``compression.model_thresholds`` to ``engine.model_threshol
 *before* the first ``update_model()``; the ABC's ``update_model`` resolves it with
 :func:`simulator.host.abc.resolve_model_threshold` (longest substring wins, provider-scoped
 keys, else the configured percent, snapshotted once). Every model switch goes through
-``update_model`` with Hermes' keyword arguments (research/host.md §3, §22).
+``update_model`` with Hermes' keyword arguments (docs/host.md, "A turn").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Merges that fold one message into another, with the uid witness (U5), and alternation repair.
 
-:func:`repair_message_sequence` follows Hermes' ``repair_message_sequence`` (host.md §15),
-with MAIN's witness recording (§14): a survivor keeps the uid of the part whose text
+:func:`repair_message_sequence` follows Hermes' ``repair_message_sequence``,
+with Hermes MAIN's witness recording: a survivor keeps the uid of the part whose text
 comes first and lists the others in ``_absorbed_message_uids`` in text order. Rows that
 are dropped rather than folded in (stray or duplicate tool results, a superseded
 verification candidate, the content of a multimodal assistant row that cannot be
@@ -83,7 +83,7 @@ def merge_assistant_rows(earlier: Message, later: Message) -> bool:
 
 
 def repair_message_sequence(messages: list[Message]) -> int:
-    """Repair role alternation in place; return the number of repairs (U5, host.md §15).
+    """Repair role alternation in place; return the number of repairs (U5).
 
     Pass 0 merges consecutive assistant rows (Codex interim rows exempt; a verification
     candidate is replaced by the later row). Pass 1 drops tool results that answer none

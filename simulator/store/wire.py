@@ -13,8 +13,8 @@ from typing import Any
 
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
 
-#: Fields Hermes MAIN strips from every outgoing copy (``PERSISTENCE_ONLY_MESSAGE_FIELDS``,
-#: host.md §14): the four identity fields of U9 plus display/bookkeeping fields.
+#: Fields Hermes MAIN strips from every outgoing copy (its ``PERSISTENCE_ONLY_MESSAGE_FIELDS``):
+#: the four identity fields of U9 plus display/bookkeeping fields.
 PERSISTENCE_ONLY_MESSAGE_FIELDS = frozenset(PERSISTENCE_ONLY_FIELDS) | frozenset(
     {
         "timestamp",

@@ -42,7 +42,9 @@ BIN = Path(sys.executable).parent
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "CONFORMANCE_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "CONFORMANCE_"))
+    }
     env.pop("PYTEST_ADDOPTS", None)
     return env
 
@@ -97,14 +99,16 @@ def test_four_front_ends_give_the_same_results_and_messages(spec, tmp_path):
     runs = front_ends(spec, tmp_path)
     reference = runs["run_conformance"][0]
     assert len(reference) >= 8 and any(c.startswith("scenario:") for c in reference)
-    for name, (rows, printed) in runs.items():
+    for name, (rows, _printed) in runs.items():
         assert rows == reference, (name, sorted(set(rows.items()) ^ set(reference.items())))
     outcomes = {o for o, _ in reference.values()}
     assert ("failed" in outcomes) == (spec != GOOD), outcomes
 
 
 def _repro_lines(text: str) -> list[str]:
-    return [line.split(" Repro: ", 1)[1].strip() for line in text.splitlines() if " Repro: " in line]
+    return [
+        line.split(" Repro: ", 1)[1].strip() for line in text.splitlines() if " Repro: " in line
+    ]
 
 
 @pytest.mark.slow
@@ -122,9 +126,7 @@ def test_every_front_ends_repro_line_runs_as_printed_and_fails_the_same_case(tmp
         lines = _repro_lines(printed)
         assert lines, (name, printed[-2000:])
         for case in failed[:2]:
-            command = next(
-                (c for c in lines if case in c or _replay_names(c, case)), None
-            )
+            command = next((c for c in lines if case in c or _replay_names(c, case)), None)
             assert command, (name, case, lines)
             argv = shlex.split(command)
             assert argv[0] == "pytest", command

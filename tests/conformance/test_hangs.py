@@ -1,8 +1,8 @@
-"""Covers conformance.timeouts and the hang rules of conformance.session: a constructor or update_model
-that hangs is reported naming it, every engine call the kit makes is under
---conformance-timeout, a run stops running checks after --conformance-max-timeouts timeouts,
-the method in flight on a thread a check spawned is named, and a check's draws do not depend
-on which other modules the run loaded."""
+"""Covers conformance.timeouts and the hang rules of conformance.session: a constructor or
+update_model that hangs is reported naming it, every engine call the kit makes is under
+--conformance-timeout, a run stops running checks after --conformance-max-timeouts timeouts, the
+method in flight on a thread a check spawned is named, and a check's draws do not depend on which
+other modules the run loaded."""
 
 from __future__ import annotations
 

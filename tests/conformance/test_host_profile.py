@@ -1,5 +1,5 @@
-"""Covers the skip rule of conformance.session and the per-agent copy of conformance.checks.c_clones:
---host-profile and the host ABC decide which clauses exist."""
+"""Covers the skip rule of conformance.session and the per-agent copy of
+conformance.checks.c_clones: --host-profile and the host ABC decide which clauses exist."""
 
 from __future__ import annotations
 

@@ -54,7 +54,9 @@ def test_hanging_method_times_out_and_the_run_continues():
     RELEASE.clear()
     try:
         results = _full(
-            run_conformance(HangsInPreflight, profile="quick", timeout=1.0, shrink=False, scenarios=False)
+            run_conformance(
+                HangsInPreflight, profile="quick", timeout=1.0, shrink=False, scenarios=False
+            )
         )
     finally:
         RELEASE.set()
@@ -90,7 +92,7 @@ def test_approx_size_stops_early():
     "spec, check, needle",
     [
         (
-            "reference_engines.mutants.l_k_ts:LeaksThreads",
+            "reference_engines.mutants.ts_threads:LeaksThreads",
             "TS1-no-leaked-threads",
             "[TS1 SHOULD] compress(): expected no threads left running",
         ),
@@ -104,7 +106,9 @@ def test_approx_size_stops_early():
 def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
     from conformance.engine_loading import load_engine_factory
 
-    results = _full(run_conformance(load_engine_factory(spec), profile="quick", shrink=False, scenarios=False))
+    results = _full(
+        run_conformance(load_engine_factory(spec), profile="quick", shrink=False, scenarios=False)
+    )
     assert results[check].outcome == "failed"
     assert results[check].message.startswith(needle)
 

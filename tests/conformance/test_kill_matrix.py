@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conformance.devtools.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 
 from conformance import registry
+from conformance.devtools.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 from conformance.session import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
 

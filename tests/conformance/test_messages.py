@@ -1,6 +1,7 @@
-"""Failure and error messages say what happened (review 14, item 8): a tuple is named, a
-raising hook is worded once, a missing dependency is named, likely engine classes come
-first, a folder without plugin.yaml is reported once, token counts are meaningful, the
+"""Covers the messages of conformance.errors, conformance.expect, conformance.engine_loading,
+conformance.checks.c_clones and conformance.scenarios (expectations, observe): a tuple is
+named, a raising hook is worded once, a missing dependency is named, likely engine classes
+come first, a folder without plugin.yaml is reported once, token counts are meaningful, the
 0.19 deepcopy reason is right, and an H3 diff shows where the change is."""
 
 from __future__ import annotations

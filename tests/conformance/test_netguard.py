@@ -1,4 +1,5 @@
-"""No network while checks run: only loopback connects (issue 2, item 5)."""
+"""Covers conformance.netguard and its use by conformance.session: no network while checks run,
+only loopback connects."""
 
 from __future__ import annotations
 

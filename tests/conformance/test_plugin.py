@@ -284,7 +284,7 @@ def test_collection_is_identical_under_xdist(kit_pytester):
 def test_xfails_file_and_replay_file(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
     (kit_pytester.path / "xfails.txt").write_text(
-        "# known\nV4  # issue 12: we drop the prompt\nZ9-nope\n"
+        "# known\nV4  # known: we drop the prompt\nZ9-nope\n"
     )
     result = run(
         kit_pytester,

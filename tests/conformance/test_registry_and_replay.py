@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 import json
 import re
-from pathlib import Path
 from contextlib import redirect_stdout
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -218,7 +218,8 @@ def test_xfails_file_format(tmp_path):
 
     path = tmp_path / "x.txt"
     path.write_text(
-        "# comment\n\nV2-tool-results-paired[compress]  # known orphan\nA6 counts no-op passes\nQ9\n"
+        "# comment\n\nV2-tool-results-paired[compress]  # known orphan\n"
+        "A6 counts no-op passes\nQ9\n"
     )
     got = read_xfails_file(path)
     assert got == {

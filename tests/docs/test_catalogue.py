@@ -74,7 +74,8 @@ def test_a_capability_typo_is_a_usage_error_naming_the_closest_match():
     session = ConformanceSession(RunOptions(), Typo)
     with pytest.raises(
         KitUsageError,
-        match=r"Typo.conformance_capabilities: unknown capability 'focuss' \(did you mean 'focus'\?\).*'compressor'",
+        match=r"Typo.conformance_capabilities: unknown capability 'focuss' "
+        r"\(did you mean 'focus'\?\).*'compressor'",
     ):
         session.declarations  # noqa: B018
 

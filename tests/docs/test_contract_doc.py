@@ -1,5 +1,5 @@
-"""Tests of the kit's contract text (``docs/contract.md``) and its seed notes
-(``docs/contract-notes.md``).
+"""Covers docs/contract.md, docs/contract-notes.md and simulator.contract: the kit's contract
+text and its seed notes.
 
 Every clause id must keep its ``<a id="...">`` anchor (failure messages link to it through
 ``simulator.contract.clause_link``), the version in the document must match ``CONTRACT_VERSION``,

@@ -1,4 +1,5 @@
-"""TS1-TS3 compression passes (thread, timeout, snapshot, commit) and B7 gateway hygiene."""
+"""Covers simulator.host.compression, simulator.host.hygiene and simulator.host.gateway: TS1-TS3
+compression passes (thread, timeout, snapshot, commit) and B7 gateway hygiene."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ``hermes-0.19`` host profile against the real hermes-agent 0.19.0 (issue 4, item 8).
+"""Covers simulator.host.profiles (the ``hermes-0.19`` profile, played by
+simulator.host.session) against the real hermes-agent 0.19.0.
 
 A real ``AIAgent`` from hermes-agent 0.19.0 (in its own venv: ``$HERMES_VENV_PYTHON``,
 default ``/tmp/hvenv/bin/python`` when present) runs a scripted conversation against the
@@ -153,8 +154,9 @@ def test_hermes_019_profile_matches_real_hermes(hermes_run, tmp_path, monkeypatc
 
 
 def test_real_hermes_facts_the_profile_encodes(hermes_run):
-    """Facts of research/host.md §1.4 seen on the real host: no select_context / on_turn_complete,
-    compress() on the main thread without the system message, end then start(compression)."""
+    """Facts of the hermes-0.19 profile (docs/host.md, Profiles) seen on the real host: no
+    select_context / on_turn_complete, compress() on the main thread without the system message,
+    end then start(compression)."""
     real, _, _ = hermes_run
     methods = [r["method"] for r in real]
     assert "select_context" not in methods and "on_turn_complete" not in methods

@@ -1,4 +1,6 @@
-"""H1-H4, P1-P2, U9: the request pipeline, stage by stage and in order."""
+"""Covers simulator.host.pipeline, simulator.host.hooks, simulator.host.sanitize and
+simulator.host.cache_control: H1-H4, P1-P2, U9, the request pipeline stage by stage and in
+order."""
 
 from __future__ import annotations
 
@@ -362,8 +364,8 @@ def test_cache_control_only_for_claude_by_default():
 
 
 def test_reasoning_keys_stripped_from_non_assistant_rows():
-    """H4 (MAIN §9 step 5): a replacement cannot put reasoning on a user row; assistant rows keep
-    it."""
+    """H4 (as Hermes MAIN's request build): a replacement cannot put reasoning on a user row;
+    assistant rows keep it."""
 
     def smuggle(req, conv, inc):
         out = [dict(m) for m in req]

@@ -1,4 +1,5 @@
-"""Host profiles (documented vs hermes-0.19), H7 pre_llm_call, and the instrumentation."""
+"""Covers simulator.host.profiles and simulator.host.record: host profiles (documented vs
+hermes-0.19), H7 pre_llm_call, and the instrumentation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""H4 retries, H5 on_turn_complete, A2 canonical usage, A7 sentinel, L1 lifecycle order."""
+"""Covers simulator.host.session, simulator.host.usage and simulator.host.gateway: H4 retries, H5
+on_turn_complete, A2 canonical usage, A7 sentinel, L1 lifecycle order."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""hermes-agent 0.19.0's real ContextCompressor summarising through the kit's served LLM.
+"""Covers simulator.llm (EngineLLM, LLMFault) and simulator.llm.http with hermes-agent 0.19.0's
+real ContextCompressor summarising through the kit's served LLM.
 
 ``ContextCompressor(model="test", quiet_mode=True, config_context_length=200000)`` runs in
 the hermes venv with ``$HERMES_HOME`` configured by ``configure_hermes_home``; its summary

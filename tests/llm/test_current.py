@@ -1,4 +1,5 @@
-"""Which LLM answers ``call_llm``: per block, process-wide, visible from pool threads."""
+"""Covers simulator.llm.current: which LLM answers ``call_llm`` (per block, process-wide,
+visible from pool threads)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Each fault of the engine's LLM reaches the engine as hermes-agent 0.19.0 delivers it.
+"""Covers simulator.llm.faults, simulator.llm.client, simulator.llm.errors and
+simulator.llm.http: each fault of the engine's LLM reaches the engine as hermes-agent 0.19.0
+delivers it.
 
 Shim side (always): the exception class, its openai bases, ``str``, ``status_code``,
 ``retry-after`` and body, or the returned completion, and how many provider requests the

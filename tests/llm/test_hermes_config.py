@@ -1,4 +1,5 @@
-"""Hermes' configuration for the served LLM, and the LLM over HTTP (no Hermes needed)."""
+"""Covers simulator.llm.hermes_config and simulator.llm.http: Hermes' configuration for the
+served LLM, and the LLM over HTTP (no Hermes needed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ledger of an engine's own LLM calls: calls, requests, tokens, cost, per block."""
+"""Covers simulator.llm.ledger: the ledger of an engine's own LLM calls (calls, requests,
+tokens, cost, per block)."""
 
 from __future__ import annotations
 

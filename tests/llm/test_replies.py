@@ -1,4 +1,5 @@
-"""The engine LLM's summariser: B4 template, compaction prompts split into their parts."""
+"""Covers simulator.llm.replies: the engine LLM's summariser (B4 template), compaction prompts
+split into their parts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The shim's ``agent.auxiliary_client``: Hermes' names and signatures, its return shapes."""
+"""Covers simulator.llm.auxiliary and simulator.llm.response, served by simulator.host.shim as
+``agent.auxiliary_client``: Hermes' names and signatures, its return shapes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""An engine summarising with ``call_llm`` gets the same summary on the shim and on hermes-agent.
+"""Covers simulator.llm (use_llm, EngineSummaryReplies) and simulator.llm.http: an engine
+summarising with ``call_llm`` gets the same summary on the shim and on hermes-agent.
 
 The engine (``summary_engine.py``) is written as a plugin author would: it subclasses
 ``agent.context_engine.ContextEngine`` and calls ``call_llm(task="compression", ...)``.

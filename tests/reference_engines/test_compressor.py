@@ -1,4 +1,5 @@
-"""Tests of reference_engines.compressor.ReferenceCompressor, one group per contract clause.
+"""Covers reference_engines.compressor and reference_engines._compressor: ReferenceCompressor,
+one group of tests per contract clause.
 
 Each test names the clause it guards (B1-B6, A1-A7, O, V). Histories are either built by
 hand here or come from :mod:`benchmarks.histories` (seeded, deterministic). Validity (V1-V4)

@@ -1,4 +1,5 @@
-"""LCMEngine: compress() shape (A4, V1-V4, U6), budget policy (O4/K), A3, A7, O8, A5, summariser."""
+"""Covers reference_engines.lcm.engine and reference_engines.lcm.dag: compress() shape (A4,
+V1-V4, U6), budget policy (O4/K), A3, A7, O8, A5, the summariser and the DAG."""
 
 from __future__ import annotations
 

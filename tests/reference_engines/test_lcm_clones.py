@@ -1,4 +1,5 @@
-"""C1, C2, TS1, TS3 and lifecycle (O1-O3, L1) for the LCM engine."""
+"""Covers reference_engines.lcm.engine across agents, threads and sessions: C1, C2, TS1, TS3 and
+lifecycle (O1-O3, L1) for the LCM engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TS2: a pass writes nothing durable; it is published only once the host shows it committed.
+"""Covers reference_engines.lcm.engine and reference_engines.lcm.store (staged publish): TS2, a
+pass writes nothing durable; it is published only once the host shows it committed.
 
 The four observation points: a later compress() input, on_turn_complete, on_session_end,
 and handle_tool_call(messages=). A pass the host discarded leaves nothing in the database.

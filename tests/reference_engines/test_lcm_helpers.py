@@ -1,4 +1,5 @@
-"""Shared helpers for the LCM engine tests: conversations, a V1-V4 validator, a host stand-in.
+"""Covers nothing itself: shared helpers for the reference_engines.lcm tests (conversations, a
+V1-V4 validator, a host stand-in).
 
 Holds no tests itself. Conversations are built from a seeded ``random.Random`` (no global
 random) and uids from the same generator, so every run sees the same bytes.

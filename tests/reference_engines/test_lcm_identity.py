@@ -1,4 +1,5 @@
-"""Message identity in the LCM store: U4 (versions), U5 (absorbed uids), U6 (carrier uid), U7."""
+"""Covers reference_engines.lcm.store and reference_engines.lcm.engine: message identity in the
+LCM store, U4 (versions), U5 (absorbed uids), U6 (carrier uid), U7."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Acceptance (issue 8): after three rounds of compaction every original message is
-recoverable through ``lcm_expand`` — nothing is lost (Hypothesis).
+"""Covers reference_engines.lcm (engine, store, dag and the ``lcm_expand`` tool): after three
+rounds of compaction every original message is recoverable through ``lcm_expand``, nothing is
+lost (Hypothesis).
 
 Each example plays a host: it appends turns (tool calls, uid-less legacy rows, merged
 user messages with ``_absorbed_message_uids``), rewrites a live row under its uid (U4),

@@ -1,6 +1,7 @@
-"""LCM as a real Hermes plugin folder (R3, R4, R6): plugin.yaml, install_plugin, and loading
-the installed copy from ``$HERMES_HOME/plugins/lcm/`` the way Hermes' user-directory loader does
-(text heuristic, synthetic namespace, sibling modules first, ``register(ctx)`` then subclass)."""
+"""Covers reference_engines.lcm.install and simulator.host.discovery: LCM as a real Hermes plugin
+folder (R3, R4, R6), plugin.yaml, install_plugin, and loading the installed copy from
+``$HERMES_HOME/plugins/lcm/`` the way Hermes' user-directory loader does (text heuristic,
+synthetic namespace, sibling modules first, ``register(ctx)`` then subclass)."""
 
 from __future__ import annotations
 

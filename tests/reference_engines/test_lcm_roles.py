@@ -1,4 +1,5 @@
-"""LCMEngine B5: the summary carrier never leaves two same-role messages adjacent.
+"""Covers reference_engines.lcm.plan (align_roles, roles_clash) through LCMEngine: B5, the summary
+carrier never leaves two same-role messages adjacent.
 
 The head may end on ``user`` or ``assistant`` and the tail may start on either; when they
 differ no carrier role fits, so the engine moves the tail start (``plan.align_roles``).

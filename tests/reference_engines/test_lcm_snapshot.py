@@ -1,6 +1,7 @@
-"""Snapshots of what LCM emits for a fixed session (syrupy): the compress() output of two
-passes and the DAG node that the second carrier names. A change in the carrier text, the cut
-points, node ids or summaries shows up as a snapshot diff (update with --snapshot-update).
+"""Covers reference_engines.lcm.engine and reference_engines.lcm.dag with syrupy snapshots: what
+LCM emits for a fixed session, the compress() output of two passes and the DAG node that the
+second carrier names. A change in the carrier text, the cut points, node ids or summaries
+shows up as a snapshot diff (update with --snapshot-update).
 
 The summariser is LCM's own extractive ``fallback_summary``, so the snapshot changes only
 when LCM changes, not when the provider simulator's summariser does."""

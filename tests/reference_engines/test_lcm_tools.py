@@ -1,4 +1,5 @@
-"""LCM tools (T1, T2, O5, O6): schemas are valid JSON Schema; every answer, errors too, is JSON."""
+"""Covers reference_engines.lcm.tools: the LCM tools (T1, T2, O5, O6) have valid JSON Schemas;
+every answer, errors too, is JSON."""
 
 from __future__ import annotations
 

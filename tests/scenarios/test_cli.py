@@ -1,10 +1,11 @@
-"""Covers conformance.frontends.scenario_cli (``context-engine-kit scenario FILE... --engine MODULE:ATTR``):
-progress lines, exit statuses, and the pytest ``Repro:`` command its failures end with."""
+"""Covers conformance.frontends.scenario_cli (``context-engine-kit scenario FILE... --engine
+MODULE:ATTR``): progress lines, exit statuses, and the pytest ``Repro:`` command its failures end
+with."""
 
 from __future__ import annotations
 
-from conformance.scenarios import LIBRARY_DIR
 from conformance.frontends.scenario_cli import main
+from conformance.scenarios import LIBRARY_DIR
 
 C1 = str(LIBRARY_DIR / "c1_subagents.scenario.yaml")
 

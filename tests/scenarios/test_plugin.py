@@ -34,7 +34,12 @@ def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pyteste
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
     # the sub-plugin is registered by conformance.plugin; naming it again is a harmless no-op
     result = run(
-        kit_pytester, "-p", "conformance.frontends.scenario_items", f"--engine={MINIMAL}", name, "-v"
+        kit_pytester,
+        "-p",
+        "conformance.frontends.scenario_items",
+        f"--engine={MINIMAL}",
+        name,
+        "-v",
     )
     out = result.stdout.str()
     assert result.ret == 0, out

@@ -1,7 +1,7 @@
-"""Covers conformance.scenarios.runner, conformance.frontends.scenario_cli and conformance.session (the
-hang budget): a hanging engine in a scenario is bounded by the kit's timeout
-(``--conformance-timeout`` / ``scenario --timeout``), a failure naming the method, the clause
-and the limit, and the run goes on to the other scenarios and a full verdict."""
+"""Covers conformance.scenarios.runner, conformance.frontends.scenario_cli and conformance.session
+(the hang budget): a hanging engine in a scenario is bounded by the kit's timeout
+(``--conformance-timeout`` / ``scenario --timeout``), a failure naming the method, the clause and
+the limit, and the run goes on to the other scenarios and a full verdict."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SIGKILL crash test: a writer process is killed mid-commit, 20 times on one database.
+"""Covers simulator.store.sqlite under SIGKILL: a writer process is killed mid-commit, 20 times
+on one database.
 
 After every kill: ``PRAGMA integrity_check`` is ``ok``, every batch whose commit returned
 is fully present, and the batch that was in flight is present entirely or not at all.

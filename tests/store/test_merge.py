@@ -1,4 +1,4 @@
-"""Alternation repair (host.md §15 KIT list) and merge witnesses (U5, U8)."""
+"""Covers simulator.store.merge: alternation repair and merge witnesses (U5, U8)."""
 
 from __future__ import annotations
 

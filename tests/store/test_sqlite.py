@@ -1,4 +1,5 @@
-"""SQLite-specific behaviour: schema, migration, errors, round-trips, threads."""
+"""Covers simulator.store.sqlite and simulator.store.schema: SQLite-specific behaviour (schema,
+migration, errors, round-trips, threads)."""
 
 from __future__ import annotations
 

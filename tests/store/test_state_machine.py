@@ -1,4 +1,5 @@
-"""Hypothesis state machine over store + host-like operations, checking U1–U10 after every step.
+"""Covers simulator.store (memory, sqlite, merge, transfer, wire): a Hypothesis state machine over
+store + host-like operations, checking U1–U10 after every step.
 
 Operations: user turns (with and without a preflight compress before the flush), assistant
 replies with tool calls (results in the same flush or a later one, provider ids reused

@@ -1,4 +1,4 @@
-"""Tool-call uid helpers (U8)."""
+"""Covers simulator.store.toolcalls: tool-call uid helpers (U8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSONL export/import (U3) and its errors."""
+"""Covers simulator.store.transfer: JSONL export/import (U3) and its errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One or more tests per identity clause U1–U10; each fails when its guarantee is broken.
+"""Covers simulator.store (identity, merge, transfer, wire; the memory and SQLite stores): one or
+more tests per identity clause U1–U10; each fails when its guarantee is broken.
 
 Tests taking the ``store`` fixture run against both MemoryStore and SQLiteStore.
 """

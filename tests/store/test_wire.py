@@ -1,4 +1,4 @@
-"""U9: persistence-only fields never reach the provider."""
+"""Covers simulator.store.wire: U9, persistence-only fields never reach the provider."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mutants of sections L, K and TS (L1, K1, TS1-TS3). Each breaks one clause."""
+"""Mutants of section TS (TS1-TS3): threads and timeouts. Each breaks one clause."""
 
 from __future__ import annotations
 
@@ -9,35 +9,6 @@ import threading
 import time
 
 from reference_engines.mutants._base import MinimalEngine
-
-
-class ClosedAfterSessionEnd(MinimalEngine):
-    """Breaks L1: after on_session_end the engine stays closed, even for the next session."""
-
-    mutant_of = "L1"
-
-    def on_session_end(self, session_id, messages):
-        self.closed = True
-
-    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
-        if getattr(self, "closed", False):
-            raise RuntimeError("engine closed")  # the defect: on_session_start does not reopen it
-        return super().compress(messages, current_tokens, focus_topic, **kwargs)
-
-
-class _IgnoresAssignment:
-    def __get__(self, obj, owner=None):
-        return {}
-
-    def __set__(self, obj, value):
-        pass  # the defect: the host's map is dropped
-
-
-class DropsModelThresholds(MinimalEngine):
-    """Breaks K1: the host's model_thresholds assignment is silently dropped."""
-
-    mutant_of = "K1"
-    model_thresholds = _IgnoresAssignment()
 
 
 class ThreadAffine(MinimalEngine):

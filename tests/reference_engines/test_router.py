@@ -1,4 +1,6 @@
-"""ReferenceRouter (H3, H5, H6, C1) and the H6 reshuffle mutant, measured with provider caching."""
+"""Covers reference_engines.router and reference_engines.mutants.h6_reshuffle: ReferenceRouter
+(H3, H5, H6, C1) and the H6 reshuffle mutant, measured with provider caching
+(simulator.host.scenarios)."""
 
 from __future__ import annotations
 

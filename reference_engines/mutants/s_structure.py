@@ -1,12 +1,8 @@
-"""Mutants of the kit clauses: S0 (structural gate) and D1 (determinism)."""
+"""Mutant of section S (S0): the structural gate."""
 
 from __future__ import annotations
 
-import itertools
-
-from reference_engines.mutants._base import SUMMARY_PREFIX, MinimalEngine
-
-_INSTANCES = itertools.count(1)
+from reference_engines.mutants._base import MinimalEngine
 
 
 class QuacksLikeAnEngine:
@@ -46,23 +42,3 @@ class QuacksLikeAnEngine:
 
     def __deepcopy__(self, memo):
         return self.clone_for_agent()
-
-
-class NumberedSummaries(MinimalEngine):
-    """Breaks D1 (SHOULD): each instance numbers its summaries from a process-wide counter."""
-
-    mutant_of = "D1"
-
-    def __init__(self):
-        self.instance = next(
-            _INSTANCES
-        )  # the defect: output depends on how many engines were built
-
-    def _compress(self, messages):
-        out = super()._compress(messages)
-        return [
-            dict(m, content=m["content"] + f" (engine #{self.instance})")
-            if isinstance(m.get("content"), str) and m["content"].startswith(SUMMARY_PREFIX)
-            else m
-            for m in out
-        ]

@@ -1,0 +1,272 @@
+"""What an engine may reach for: its own home, loopback, nothing else (kit clause E1, and TS2).
+
+Every engine instance the kit builds gets its own temp home, set before its constructor runs
+(:meth:`Sandbox.new_home`): ``HOME``, ``HERMES_HOME``, ``TMPDIR`` and the working directory all
+point into ``<case root>/engine-<n>/``, so two engines never see each other's files (a SQLite
+store by default path, a cache under ``~``). Clones the host makes share their parent's home
+(that is what C1 is about); a scenario is one installation, so its engines share one home.
+When the user set ``HERMES_HOME``, its ``config.yaml`` and ``.env`` are copied into every
+engine home (configuration is kept, state is not shared).
+
+:func:`install_audit_hook` watches the engine through Python's audit hooks (PEP 578), not by
+patching module attributes: a connection or datagram to a non-loopback address (``socket.connect``,
+``socket.sendto``, name lookups), a process spawn (``subprocess.Popen``, ``os.system``,
+``os.fork``, ``os.posix_spawn``, ``os.exec*``) and a write outside the case root (``open`` for
+writing, ``os.mkdir``, ``os.remove``, ``os.rename``...) are blocked (the engine gets an
+``OSError``, as on a sealed machine) and recorded as :class:`Reach` findings of kit clause E1,
+even when the engine swallows the error. Audit hooks cannot be removed, so the hook is installed
+in a case's child process only (or, in-process, once, and active only while a case runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import NetworkBlocked
+from conformance.netguard import is_loopback
+
+#: The kit clause of an engine reaching outside its sandbox (docs/coverage.md#e1).
+CLAUSE = "E1"
+_ENV = ("HOME", "HERMES_HOME", "TMPDIR")
+_SPAWN_EVENTS = {
+    "subprocess.Popen",
+    "os.system",
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.exec",
+    "os.spawn",
+}
+_WRITE_EVENTS = {
+    "os.mkdir",
+    "os.remove",
+    "os.rmdir",
+    "os.rename",
+    "os.replace",
+    "os.truncate",
+    "shutil.rmtree",
+    "shutil.copyfile",
+    "shutil.move",
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One thing the engine reached for and was refused.
+
+    Attributes:
+        kind: ``network``, ``process`` or ``file``.
+        detail: what exactly (``connect to 203.0.113.9:443``, ``subprocess.Popen ['curl']``,
+            ``open /root/x.db for writing``).
+        method: the engine method in flight (``compress``), or "" outside a call.
+    """
+
+    kind: str
+    detail: str
+    method: str = ""
+
+    def describe(self) -> str:
+        """``compress() tried to connect to 203.0.113.9:443``."""
+        who = f"{self.method}()" if self.method else "the engine"
+        return f"{who} tried to {self.detail}"
+
+
+class Sandbox:
+    """The homes of one case's engines, under one temp root removed at :meth:`close`.
+
+    Args:
+        user_hermes_home: the ``HERMES_HOME`` the user set (its config is copied into every
+            engine home), or None.
+    """
+
+    def __init__(self, user_hermes_home: str | None = None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="conformance-case-")).resolve()
+        self.user_hermes_home = user_hermes_home
+        self._count = 0
+        self._saved = {k: os.environ.get(k) for k in _ENV}
+        self._cwd = os.getcwd()
+        self._tempdir = tempfile.tempdir
+        self.current: Path | None = None
+
+    def new_home(self) -> Path:
+        """A fresh home for the next engine: ``HOME``, ``HERMES_HOME``, ``TMPDIR`` and the cwd
+        point into it from now on. Returns its folder."""
+        self._count += 1
+        home = self.root / f"engine-{self._count}"
+        for sub in ("home", "hermes", "cwd", "tmp"):
+            (home / sub).mkdir(parents=True, exist_ok=True)
+        if self.user_hermes_home:
+            for name in ("config.yaml", ".env"):
+                source = Path(self.user_hermes_home) / name
+                if source.is_file():
+                    shutil.copyfile(source, home / "hermes" / name)
+        os.environ["HOME"] = str(home / "home")
+        os.environ["HERMES_HOME"] = str(home / "hermes")
+        os.environ["TMPDIR"] = str(home / "tmp")
+        tempfile.tempdir = None  # tempfile caches its folder: let it read TMPDIR again
+        os.chdir(home / "cwd")
+        self.current = home
+        return home
+
+    def watched_dirs(self) -> list[Path]:
+        """The current engine's HOME, HERMES_HOME, cwd and temp dir (what TS2 watches)."""
+        if self.current is None:
+            return []
+        return [self.current / sub for sub in ("home", "hermes", "cwd", "tmp")]
+
+    def allows_write(self, path: Any) -> bool:
+        """True for a path under the case root, a device, or Python's own bytecode cache."""
+        try:
+            text = os.fsdecode(path)
+        except TypeError:
+            return True  # a file descriptor: already opened somewhere we allowed
+        if text.startswith("/dev/") or "/__pycache__/" in text:
+            return True
+        resolved = Path(os.path.abspath(text))
+        return resolved == self.root or self.root in resolved.parents
+
+    def close(self) -> None:
+        """Restore the environment and the cwd, then remove every engine home."""
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        tempfile.tempdir = self._tempdir
+        with contextlib.suppress(OSError):
+            os.chdir(self._cwd)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class _Watch:
+    """The audit hook's state: the active sandbox and what was refused."""
+
+    def __init__(self) -> None:
+        self.sandbox: Sandbox | None = None
+        self.reaches: list[Reach] = []
+        self.lock = threading.Lock()
+        self.installed = False
+        self.inside = threading.local()
+
+
+_WATCH = _Watch()
+
+
+def _method_in_flight() -> str:
+    from conformance.timeouts import CURRENT_CALL
+
+    entry = CURRENT_CALL.get(threading.get_ident())
+    return entry[2] if entry else ""
+
+
+def _refuse(kind: str, detail: str, error: BaseException) -> None:
+    reach = Reach(kind, detail, _method_in_flight())
+    with _WATCH.lock:
+        if reach not in _WATCH.reaches:
+            _WATCH.reaches.append(reach)
+    raise error
+
+
+_EVENTS = frozenset(
+    {"socket.connect", "socket.sendto", "socket.getaddrinfo", "open"}
+    | _SPAWN_EVENTS
+    | _WRITE_EVENTS
+)
+
+
+def _hook(event: str, args: tuple) -> None:
+    if event not in _EVENTS:
+        return  # the hook sees every audit event of the process: leave the others fast
+    sandbox = _WATCH.sandbox
+    if sandbox is None or getattr(_WATCH.inside, "busy", False):
+        return
+    _WATCH.inside.busy = True  # the hook's own work raises no further events for it
+    try:
+        _judge(sandbox, event, args)
+    finally:
+        _WATCH.inside.busy = False
+
+
+def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
+    if event in ("socket.connect", "socket.sendto"):
+        address = args[1]
+        host = address[0] if isinstance(address, tuple) and address else None
+        if isinstance(address, (str, bytes)):  # a Unix-domain socket
+            return
+        if not is_loopback(host):
+            port = address[1] if isinstance(address, tuple) and len(address) > 1 else "?"
+            verb = "connect to" if event == "socket.connect" else "send a datagram to"
+            _refuse(
+                "network",
+                f"{verb} {host}:{port}",
+                NetworkBlocked(f"network access outside loopback is blocked by the kit ({host})"),
+            )
+    elif event == "socket.getaddrinfo":
+        host = args[0]
+        if host is not None and not is_loopback(host):
+            _refuse(
+                "network",
+                f"look up {host!r}",
+                NetworkBlocked(f"name lookups outside loopback are blocked by the kit ({host!r})"),
+            )
+    elif event in _SPAWN_EVENTS:
+        what = args[1] if len(args) > 1 and event != "os.system" else args[0] if args else ""
+        _refuse(
+            "process",
+            f"start a process ({event} {str(what)[:80]})",
+            PermissionError(f"starting processes is blocked by the kit ({event})"),
+        )
+    elif event == "open":
+        path, mode, flags = (list(args) + [None, None, None])[:3]
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and mode is None and flags & _WRITE_FLAGS
+        )
+        if writing and not sandbox.allows_write(path):
+            _refuse(
+                "file",
+                f"write {os.fsdecode(path) if not isinstance(path, int) else path} (outside its home)",
+                PermissionError(f"writing outside the engine's home is blocked by the kit: {path}"),
+            )
+    elif event in _WRITE_EVENTS:
+        paths = [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
+        bad = [p for p in paths if not sandbox.allows_write(p)]
+        if bad:
+            _refuse(
+                "file",
+                f"{event} {os.fsdecode(bad[0])} (outside its home)",
+                PermissionError(f"changing files outside the engine's home is blocked: {bad[0]}"),
+            )
+
+
+def install_audit_hook() -> None:
+    """Install the audit hook in this process (once; it is active only while :func:`watching`)."""
+    if not _WATCH.installed:
+        sys.addaudithook(_hook)
+        _WATCH.installed = True
+
+
+@contextlib.contextmanager
+def watching(sandbox: Sandbox) -> Iterator[list[Reach]]:
+    """Block and record what the engine reaches for while the block runs; yields the list of
+    :class:`Reach` findings (filled as they happen)."""
+    install_audit_hook()
+    with _WATCH.lock:
+        _WATCH.reaches = []
+    _WATCH.sandbox = sandbox
+    try:
+        yield _WATCH.reaches
+    finally:
+        _WATCH.sandbox = None
+
+
+__all__ = ["CLAUSE", "Reach", "Sandbox", "install_audit_hook", "watching"]
