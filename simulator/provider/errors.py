@@ -18,7 +18,8 @@ class ProviderError(Exception):
         status: HTTP status code (e.g. 400, 429, 529).
         body: the provider's JSON body (OpenAI ``{"error": {...}}`` or Anthropic
             ``{"type": "error", "error": {...}, "request_id": ...}``).
-        headers: extra response headers (``retry-after``, ``retry-after-ms``, ``x-should-retry``...).
+        headers: extra response headers (``retry-after``, ``retry-after-ms``,
+            ``x-should-retry``...).
     """
 
     def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
