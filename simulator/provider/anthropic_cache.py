@@ -53,8 +53,7 @@ class CacheUsage:
 
 
 class AnthropicCache:
-    """Prefix store with explicit breakpoints, lookback, minimums and TTLs on a
-    :class:`VirtualClock`.
+    """Prefix store: explicit breakpoints, lookback, minimums and TTLs on a :class:`VirtualClock`.
 
     Args:
         clock: the provider's virtual clock (seconds).
@@ -136,8 +135,7 @@ class AnthropicCache:
         self.entries[key] = [expires, ttl_s, t]
 
     def hold(self) -> None:
-        """Start holding writes: requests from now on do not see each other's writes (parallel
-        burst)."""
+        """Start holding writes: requests from now on do not see each other's writes (a burst)."""
         self.held = True
 
     def release(self) -> None:

@@ -107,8 +107,7 @@ class Conversation:
         self._last_block.append(len(self._renderer.chain) - 1)
 
     def extend(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        """Append several messages in order (stops at the first malformed one, raising
-        ProviderError)."""
+        """Append several messages in order; stops at the first malformed one (ProviderError)."""
         for m in messages:
             self.append(m)
 
@@ -145,8 +144,7 @@ class Conversation:
         return out
 
     def request(self) -> dict[str, Any]:
-        """The request a :meth:`send` would make now (messages shallow-copied; no markers
-        inserted)."""
+        """The request a :meth:`send` would make now (messages shallow-copied, no markers added)."""
         req: dict[str, Any] = {"model": self.model, "messages": list(self.messages)}
         if self.tools:
             req["tools"] = self.tools

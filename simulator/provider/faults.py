@@ -10,8 +10,7 @@ Kinds and what the client sees:
 ``server_error``    500 (OpenAI ``server_error`` / Anthropic ``api_error``).
 ``unavailable``     503 (OpenAI ``service_unavailable_error`` / Anthropic ``api_error``).
 ``overloaded``      529 ``overloaded_error``.
-``content_filter``  200 with ``finish_reason: "content_filter"`` (Anthropic
-                    ``stop_reason: "refusal"``).
+``content_filter``  200, ``finish_reason: "content_filter"`` (Anthropic ``stop_reason: "refusal"``).
 ``terminal``        every request from then on fails with ``status`` (default 500) and
                     ``x-should-retry: false``, until reset.
 ``stream_cut``      streamed requests only: the stream stops after ``after_events`` events and
@@ -32,6 +31,17 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from simulator.provider.inputs import (
+    InputError,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_object,
+    check_str,
+    shown,
+)
 
 KINDS = (
     "rate_limit",
@@ -60,6 +70,24 @@ _WHEN_KEYS = {
     "from_index",
 }
 STREAM_ONLY = ("stream_cut", "stream_error")
+#: Kinds that answer with an HTTP error status (``status`` may override it).
+ERROR_KINDS = ("rate_limit", "server_error", "unavailable", "overloaded", "terminal")
+#: Keys of a fault in the admin route's JSON format.
+JSON_KEYS = (
+    "kind",
+    "at",
+    "when",
+    "times",
+    "status",
+    "retry_after",
+    "retry_after_ms",
+    "after_events",
+    "message",
+)
+#: Bounds on fault values: request indices, retry windows (seconds / milliseconds).
+MAX_INDEX = 10**12
+MAX_AT = 100_000
+MAX_RETRY_AFTER = 86_400.0
 
 
 @dataclass
@@ -71,14 +99,20 @@ class Fault:
         at: request indices (0-based, all routes counted) at which it fires.
         when: condition dict (see module doc); used when ``at`` is None.
         times: how many times a ``when`` fault may fire (None: unlimited).
-        status: HTTP status override (``terminal``, ``server_error``...).
-        retry_after: seconds advertised in ``retry-after`` (``rate_limit``; virtual seconds).
+        status: HTTP status override for error kinds (``terminal``, ``server_error``...),
+            an integer 400..599.
+        retry_after: seconds advertised in ``retry-after`` (``rate_limit``; virtual seconds,
+            finite, 0..86400).
         retry_after_ms: milliseconds in ``retry-after-ms`` (default ``retry_after`` × 1000).
         after_events: stream faults: events sent before the cut / error.
         message: error message override.
 
     Raises:
-        ValueError: unknown kind, unknown ``when`` key, or neither ``at`` nor ``when``.
+        ValueError: unknown kind, unknown or ill-typed ``when`` key, neither ``at`` nor
+            ``when``, or a value out of range (:class:`~simulator.provider.inputs.InputError`
+            names the field and what it accepts): ``at`` indices 0..10**12, ``status`` an
+            error status 400..599 (error kinds only), ``retry_after`` finite seconds
+            0..86400, ``retry_after_ms`` 0..86_400_000, ``after_events`` 0..10**6.
     """
 
     kind: str
@@ -93,23 +127,52 @@ class Fault:
     fired: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"Fault kind {self.kind!r} is unknown; use one of {', '.join(KINDS)}")
-        if isinstance(self.at, int):
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
+            raise InputError("kind", f"{shown(self.kind)} is unknown", "one of " + ", ".join(KINDS))
+        if isinstance(self.at, int) and not isinstance(self.at, bool):
             self.at = [self.at]
+        elif isinstance(self.at, (tuple, range)):
+            self.at = list(self.at)
         if self.at is None and self.when is None:
             raise ValueError(
-                "Fault needs at=[request indices] or "
-                "when={condition}; e.g. Fault('rate_limit', at=[0])"
+                "Fault needs at=[request indices] or when={condition}; e.g. Fault('rate_limit', "
+                "at=[0])"
             )
+        if self.at is not None:
+            if not isinstance(self.at, list) or len(self.at) > MAX_AT:
+                raise InputError(
+                    "at", f"got {type(self.at).__name__}", f"a list of at most {MAX_AT} indices"
+                )
+            for n, i in enumerate(self.at):
+                check_int(i, f"at[{n}]", 0, MAX_INDEX)
         if self.when is not None:
+            if not isinstance(self.when, Mapping):
+                raise InputError(
+                    "when", f"got {self.when!r}", f"an object with keys {sorted(_WHEN_KEYS)}"
+                )
             bad = set(self.when) - _WHEN_KEYS
             if bad:
                 raise ValueError(
                     f"Fault when= has unknown keys {sorted(bad)}; allowed: {sorted(_WHEN_KEYS)}"
                 )
-        if self.retry_after < 0 or (self.retry_after_ms is not None and self.retry_after_ms < 0):
-            raise ValueError("retry_after / retry_after_ms must be >= 0")
+            for key, want in self.when.items():
+                _check_when(key, want)
+        if self.times is not None:
+            check_int(self.times, "times", 0, MAX_INDEX)
+        if self.status is not None:
+            if self.kind not in ERROR_KINDS:
+                raise InputError(
+                    "status",
+                    f"{self.kind!r} answers in-band (HTTP 200) and takes no status",
+                    f"status only with kinds {', '.join(ERROR_KINDS)}",
+                )
+            check_int(self.status, "status", 400, 599)
+        self.retry_after = check_number(self.retry_after, "retry_after", 0.0, MAX_RETRY_AFTER)
+        if self.retry_after_ms is not None:
+            check_int(self.retry_after_ms, "retry_after_ms", 0, int(MAX_RETRY_AFTER * 1000))
+        check_int(self.after_events, "after_events", 0, 1_000_000)
+        if self.message is not None:
+            check_str(self.message, "message")
 
     @property
     def http_status(self) -> int:
@@ -160,11 +223,14 @@ class FaultSchedule:
             )
         out = []
         for n, item in enumerate(items):
-            if not isinstance(item, Mapping):
-                raise ValueError(f"faults[{n}] must be an object")
+            check_object(item, f"faults[{n}]", JSON_KEYS)
+            if "kind" not in item:
+                raise InputError(f"faults[{n}].kind", "missing", "one of " + ", ".join(KINDS))
             try:
-                out.append(Fault(**{k: v for k, v in item.items()}))
-            except TypeError as exc:
+                out.append(Fault(**dict(item)))
+            except InputError as exc:
+                raise InputError(f"faults[{n}].{exc.field}", _problem(exc), exc.accepted) from None
+            except (TypeError, ValueError) as exc:
                 raise ValueError(f"faults[{n}]: {exc}") from None
         return cls(out)
 
@@ -204,6 +270,23 @@ class FaultSchedule:
                     self.terminal = f
                 return f
         return None
+
+
+def _problem(exc: InputError) -> str:
+    text = str(exc)
+    return text[len(exc.field) + 2 : text.rindex("; accepted: ")]
+
+
+def _check_when(key: str, want: Any) -> None:
+    field_ = f"when.{key}"
+    if key == "route":
+        check_choice(want, field_, ("chat.completions", "messages"))
+    elif key in ("stream", "summary_request"):
+        check_bool(want, field_)
+    elif key in ("model", "contains"):
+        check_str(want, field_, allow_empty=key == "contains")
+    else:  # min_prompt_tokens, from_index
+        check_int(want, field_, 0, MAX_INDEX)
 
 
 def _holds(when: Mapping[str, Any], ctx: FaultContext) -> bool:

@@ -9,18 +9,22 @@ Standard-library ``ThreadingHTTPServer``, HTTP/1.1 keep-alive, Nagle disabled
 - ``GET /v1/models`` (``/models``, ``/v1/models/{id}``): each model's ``context_length``,
   ``top_provider.max_completion_tokens`` and per-token ``pricing`` (OpenRouter style), or
   the Anthropic list shape when the request carries ``anthropic-version``.
-- Admin: ``POST /_sim/reset``; ``GET|POST /_sim/clock`` (``{"advance": s}`` or
-  ``{"set": t}``); ``GET|POST /_sim/faults`` (``{"faults": [...], "append": false}``);
-  ``POST /_sim/cache`` (``{"hold": true|false}``); ``POST /_sim/models``
-  (``{"name"|"family": ..., field: value}``); ``POST /_sim/replies``
-  (``{"mode": "echo"|"summariser"|"scripted"|"tool_script", ...}``);
-  ``GET /_sim/journal?since=N&full=1``; ``GET /_sim/u9``; ``GET /_sim/health``.
+- Admin routes under ``/_sim/`` (reset, clock, faults, cache, models, replies, journal,
+  u9, health): :mod:`simulator.provider.admin`, every input validated.
 
-Malformed JSON, an oversized body or an unknown route get the provider's error shape,
-never a crash; unexpected exceptions answer 500 in the provider's shape and are counted
-in ``server.internal_errors`` (``/_sim/health``). The server binds 127.0.0.1 by default
-and refuses a non-loopback address unless ``allow_non_loopback`` is set. The cache
-namespace is the request's API key (``Authorization: Bearer`` or ``x-api-key``).
+Client errors are 400s in the route's provider shape (OpenAI ``{"error": {"message",
+"type", "param", "code"}}``, Anthropic ``{"type": "error", "error": {"type",
+"message"}}``): malformed JSON, ``NaN``/``Infinity``, lone UTF-16 surrogates, malformed
+``Content-Length`` or chunked framing (:mod:`simulator.provider.body`); an oversized body
+is a 413 and an unknown route a 404. Unexpected exceptions answer 500 in the provider's
+shape and are counted in ``server.internal_errors`` (``/_sim/health``).
+
+Connections are bounded (:mod:`simulator.provider.connections`): idle, header and read
+timeouts, and a connection cap answering 503. Each connection has its own thread and a
+request is validated and rendered outside the provider's lock, so one large request does
+not hold up the others. The server binds 127.0.0.1 by default and refuses a
+non-loopback address unless ``allow_non_loopback`` is set. The cache namespace is the
+request's API key (``Authorization: Bearer`` or ``x-api-key``).
 
 Run: ``python -m simulator.provider.http serve --port 8765 --seed 1`` (or
 ``context-engine-kit serve``); it prints ``listening on http://127.0.0.1:PORT``.
@@ -29,46 +33,59 @@ Run: ``python -m simulator.provider.http serve --port 8765 --seed 1`` (or
 from __future__ import annotations
 
 import argparse
+import http
+import io
 import ipaddress
 import json
-import signal
 import socket
+import socketserver
 import sys
 import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
+from simulator.provider import render
+from simulator.provider.admin import ROUTES, AdminError, admin_answer
+from simulator.provider.body import BodyError, JSONBodyError, decode_json, read_body
 from simulator.provider.clock import EPOCH
+from simulator.provider.connections import (
+    OVERFLOW_HEAD_SECONDS,
+    ConnectionGate,
+    ConnectionLimits,
+    DeadlineReader,
+    FdReserve,
+    linger,
+    send_and_close,
+)
 from simulator.provider.core import CHAT, MESSAGES, Outcome, Provider
 from simulator.provider.errors import ProviderError, anthropic_error, openai_error
-from simulator.provider.faults import FaultSchedule
-from simulator.provider.replies import (
-    EchoReplies,
-    ScriptedReplies,
-    SummariserReplies,
-    ToolScriptReplies,
-)
-from simulator.provider.responses import dumps
 
 #: Default largest accepted request body (bytes); Anthropic's documented limit is 32 MB.
 MAX_BODY_BYTES = 32 * 1024 * 1024
-_STATUS_TEXT = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    411: "Length Required",
-    413: "Request Entity Too Large",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-    529: "Site Overloaded",
-}
+#: ``serve`` keeps the request/response bodies of journal entries up to this many bytes.
+JOURNAL_BODY_BYTES = 64 * 1024 * 1024
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions", "/api/v1/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models", "/api/v1/models/list")
+_BUSY_MESSAGE = (
+    "Overloaded: the simulator is at its connection limit ({n} open connections); retry shortly."
+)
+
+
+def _reason(status: int) -> str:
+    if status == 529:
+        return "Site Overloaded"
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _json_bytes(obj: Any) -> bytes:
+    """Compact JSON as UTF-8; raises ValueError for NaN/Infinity (never sent as "JSON")."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8", "replace")
 
 
 class NonLoopbackRefused(ValueError):
@@ -96,13 +113,26 @@ def ensure_loopback(host: str, allow_non_loopback: bool = False) -> None:
 
 
 class SimServer(ThreadingHTTPServer):
-    """``ThreadingHTTPServer`` holding the :class:`Provider` and its counters.
+    """``ThreadingHTTPServer`` holding the :class:`Provider`, its limits and counters.
+
+    Args:
+        address: ``(host, port)``; port 0 picks a free port.
+        provider: the simulated provider answering requests.
+        max_body_bytes: bodies larger than this are refused with 413 (bytes).
+        allow_non_loopback: allow binding an address other than loopback.
+        limits: timeouts (seconds) and the connection cap (:class:`ConnectionLimits`).
 
     Attributes:
         provider: the simulated provider answering requests.
+        limits: the :class:`ConnectionLimits` in force.
+        gate: the :class:`ConnectionGate` (open connections and connection counters).
         max_body_bytes: bodies larger than this are refused with 413 (bytes).
         internal_errors: unexpected exceptions caught in handlers (should stay 0).
         requests_served: HTTP requests answered (all routes).
+
+    Raises:
+        NonLoopbackRefused: ``address`` is not loopback and ``allow_non_loopback`` is False.
+        OSError: the address cannot be bound.
     """
 
     daemon_threads = True
@@ -116,11 +146,16 @@ class SimServer(ThreadingHTTPServer):
         *,
         max_body_bytes: int = MAX_BODY_BYTES,
         allow_non_loopback: bool = False,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         ensure_loopback(address[0], allow_non_loopback)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        self.limits = limits or ConnectionLimits()
+        self.gate = ConnectionGate(self.limits.max_connections)
+        self._local = threading.local()
         super().__init__(address, SimHandler)
+        self._reserve = FdReserve()
         self.provider = provider
         self.max_body_bytes = max_body_bytes
         self.internal_errors = 0
@@ -135,6 +170,82 @@ class SimServer(ThreadingHTTPServer):
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}"
 
+    # -- accepting ----------------------------------------------------------------------------
+    def _busy_bytes(self) -> bytes:
+        body = _json_bytes(
+            openai_error(
+                _BUSY_MESSAGE.format(n=self.gate.active),
+                "service_unavailable_error",
+                None,
+                "server_is_overloaded",
+            )
+        )
+        return (
+            f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        ).encode("latin-1") + body
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection; at the descriptor limit shed one pending connection (503)."""
+        try:
+            return self.socket.accept()
+        except OSError as exc:
+            if self._reserve.exhausted(exc):
+                if self._reserve.shed(self.socket, self._busy_bytes()):
+                    self.gate.count("fd_sheds")
+            raise
+
+    def process_request(self, request: socket.socket, client_address: Any) -> None:
+        """Serve ``request`` in its own thread, or answer 503 when over the connection cap."""
+        kind = self.gate.admit()
+        if kind == ConnectionGate.REFUSE:
+            send_and_close(request, self._busy_bytes())
+            return
+        thread = threading.Thread(
+            target=self._serve_connection,
+            args=(request, client_address, kind),
+            name="provider-sim-conn",
+            daemon=True,
+        )
+        try:
+            thread.start()
+        except RuntimeError:  # no thread available: shed like the cap does
+            self.gate.release(kind)
+            send_and_close(request, self._busy_bytes())
+
+    def _serve_connection(self, request: socket.socket, client_address: Any, kind: str) -> None:
+        self._local.overflow = kind == ConnectionGate.OVERFLOW
+        try:
+            self.finish_request(request, client_address)
+        except OSError:  # the client went away
+            pass
+        except Exception as exc:  # a handler bug: count it, keep serving
+            self.count_internal_error(exc)
+        finally:
+            self.shutdown_request(request)
+            self.gate.release(kind)
+
+    def server_close(self) -> None:
+        """Close the listening socket and give back the reserved descriptor."""
+        super().server_close()
+        self._reserve.close()
+
+    # -- state --------------------------------------------------------------------------------
+    def count_internal_error(self, exc: BaseException) -> None:
+        """Count an unexpected exception (shown by ``/_sim/health``)."""
+        with self._count_lock:
+            self.internal_errors += 1
+            self.last_internal_error = f"{type(exc).__name__}: {exc}"
+
+    def reset_state(self) -> None:
+        """A fresh server: full provider reset, token memos and request counters cleared."""
+        self.provider.reset(full=True)
+        render.clear_memo()
+        with self._count_lock:
+            self.internal_errors = 0
+            self.last_internal_error = ""
+            self.requests_served = 0
+
 
 class SimHandler(BaseHTTPRequestHandler):
     """Request handler: routes to the provider, always answers in a provider's shape."""
@@ -148,14 +259,85 @@ class SimHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet server
         """Silence the per-request access log."""
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Protocol-level errors (bad request line, headers too long...) as an OpenAI-shaped JSON body."""
-        self.close_connection = True
-        text = message or _STATUS_TEXT.get(code, "Error")
+    # -- connection phases --------------------------------------------------------------------
+    def setup(self) -> None:
+        """Wrap the socket: a deadline-aware reader (timeouts) and an unbuffered writer."""
+        self.connection = self.request
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        self._reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self._reader, 65536)
+        self.wfile = socketserver._SocketWriter(self.connection)
+        self._overflow = getattr(self.server._local, "overflow", False)
+        self._linger = False
+        self._phase = "idle"
+        self._body = b""
+        self.path = ""
+
+    def handle_one_request(self) -> None:
+        """Wait for a request (idle timeout), read its head (header timeout), answer it."""
+        limits = self.server.limits
+        first = (
+            min(limits.header_timeout, limits.idle_timeout, OVERFLOW_HEAD_SECONDS)
+            if self._overflow
+            else limits.idle_timeout
+        )
+        self._phase = "idle"
+        self._reader.timed_out = False
+        self._reader.arm_deadline(first)
         try:
-            self._send(
-                code, dumps(openai_error(f"{text}: {explain}" if explain else text)).encode()
-            )
+            if not self.rfile.peek(1):
+                self.close_connection = True
+                return
+        except TimeoutError:
+            self.server.gate.count("idle_closed")
+            self.close_connection = True
+            return
+        except OSError:
+            self.close_connection = True
+            return
+        self._phase = "head"
+        if not self._overflow:
+            self._reader.arm_deadline(limits.header_timeout)
+        super().handle_one_request()
+        if self._phase == "head" and self._reader.timed_out:
+            self.server.gate.count("header_timeouts")
+            self._fail_connection()
+            try:
+                self._error(
+                    408,
+                    self.path,
+                    "Request timed out: the request headers did not arrive within "
+                    f"{limits.header_timeout:g} s.",
+                    code="request_timeout",
+                )
+            except OSError:
+                pass
+
+    def parse_request(self) -> bool:
+        """Parse the request line and headers; then bodies get the per-read timeout."""
+        ok = super().parse_request()
+        if ok:
+            self._phase = "body"
+            if not self._overflow:
+                self._reader.arm_timeout(self.server.limits.read_timeout)
+        return ok
+
+    def finish(self) -> None:
+        """Flush and, after an error answer, drain unread input before the socket closes."""
+        super().finish()
+        if self._linger:
+            linger(self.connection)
+
+    def _fail_connection(self) -> None:
+        self.close_connection = True
+        self._linger = True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (bad request line, headers too long...) in a provider's shape."""
+        self._fail_connection()
+        text = message or _reason(code)
+        try:
+            self._error(code, self.path or "", f"{text}: {explain}" if explain else text)
         except OSError:
             pass
 
@@ -168,7 +350,7 @@ class SimHandler(BaseHTTPRequestHandler):
         content_type: str = "application/json",
     ) -> None:
         head = [
-            f"HTTP/1.1 {status} {_STATUS_TEXT.get(status, 'Error')}\r\n",
+            f"HTTP/1.1 {status} {_reason(status)}\r\n",
             f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
             f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n",
         ]
@@ -177,16 +359,18 @@ class SimHandler(BaseHTTPRequestHandler):
         if self.close_connection:
             head.append("Connection: close\r\n")
         head.append("\r\n")
+        self._reader.use_timeout(self.server.limits.read_timeout)
         self.wfile.write("".join(head).encode("latin-1") + body)
 
     def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        self._send(status, dumps(obj).encode(), headers)
+        self._send(status, _json_bytes(obj), headers)
 
     def _send_stream(self, events: list[bytes], headers: dict[str, str], cut: bool) -> None:
         head = [
             "HTTP/1.1 200 OK\r\n",
             f"Server: {self.server_version}\r\nDate: {self.date_time_string()}\r\n",
-            "Content-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n",
+            "Content-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
+            "Transfer-Encoding: chunked\r\n",
         ]
         for k, v in headers.items():
             head.append(f"{k}: {v}\r\n")
@@ -196,6 +380,7 @@ class SimHandler(BaseHTTPRequestHandler):
             parts.append(b"%x\r\n%s\r\n" % (len(e), e))
         if not cut:
             parts.append(b"0\r\n\r\n")
+        self._reader.use_timeout(self.server.limits.read_timeout)
         self.wfile.write(b"".join(parts))
         if cut:
             self.close_connection = True
@@ -205,7 +390,10 @@ class SimHandler(BaseHTTPRequestHandler):
                 pass
 
     def _anthropic_flavour(self, path: str) -> bool:
-        return path.startswith("/v1/messages") or "anthropic-version" in self.headers
+        headers = getattr(self, "headers", None)
+        return path.startswith("/v1/messages") or (
+            headers is not None and "anthropic-version" in headers
+        )
 
     def _error(
         self,
@@ -214,86 +402,43 @@ class SimHandler(BaseHTTPRequestHandler):
         message: str,
         type_: str = "invalid_request_error",
         anthropic_type: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         if self._anthropic_flavour(path):
             self._send_json(
                 status,
                 anthropic_error(message, anthropic_type or type_, "req_sim"),
-                {"request-id": "req_sim"},
+                dict(headers or {}, **{"request-id": "req_sim"}),
             )
         else:
-            self._send_json(status, openai_error(message, type_), {"x-request-id": "req_sim"})
-
-    def _read_body(self, path: str) -> bytes | None:
-        """The request body, or None after an error answer was sent."""
-        limit = self.server.max_body_bytes
-        te = (self.headers.get("Transfer-Encoding") or "").lower()
-        if "chunked" in te:
-            chunks, size = [], 0
-            while True:
-                line = self.rfile.readline(65537)
-                try:
-                    n = int(line.split(b";", 1)[0].strip() or b"x", 16)
-                except ValueError:
-                    self.close_connection = True
-                    self._error(400, path, "Malformed chunked request body.")
-                    return None
-                if n == 0:
-                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                        pass
-                    break
-                size += n
-                if size > limit:
-                    self.close_connection = True
-                    self._error(
-                        413,
-                        path,
-                        f"Request exceeds the maximum allowed number of bytes ({limit}).",
-                        "invalid_request_error",
-                        "request_too_large",
-                    )
-                    return None
-                chunks.append(self.rfile.read(n))
-                self.rfile.readline(3)
-            return b"".join(chunks)
-        raw_len = self.headers.get("Content-Length")
-        if raw_len is None:
-            return b""
-        try:
-            length = int(raw_len)
-            if length < 0:
-                raise ValueError
-        except ValueError:
-            self.close_connection = True
-            self._error(400, path, f"Invalid Content-Length header: {raw_len!r}.")
-            return None
-        if length > limit:
-            self.close_connection = True
-            self._error(
-                413,
-                path,
-                f"Request exceeds the maximum allowed number of bytes ({limit}).",
-                "invalid_request_error",
-                "request_too_large",
+            self._send_json(
+                status,
+                openai_error(message, type_, param, code, **(extra or {})),
+                dict(headers or {}, **{"x-request-id": "req_sim"}),
             )
-            return None
-        body = self.rfile.read(length)
-        if len(body) < length:
-            self.close_connection = True
-            return None
-        return body
 
     def _json_body(self, path: str) -> tuple[bool, Any]:
-        body = self._body
         try:
-            return True, json.loads(body)
-        except (ValueError, RecursionError) as exc:
+            return True, decode_json(self._body)
+        except JSONBodyError as exc:
             if self._anthropic_flavour(path):
-                msg = f"There was an issue with your request body: it is not valid JSON ({type(exc).__name__})."
+                msg = (
+                    f"There was an issue with your request body: {exc.detail}."
+                    if exc.detail
+                    else "There was an issue with your request body: it is not valid JSON."
+                )
+            elif exc.detail:
+                msg = f"We could not parse the JSON body of your request: {exc.detail}."
             else:
                 msg = (
-                    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
-                    "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+                    "We could not parse the JSON body of your request. (HINT: This likely means "
+                    "you aren't using your "
+                    "HTTP library correctly. The OpenAI API expects a JSON payload, but what was "
+                    "sent was not valid JSON.)"
                 )
             self._error(400, path, msg)
             return False, None
@@ -303,34 +448,58 @@ class SimHandler(BaseHTTPRequestHandler):
         key = auth[7:] if auth[:7].lower() == "bearer " else (self.headers.get("x-api-key") or "")
         return "key:" + key if key else self.server.provider.namespace
 
+    def _busy(self, path: str) -> None:
+        """Over the connection cap: 503 in the route's shape, connection closed."""
+        self.server.gate.count("busy_503")
+        self._fail_connection()
+        self._error(
+            503,
+            path,
+            _BUSY_MESSAGE.format(n=self.server.gate.active),
+            "service_unavailable_error",
+            "overloaded_error",
+            code="server_is_overloaded",
+            headers={"retry-after": "1"},
+        )
+
     # -- dispatch ------------------------------------------------------------------------------
     def _dispatch(self, method: str) -> None:
-        path = urlsplit(self.path).path
+        split = urlsplit(self.path)
+        path = split.path
         try:
             with self.server._count_lock:
                 self.server.requests_served += 1
-            body = self._read_body(path)  # always drained, so keep-alive stays in sync
-            if body is None:
+            if self._overflow:
+                self._busy(path)
                 return
-            self._body = body
+            try:
+                self._body = read_body(self.rfile, self.headers, self.server.max_body_bytes)
+            except BodyError as exc:
+                self._fail_connection()
+                self._error(exc.status, path, exc.message, anthropic_type=exc.anthropic_type)
+                return
+            except TimeoutError:
+                self.server.gate.count("read_timeouts")
+                self._fail_connection()
+                self._error(
+                    408,
+                    path,
+                    "Request timed out: the request body made no progress for "
+                    f"{self.server.limits.read_timeout:g} s.",
+                    code="request_timeout",
+                )
+                return
+            self._phase = "answer"
             if method == "POST" and path in _CHAT_PATHS:
                 self._model_route(CHAT, path)
             elif method == "POST" and path == "/v1/messages":
                 self._model_route(MESSAGES, path)
             elif method == "POST" and path == "/v1/messages/count_tokens":
-                ok, req = self._json_body(path)
-                if ok:
-                    try:
-                        self._send_json(
-                            200,
-                            self.server.provider.count_tokens(req if isinstance(req, dict) else {}),
-                        )
-                    except ProviderError as exc:
-                        self._send_json(exc.status, exc.body)
+                self._count_tokens(path)
             elif method == "GET" and (path in _MODELS_PATHS or path.startswith("/v1/models/")):
                 self._models(path)
-            elif path.startswith("/_sim/"):
-                self._admin(method, path)
+            elif path in ROUTES:
+                self._admin(method, path, split.query)
             else:
                 self._error(
                     404,
@@ -339,12 +508,10 @@ class SimHandler(BaseHTTPRequestHandler):
                     "invalid_request_error",
                     "not_found_error",
                 )
-        except (TimeoutError, BrokenPipeError, ConnectionResetError):
+        except OSError:  # timeouts, resets, broken pipes: the connection is gone
             self.close_connection = True
         except Exception as exc:  # never crash: answer in the provider's shape, count it
-            with self.server._count_lock:
-                self.server.internal_errors += 1
-                self.server.last_internal_error = f"{type(exc).__name__}: {exc}"
+            self.server.count_internal_error(exc)
             self.close_connection = True
             try:
                 self._error(
@@ -356,6 +523,8 @@ class SimHandler(BaseHTTPRequestHandler):
                 )
             except OSError:
                 pass
+        finally:
+            self._body = b""
 
     def do_GET(self) -> None:  # noqa: N802
         """GET routes (models, admin reads)."""
@@ -382,11 +551,24 @@ class SimHandler(BaseHTTPRequestHandler):
         ok, req = self._json_body(path)
         if not ok:
             return
-        outcome: Outcome = self.server.provider.handle(route, req, namespace=self._namespace())
+        outcome: Outcome = self.server.provider.handle(
+            route, req, namespace=self._namespace(), body_bytes=len(self._body)
+        )
         if outcome.events is not None and outcome.status == 200:
             self._send_stream(outcome.events, outcome.headers, outcome.cut)
         else:
             self._send_json(outcome.status, outcome.body, outcome.headers)
+
+    def _count_tokens(self, path: str) -> None:
+        ok, req = self._json_body(path)
+        if not ok:
+            return
+        try:
+            answer = self.server.provider.count_tokens(req if isinstance(req, dict) else {})
+        except ProviderError as exc:
+            self._send_json(exc.status, exc.body)
+            return
+        self._send_json(200, answer)
 
     def _models(self, path: str) -> None:
         provider = self.server.provider
@@ -437,84 +619,27 @@ class SimHandler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, {"object": "list", "data": data})
 
-    def _admin(self, method: str, path: str) -> None:
-        provider = self.server.provider
-        query = parse_qs(urlsplit(self.path).query)
-        payload: Any = {}
-        if method == "POST":
+    def _admin(self, method: str, path: str, query: str) -> None:
+        payload: Any = None
+        if method == "POST" and self._body.strip():
             ok, payload = self._json_body(path)
             if not ok:
                 return
-            payload = payload if payload is not None else {}
         try:
-            if path == "/_sim/reset" and method == "POST":
-                provider.reset()
-                self._send_json(200, {"ok": True, "clock": provider.clock.now()})
-            elif path == "/_sim/clock":
-                if method == "POST":
-                    if not isinstance(payload, dict) or not ({"advance", "set"} & set(payload)):
-                        raise ValueError(
-                            'POST /_sim/clock takes {"advance": seconds} or {"set": seconds}'
-                        )
-                    if "advance" in payload:
-                        provider.clock.advance(payload["advance"])
-                    else:
-                        provider.clock.set(payload["set"])
-                self._send_json(200, {"now": provider.clock.now()})
-            elif path == "/_sim/faults":
-                if method == "POST":
-                    items = payload.get("faults") if isinstance(payload, dict) else payload
-                    schedule = FaultSchedule.from_json(items)
-                    if not (isinstance(payload, dict) and payload.get("append")):
-                        provider.faults.clear()
-                    for f in schedule._faults:
-                        provider.faults.add(f)
-                self._send_json(200, {"faults": provider.faults.to_json()})
-            elif path == "/_sim/cache" and method == "POST":
-                if not isinstance(payload, dict) or not isinstance(payload.get("hold"), bool):
-                    raise ValueError('POST /_sim/cache takes {"hold": true|false}')
-                (provider.hold_cache_writes if payload["hold"] else provider.release_cache_writes)()
-                self._send_json(200, {"hold": payload["hold"]})
-            elif path == "/_sim/models" and method == "POST":
-                if not isinstance(payload, dict):
-                    raise ValueError(
-                        'POST /_sim/models takes {"name"|"family": ..., "<field>": value}'
-                    )
-                fields = {k: v for k, v in payload.items() if k not in ("name", "family")}
-                provider.models.override(
-                    payload.get("name"), family=payload.get("family"), **fields
-                )
-                self._send_json(200, {"ok": True})
-            elif path == "/_sim/replies" and method == "POST":
-                provider.replies = _replies_from_json(payload)
-                self._send_json(200, {"ok": True})
-            elif path == "/_sim/journal" and method == "GET":
-                since = int((query.get("since") or ["0"])[0])
-                full = (query.get("full") or ["0"])[0] == "1"
-                self._send_json(
-                    200,
-                    {
-                        "entries": [
-                            _entry_json(e, full) for e in provider.journal if e.index >= since
-                        ]
-                    },
-                )
-            elif path == "/_sim/u9" and method == "GET":
-                self._send_json(200, {"u9_leaks": provider.u9_leaks})
-            elif path == "/_sim/health" and method == "GET":
-                self._send_json(
-                    200,
-                    {
-                        "ok": True,
-                        "internal_errors": self.server.internal_errors,
-                        "last_internal_error": self.server.last_internal_error,
-                        "requests_served": self.server.requests_served,
-                    },
-                )
-            else:
-                self._error(404, path, f"Invalid URL ({method} {path})")
-        except (ValueError, TypeError) as exc:
-            self._error(400, path, f"{path}: {exc}")
+            status, obj = admin_answer(self.server, method, path, query, payload)
+        except AdminError as exc:
+            extra = {"accepted": exc.accepted} if exc.accepted else None
+            self._error(
+                exc.status,
+                path,
+                exc.message,
+                param=exc.param,
+                code="invalid_admin_input" if exc.status == 400 else "method_not_allowed",
+                headers={"allow": ", ".join(ROUTES[path])} if exc.status == 405 else None,
+                extra=extra,
+            )
+            return
+        self._send_json(status, obj)
 
 
 def _pricing(spec: Any) -> dict[str, str]:
@@ -530,52 +655,6 @@ def _pricing(spec: Any) -> dict[str, str]:
     return out
 
 
-def _usage_json(u: Any) -> dict[str, int] | None:
-    if u is None:
-        return None
-    return {
-        "total": u.total,
-        "input": u.input,
-        "read": u.read,
-        "write_5m": u.write_5m,
-        "write_1h": u.write_1h,
-    }
-
-
-def _entry_json(e: Any, full: bool) -> dict[str, Any]:
-    out = {
-        "index": e.index,
-        "route": e.route,
-        "status": e.status,
-        "stream": e.stream,
-        "fault": e.fault,
-        "usage": _usage_json(e.usage),
-        "cost": e.cost,
-        "clock": e.clock,
-    }
-    if full:
-        out["request"] = e.request
-        out["response"] = e.response
-    return out
-
-
-def _replies_from_json(payload: Any) -> Any:
-    if not isinstance(payload, dict):
-        raise ValueError(
-            'POST /_sim/replies takes {"mode": "echo"|"summariser"|"scripted"|"tool_script", ...}'
-        )
-    mode = payload.get("mode")
-    if mode == "echo":
-        return EchoReplies()
-    if mode == "summariser":
-        return SummariserReplies(int(payload.get("max_chars", 4000)))
-    if mode == "scripted":
-        return ScriptedReplies(list(payload.get("replies") or []))
-    if mode == "tool_script":
-        return ToolScriptReplies(payload.get("rounds") or [], str(payload.get("final", "Done.")))
-    raise ValueError(f"unknown reply mode {mode!r}; use echo, summariser, scripted or tool_script")
-
-
 def start_server(
     provider: Provider | None = None,
     host: str = "127.0.0.1",
@@ -583,8 +662,12 @@ def start_server(
     *,
     allow_non_loopback: bool = False,
     max_body_bytes: int = MAX_BODY_BYTES,
+    limits: ConnectionLimits | None = None,
 ) -> SimServer:
     """Start a :class:`SimServer` in a daemon thread; returns it (``.url``, ``.shutdown()``).
+
+    ``limits`` sets the timeouts (seconds) and the connection cap; the defaults of
+    :class:`ConnectionLimits` otherwise. ``max_body_bytes`` is the body limit in bytes.
 
     Raises:
         NonLoopbackRefused: ``host`` is not loopback and ``allow_non_loopback`` is False.
@@ -595,6 +678,7 @@ def start_server(
         provider or Provider(),
         max_body_bytes=max_body_bytes,
         allow_non_loopback=allow_non_loopback,
+        limits=limits,
     )
     thread = threading.Thread(
         target=server.serve_forever,
@@ -607,87 +691,17 @@ def start_server(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``serve`` command line (``--host``, ``--port``, ``--seed``, ``--allow-non-loopback``...)."""
-    ap = argparse.ArgumentParser(
-        prog="context-engine-kit serve",
-        description="Serve the deterministic provider simulator on loopback.",
-    )
-    ap.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to bind (loopback only unless --allow-non-loopback)",
-    )
-    ap.add_argument("--port", type=int, default=8765, help="port (0 = any free port); default 8765")
-    ap.add_argument(
-        "--seed", type=int, default=0, help="reply seed (same seed + same requests = same bytes)"
-    )
-    ap.add_argument(
-        "--allow-non-loopback", action="store_true", help="allow binding a non-loopback address"
-    )
-    ap.add_argument("--model", default=None, help="model used when a request names none")
-    ap.add_argument("--replies", choices=("echo", "summariser"), default="echo", help="reply mode")
-    ap.add_argument(
-        "--strict-u9",
-        action="store_true",
-        help="answer 400 when a persistence-only field (U9) is sent",
-    )
-    ap.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=MAX_BODY_BYTES,
-        help="largest accepted request body (bytes)",
-    )
-    ap.add_argument(
-        "--journal-limit", type=int, default=10_000, help="journal entries kept (oldest dropped)"
-    )
-    return ap
+    """The ``serve`` command line; see :func:`simulator.provider.serve.build_parser`."""
+    from simulator.provider.serve import build_parser as build
+
+    return build()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``serve [--host H] [--port N] [--seed S] [--allow-non-loopback] ...`` until SIGINT/SIGTERM.
+    """Run ``serve``; see :func:`simulator.provider.serve.main` (returns the exit code)."""
+    from simulator.provider.serve import main as run
 
-    A leading ``serve`` word is accepted and ignored. Prints ``listening on <url>``.
-    Returns the process exit code (2 for a refused address or bad arguments).
-    """
-    args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in[:1] == ["serve"]:
-        args_in = args_in[1:]
-    args = build_parser().parse_args(args_in)
-    kwargs: dict[str, Any] = {
-        "seed": args.seed,
-        "strict_u9": args.strict_u9,
-        "journal_limit": args.journal_limit,
-        "replies": SummariserReplies() if args.replies == "summariser" else EchoReplies(),
-    }
-    if args.model:
-        kwargs["model"] = args.model
-    try:
-        server = SimServer(
-            (args.host, args.port),
-            Provider(**kwargs),
-            max_body_bytes=args.max_body_bytes,
-            allow_non_loopback=args.allow_non_loopback,
-        )
-    except NonLoopbackRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    stop = threading.Event()
-
-    def _stop(*_: Any) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
-    )
-    thread.start()
-    print(f"listening on {server.url}", flush=True)
-    while not stop.wait(0.5):
-        pass
-    server.shutdown()
-    server.server_close()
-    return 0
+    return run(argv)
 
 
 if __name__ == "__main__":

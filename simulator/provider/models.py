@@ -11,8 +11,12 @@ family's minimum (:meth:`ModelTable.override`).
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, replace
+from typing import Any
+
+from simulator.provider.inputs import check_choice, check_int, check_number, check_str
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -168,6 +172,49 @@ _GENERIC = dict(
 )
 
 
+#: Largest window, output limit or cache length a model may be given (tokens).
+MAX_TOKENS = 1_000_000_000
+#: Largest price (USD per million tokens).
+MAX_PRICE = 1_000_000.0
+
+
+def check_field(name: str, value: Any) -> Any:
+    """``value`` if it is acceptable for :class:`ModelSpec` field ``name`` (normalised).
+
+    Windows and token counts are integers (``context_length``, ``max_output_tokens`` and
+    ``cache_step_tokens`` >= 1, ``min_cacheable_tokens`` >= 0, all <= 10**9); prices are
+    finite USD per million tokens 0..10**6; ``openai_retention_seconds`` finite seconds
+    0..10**9; ``openai_cached_multiplier`` 0..1; ``cache_rules`` ``"anthropic"`` or ``"openai"``.
+
+    Raises:
+        ValueError (:class:`~simulator.provider.inputs.InputError`): unknown field, wrong
+            type, NaN/infinite or out of range; the message says what is accepted.
+    """
+    if name in ("context_length", "max_output_tokens", "cache_step_tokens"):
+        return check_int(value, name, 1, MAX_TOKENS)
+    if name == "min_cacheable_tokens":
+        return check_int(value, name, 0, MAX_TOKENS)
+    if name in ("price_input", "price_output"):
+        return check_number(value, name, 0.0, MAX_PRICE)
+    if name == "openai_retention_seconds":
+        return check_number(value, name, 0.0, 1e9)
+    if name == "openai_cached_multiplier":
+        return check_number(value, name, 0.0, 1.0)
+    if name == "cache_rules":
+        return check_choice(value, name, (ANTHROPIC, OPENAI))
+    if name in ("name", "family"):
+        return check_str(value, name, max_len=256)
+    raise ValueError(
+        f"{name}: unknown ModelSpec field; accepted: "
+        + ", ".join(sorted(ModelSpec.__dataclass_fields__))
+    )
+
+
+def families() -> list[str]:
+    """Family keys :meth:`ModelTable.override` accepts (the built-in families and ``generic``)."""
+    return sorted({f for _, f, _ in _FAMILIES} | {"generic"})
+
+
 class ModelTable:
     """Resolves model names to :class:`ModelSpec`; per-provider, overridable.
 
@@ -206,21 +253,36 @@ class ModelTable:
         return spec
 
     def override(self, name: str | None = None, *, family: str | None = None, **fields) -> None:
-        """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a whole
-        ``family``.
+        """Change fields (e.g. ``min_cacheable_tokens=2048``) of one model ``name`` or a ``family``.
 
         Raises:
-            ValueError: neither or both of ``name`` / ``family`` given, or an unknown field.
+            ValueError: neither or both of ``name`` / ``family`` given, an unknown family or
+                field, or a value :func:`check_field` rejects (the table is then unchanged).
         """
         if (name is None) == (family is None):
             raise ValueError("override() needs exactly one of name=... or family=...")
         unknown = set(fields) - set(ModelSpec.__dataclass_fields__) - {"name", "family"}
         if unknown:
             raise ValueError(f"override(): unknown ModelSpec fields {sorted(unknown)}")
+        fields = {k: check_field(k, v) for k, v in fields.items()}
+        if name is not None:
+            check_field("name", name)
+        elif family not in families():
+            raise ValueError(f"family: got {family!r}; accepted: one of {', '.join(families())}")
         if name is not None:
             self._exact[name] = replace(self.resolve(name), **fields)
         else:
             self._family_overrides.setdefault(family, {}).update(fields)
+        self._memo.clear()
+
+    def snapshot(self) -> tuple[dict[str, ModelSpec], dict[str, dict]]:
+        """The overrides made so far (for :meth:`restore`)."""
+        return dict(self._exact), copy.deepcopy(self._family_overrides)
+
+    def restore(self, snapshot: tuple[dict[str, ModelSpec], dict[str, dict]]) -> None:
+        """Return to the overrides of ``snapshot`` (from :meth:`snapshot`), dropping later ones."""
+        self._exact = dict(snapshot[0])
+        self._family_overrides = copy.deepcopy(snapshot[1])
         self._memo.clear()
 
     def listing(self) -> list[ModelSpec]:

@@ -17,8 +17,10 @@ from simulator.provider.clock import VirtualClock
 
 
 def cached_length(prefix_tokens: int, minimum: int = 1024, step: int = 128) -> int:
-    """Cacheable length of a shared prefix of ``prefix_tokens`` tokens: 0 below ``minimum``, else
-    ``minimum + k·step``."""
+    """Cacheable length of a shared prefix of ``prefix_tokens`` tokens.
+
+    0 below ``minimum``, else ``minimum + k·step`` (tokens).
+    """
     if prefix_tokens < minimum:
         return 0
     return minimum + ((prefix_tokens - minimum) // step) * step
@@ -76,8 +78,7 @@ class OpenAICache:
         return usage
 
     def hold(self) -> None:
-        """Hold writes (parallel burst): requests do not see each other's prefixes until
-        :meth:`release`."""
+        """Hold writes (parallel burst): requests do not see each other's prefixes until release."""
         self.held = True
 
     def release(self) -> None:

@@ -30,9 +30,14 @@ from typing import Any
 
 from simulator.provider import tokens
 from simulator.provider.errors import ValidationFailure
+from simulator.provider.fields import (
+    Findings,
+    scan_anthropic_message,
+    scan_anthropic_system,
+    scan_openai_message,
+)
 
 _MISSING = object()
-_U9 = tokens.PERSISTENCE_ONLY_FIELDS
 #: At most this many ``cache_control`` breakpoints per request (Anthropic rule, P1).
 MAX_BREAKPOINTS = 4
 _TTLS = ("5m", "1h")
@@ -48,27 +53,70 @@ _OPENAI_ROLES = {
 _ANTHROPIC_ROLES = {"user": b"u", "assistant": b"a"}
 _OPENAI_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
 
-_MEMO: dict[str, tuple[int, bytes]] = {}
+_MEMO: dict[Any, tuple[int, bytes]] = {}
 _MEMO_LIMIT = 400_000
+#: The memo is cleared when the texts it keys by reach this many characters in total.
+_MEMO_CHARS_LIMIT = 64 * 1024 * 1024
+_memo_chars = 0
 
 
 def _b2(data: bytes) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise ValidationFailure(
+            f"Invalid string: it contains a lone UTF-16 surrogate (\\u{ord(bad):04x}), "
+            "which is not valid Unicode.",
+            param="messages",
+        ) from None
+
+
 def text_info(text: str) -> tuple[int, bytes]:
-    """``(tokens, digest)`` of a text block, memoised by the text itself.
+    """``(tokens, digest)`` of a text block, memoised by the text (long texts by digest).
 
     Tokens come from :func:`tokens.count_text` (cl100k); the digest is a 16-byte
-    blake2b of the UTF-8 text. Only unseen text reaches the encoder.
+    blake2b of the UTF-8 text. Only unseen text reaches the encoder. Texts longer than
+    :data:`tokens.MEMO_TEXT_CHARS` are memoised by their digest, so the memo keeps no
+    large request text alive.
+
+    Raises:
+        ValidationFailure: ``text`` holds a lone UTF-16 surrogate (not valid Unicode).
     """
-    v = _MEMO.get(text)
-    if v is None:
-        if len(_MEMO) >= _MEMO_LIMIT:
-            _MEMO.clear()
-        v = (tokens.count_text(text), _b2(text.encode("utf-8", "surrogatepass")))
+    global _memo_chars
+    small = len(text) <= tokens.MEMO_TEXT_CHARS
+    if small:
+        v = _MEMO.get(text)
+        if v is not None:
+            return v
+        digest = _b2(_utf8(text))
+    else:
+        digest = _b2(_utf8(text))
+        v = _MEMO.get(digest)
+        if v is not None:
+            return v
+    if len(_MEMO) >= _MEMO_LIMIT or _memo_chars >= _MEMO_CHARS_LIMIT:
+        _MEMO.clear()
+        _memo_chars = 0
+    v = (tokens.count_text(text), digest)
+    if small:
         _MEMO[text] = v
+        _memo_chars += len(text)
+    else:
+        _MEMO[digest] = v
     return v
+
+
+def clear_memo() -> None:
+    """Forget every memoised ``(tokens, digest)`` (and the token counts behind them)."""
+    global _memo_chars
+    _MEMO.clear()
+    _memo_chars = 0
+    tokens.clear_memos()
 
 
 _canonical = tokens.canonical
@@ -107,7 +155,11 @@ class Renderer:
         chain: prefix hash per block (bytes, 16).
         cum: cumulative prompt tokens through each block.
         markers: ``(block index, ttl, where)`` per explicit breakpoint, in render order.
-        u9: ``(message index, [field names])`` for every persistence-only field seen (U9).
+        u9: ``(path, [field names])`` for every object carrying persistence-only fields
+            (U9), at any depth (:mod:`simulator.provider.fields`), e.g.
+            ``("messages[2].content[0]", ["message_uid"])``.
+        unknown: ``path.key`` for every key outside the message schema (e.g.
+            ``"messages[0].timestamp"``).
         n_messages: messages rendered so far.
 
     Raises:
@@ -121,11 +173,13 @@ class Renderer:
         self.chain: list[bytes] = []
         self.cum: list[int] = []
         self.markers: list[tuple[int, str, str]] = []
-        self.u9: list[tuple[int, list[str]]] = []
+        self.findings = Findings()
+        self.u9: list[tuple[str, list[str]]] = self.findings.u9
+        self.unknown: list[str] = self.findings.unknown
         self.n_messages = 0
         self.anthropic_rules = anthropic_rules
         self._total = 0
-        self._h = _b2(f"{namespace}\0{model}".encode())
+        self._h = _b2(f"{namespace}\0{model}".encode("utf-8", "surrogatepass"))
         self._salt = _b2(salt.encode()) if salt else b""
         self._salted = False
         # OpenAI tool pairing: (assistant index, call ids in order, ids still unanswered) or None.
@@ -179,16 +233,13 @@ class Renderer:
 
     # -- tools -----------------------------------------------------------------------------
     def add_tools(self, tools: Any, anthropic_shape: bool) -> None:
-        """Render ``tools`` (a list of tool definitions) as one block each (first in render
-        order)."""
+        """Render ``tools`` (a list of tool definitions), one block each, first in render order."""
         if tools is None:
             return
         if not isinstance(tools, list):
             raise ValidationFailure(
-                (
-                    "Invalid type for 'tools': expected an "
-                    f"array, but got {_type_name(tools)} instead."
-                ),
+                "Invalid type for 'tools': expected an array, but got "
+                f"{_type_name(tools)} instead.",
                 param="tools",
                 code="invalid_type",
             )
@@ -196,10 +247,8 @@ class Renderer:
             where = f"tools.{j}"
             if not isinstance(tool, Mapping):
                 raise ValidationFailure(
-                    (
-                        f"Invalid type for 'tools[{j}]': expected an "
-                        f"object, but got {_type_name(tool)} instead."
-                    ),
+                    f"Invalid type for 'tools[{j}]': expected an object, but got "
+                    f"{_type_name(tool)} instead.",
                     param=f"tools[{j}]",
                     code="invalid_type",
                 )
@@ -231,10 +280,8 @@ class Renderer:
         """Render and validate OpenAI-format message ``m`` at index ``i`` of ``messages``."""
         if type(m) is not dict and not isinstance(m, Mapping):
             raise ValidationFailure(
-                (
-                    f"Invalid type for 'messages[{i}]': expected "
-                    f"an object, but got {_type_name(m)} instead."
-                ),
+                f"Invalid type for 'messages[{i}]': expected an object, but got {_type_name(m)} "
+                "instead.",
                 param=f"messages[{i}]",
                 code="invalid_type",
             )
@@ -248,15 +295,12 @@ class Renderer:
                     code="missing_required_parameter",
                 )
             raise ValidationFailure(
-                (
-                    f"Invalid value: '{role}'. Supported values are: "
-                    "'system', 'assistant', 'user', 'tool', and 'function'."
-                ),
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
+                "'tool', and 'function'.",
                 param=f"messages[{i}].role",
                 code="invalid_value",
             )
-        if not _U9.isdisjoint(m):
-            self.u9.append((i, sorted(_U9.intersection(m))))
+        scan_openai_message(m, i, self.findings)
         self.n_messages = i + 1
         if rc != b"s" and rc != b"d":
             self._mix_salt()
@@ -266,10 +310,8 @@ class Renderer:
         if name is not None:
             if not isinstance(name, str):
                 raise ValidationFailure(
-                    (
-                        f"Invalid type for 'messages[{i}].name': expected "
-                        f"a string, but got {_type_name(name)} instead."
-                    ),
+                    f"Invalid type for 'messages[{i}].name': expected a string, but got "
+                    f"{_type_name(name)} instead.",
                     param=f"messages[{i}].name",
                     code="invalid_type",
                 )
@@ -281,27 +323,21 @@ class Renderer:
             tcid = m.get("tool_call_id")
             if not isinstance(tcid, str):
                 raise ValidationFailure(
-                    (
-                        "Missing parameter 'tool_call_id': messages "
-                        "with role 'tool' must have a 'tool_call_id'."
-                    ),
+                    "Missing parameter 'tool_call_id': messages with role 'tool' must have a "
+                    "'tool_call_id'.",
                     param=f"messages.[{i}].tool_call_id",
                     code="missing_required_parameter",
                 )
             if self._calls is None:
                 raise ValidationFailure(
-                    (
-                        "Invalid parameter: messages with role 'tool' must be "
-                        "a response to a preceeding message with 'tool_calls'."
-                    ),
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'.",
                     param=f"messages.[{i}].role",
                 )
             if tcid not in self._calls[1]:
                 raise ValidationFailure(
-                    (
-                        f"Invalid parameter: 'tool_call_id' of '{tcid}' "
-                        "not found in 'tool_calls' of previous message."
-                    ),
+                    f"Invalid parameter: 'tool_call_id' of '{tcid}' not found in 'tool_calls' of "
+                    "previous message.",
                     param=f"messages.[{i}].tool_call_id",
                 )
             self._calls[2].discard(tcid)
@@ -314,18 +350,14 @@ class Renderer:
         if tool_calls is not None and (not isinstance(tool_calls, list) or not tool_calls):
             if tool_calls == []:
                 raise ValidationFailure(
-                    (
-                        f"Invalid 'messages[{i}].tool_calls': empty array. Expected an "
-                        "array with minimum length 1, but got an empty array instead."
-                    ),
+                    f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with "
+                    "minimum length 1, but got an empty array instead.",
                     param=f"messages[{i}].tool_calls",
                     code="empty_array",
                 )
             raise ValidationFailure(
-                (
-                    f"Invalid type for 'messages[{i}].tool_calls': expected "
-                    f"an array, but got {_type_name(tool_calls)} instead."
-                ),
+                f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got "
+                f"{_type_name(tool_calls)} instead.",
                 param=f"messages[{i}].tool_calls",
                 code="invalid_type",
             )
@@ -352,20 +384,16 @@ class Renderer:
         elif type(content) is list or isinstance(content, list):
             if not content:
                 raise ValidationFailure(
-                    (
-                        f"Invalid 'messages[{i}].content': empty array. Expected an "
-                        "array with minimum length 1, but got an empty array instead."
-                    ),
+                    f"Invalid 'messages[{i}].content': empty array. Expected an array with minimum "
+                    "length 1, but got an empty array instead.",
                     param=f"messages[{i}].content",
                     code="empty_array",
                 )
             for k, part in enumerate(content):
                 if type(part) is not dict and not isinstance(part, Mapping):
                     raise ValidationFailure(
-                        (
-                            f"Invalid type for 'messages[{i}].content[{k}]': "
-                            f"expected an object, but got {_type_name(part)} instead."
-                        ),
+                        f"Invalid type for 'messages[{i}].content[{k}]': expected an object, but "
+                        f"got {_type_name(part)} instead.",
                         param=f"messages[{i}].content[{k}]",
                         code="invalid_type",
                     )
@@ -376,10 +404,8 @@ class Renderer:
                     text = part.get("text")
                     if type(text) is not str:
                         raise ValidationFailure(
-                            (
-                                f"Invalid type for 'messages[{i}].content[{k}].text': "
-                                f"expected a string, but got {_type_name(text)} instead."
-                            ),
+                            f"Invalid type for 'messages[{i}].content[{k}].text': expected a "
+                            f"string, but got {_type_name(text)} instead.",
                             param=f"messages[{i}].content[{k}].text",
                             code="invalid_type",
                         )
@@ -390,10 +416,8 @@ class Renderer:
                     iu = part.get("image_url")
                     if not isinstance(iu, Mapping) or not isinstance(iu.get("url"), str):
                         raise ValidationFailure(
-                            (
-                                "Missing required parameter: "
-                                f"'messages[{i}].content[{k}].image_url.url'."
-                            ),
+                            "Missing required parameter: "
+                            f"'messages[{i}].content[{k}].image_url.url'.",
                             param=f"messages[{i}].content[{k}].image_url.url",
                             code="missing_required_parameter",
                         )
@@ -405,10 +429,8 @@ class Renderer:
                 else:
                     shown = ptype if isinstance(ptype, str) else _canonical(ptype)
                     raise ValidationFailure(
-                        (
-                            f"Invalid value: '{shown}'. Supported values are: 'text', "
-                            "'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
-                        ),
+                        f"Invalid value: '{shown}'. Supported values are: 'text', 'image_url', "
+                        "'input_audio', 'refusal', 'audio', and 'file'.",
                         param=f"messages[{i}].content[{k}].type",
                         code="invalid_value",
                     )
@@ -418,10 +440,8 @@ class Renderer:
                     self._marker(b, cc, f"messages.{i}.content.{k}", empty)
         else:
             raise ValidationFailure(
-                (
-                    f"Invalid type for 'messages[{i}].content': expected one of a "
-                    f"string or array of objects, but got {_type_name(content)} instead."
-                ),
+                f"Invalid type for 'messages[{i}].content': expected one of a string or array of "
+                f"objects, but got {_type_name(content)} instead.",
                 param=f"messages[{i}].content",
                 code="invalid_type",
             )
@@ -438,21 +458,16 @@ class Renderer:
                     )
                 if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
                     raise ValidationFailure(
-                        (
-                            "Missing required parameter: "
-                            f"'messages[{i}].tool_calls[{j}].function.name'."
-                        ),
+                        "Missing required parameter: "
+                        f"'messages[{i}].tool_calls[{j}].function.name'.",
                         param=f"messages[{i}].tool_calls[{j}].function.name",
                         code="missing_required_parameter",
                     )
                 args = fn.get("arguments")
                 if not isinstance(args, str):
                     raise ValidationFailure(
-                        (
-                            "Invalid type for "
-                            f"'messages[{i}].tool_calls[{j}].function.arguments': "
-                            f"expected a string, but got {_type_name(args)} instead."
-                        ),
+                        f"Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': "
+                        f"expected a string, but got {_type_name(args)} instead.",
                         param=f"messages[{i}].tool_calls[{j}].function.arguments",
                         code="invalid_type",
                     )
@@ -481,11 +496,10 @@ class Renderer:
         if left:
             missing = ", ".join(c for c in ids if c in left)
             raise ValidationFailure(
-                (
-                    "An assistant message with 'tool_calls' must be followed by "
-                    "tool messages responding to each 'tool_call_id'. The following "
-                    f"tool_call_ids did not have response messages: {missing}"
-                ),
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each "
+                "'tool_call_id'. The following tool_call_ids did not have response messages: "
+                f"{missing}",
                 param=f"messages.[{idx}].role",
             )
         self._calls = None
@@ -504,6 +518,7 @@ class Renderer:
             raise ValidationFailure(
                 "system: Input should be a valid string or a list of text blocks", param="system"
             )
+        scan_anthropic_system(system, self.findings)
         for k, blk in enumerate(system):
             if (
                 not isinstance(blk, Mapping)
@@ -530,18 +545,16 @@ class Renderer:
         if rc is None:
             if role == "system":
                 raise ValidationFailure(
-                    (
-                        'messages: Unexpected role "system". The Messages API accepts a '
-                        'top-level `system` parameter, not "system" as an input message role.'
-                    ),
+                    'messages: Unexpected role "system". The Messages API accepts a top-level '
+                    "`system` "
+                    'parameter, not "system" as an input message role.',
                     param="messages",
                 )
             raise ValidationFailure(
                 f"messages.{i}.role: Input should be 'user' or 'assistant'",
                 param=f"messages.{i}.role",
             )
-        if not _U9.isdisjoint(m):
-            self.u9.append((i, sorted(_U9.intersection(m))))
+        scan_anthropic_message(m, i, self.findings)
         self.n_messages = i + 1
         self._mix_salt()
         content = m.get("content", _MISSING)
@@ -554,10 +567,8 @@ class Renderer:
         if isinstance(content, str):
             if not content and not (is_last and rc == b"a"):
                 raise ValidationFailure(
-                    (
-                        f"messages.{i}: all messages must have non-empty content "
-                        "except for the optional final assistant message"
-                    ),
+                    f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message",
                     param=f"messages.{i}",
                 )
             ntok, digest = text_info(content)
@@ -565,10 +576,8 @@ class Renderer:
         elif isinstance(content, list):
             if not content and not (is_last and rc == b"a"):
                 raise ValidationFailure(
-                    (
-                        f"messages.{i}: all messages must have non-empty content "
-                        "except for the optional final assistant message"
-                    ),
+                    f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message",
                     param=f"messages.{i}",
                 )
             uses: list[str] = []
@@ -612,11 +621,10 @@ class Renderer:
                         raise ValidationFailure(f"{where}.tool_use_id: Field required", param=where)
                     if prev_tool_use is None or tid not in prev_tool_use[1]:
                         raise ValidationFailure(
-                            (
-                                f"{where}: unexpected `tool_use_id` found in `tool_result` "
-                                f"blocks: {tid}. Each `tool_result` block must have a "
-                                "corresponding `tool_use` block in the previous message."
-                            ),
+                            f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                            f"{tid}. Each `tool_result` "
+                            "block must have a corresponding `tool_use` block in the previous "
+                            "message.",
                             param=where,
                         )
                     answered.add(tid)
@@ -637,19 +645,16 @@ class Renderer:
                     b = self._block(tag + b"k", framing + ntok, digest)
                     if blk.get("cache_control") is not None and self.anthropic_rules:
                         raise ValidationFailure(
-                            (
-                                f"{where}.cache_control: thinking blocks "
-                                "cannot be marked with cache_control"
-                            ),
+                            f"{where}.cache_control: thinking blocks cannot be marked with "
+                            "cache_control",
                             param=where,
                         )
                 else:
                     raise ValidationFailure(
-                        (
-                            f"{where}.type: Input tag '{btype}' found using 'type' does not "
-                            "match any of the expected tags: 'text', 'image', 'document', "
-                            "'tool_use', 'tool_result', 'thinking', 'redacted_thinking'"
-                        ),
+                        f"{where}.type: Input tag '{btype}' found using 'type' does not match any "
+                        "of the expected tags: "
+                        "'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', "
+                        "'redacted_thinking'",
                         param=where,
                     )
                 framing = 0
@@ -670,12 +675,10 @@ class Renderer:
             missing = [t for t in prev_tool_use[1] if t not in answered]
             if missing:
                 raise ValidationFailure(
-                    (
-                        f"messages.{prev_tool_use[0]}: `tool_use` ids were found "
-                        "without `tool_result` blocks immediately after: "
-                        f"{', '.join(missing)}. Each `tool_use` block must have a "
-                        "corresponding `tool_result` block in the next message."
-                    ),
+                    f"messages.{prev_tool_use[0]}: `tool_use` ids were found without `tool_result` "
+                    "blocks immediately after: "
+                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                    "`tool_result` block in the next message.",
                     param=f"messages.{prev_tool_use[0]}",
                 )
         if len(self.chain) == first:
@@ -683,8 +686,7 @@ class Renderer:
 
     # -- finish ------------------------------------------------------------------------------
     def pending_tool_calls(self) -> ValidationFailure | None:
-        """The error a request ending now would get for unanswered OpenAI ``tool_calls`` (or
-        None)."""
+        """The error a request ending now gets for unanswered OpenAI ``tool_calls``, or None."""
         if self._calls is not None and self._calls[2]:
             try:
                 saved = self._calls
@@ -727,25 +729,22 @@ class Renderer:
             return []
         if len(marks) > MAX_BREAKPOINTS:
             raise ValidationFailure(
-                (
-                    f"A maximum of {MAX_BREAKPOINTS} blocks with "
-                    f"cache_control may be provided. Found {len(marks)}."
-                ),
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found "
+                f"{len(marks)}.",
                 param="cache_control",
             )
         marks.sort(key=lambda t: t[0])
         seen_5m = None
-        for _b, ttl, where in marks:
+        for _, ttl, where in marks:
             if ttl == "5m":
                 seen_5m = seen_5m or where
             elif seen_5m is not None:
                 raise ValidationFailure(
-                    (
-                        f"{where}.cache_control.ttl: a ttl='1h' cache_control "
-                        "block must not come after a ttl='5m' cache_control block "
-                        f"(found after {seen_5m}). Note that blocks are processed "
-                        "in the following order: `tools`, `system`, `messages`."
-                    ),
+                    f"{where}.cache_control.ttl: a ttl='1h' cache_control block must not come "
+                    "after a ttl='5m' "
+                    f"cache_control block (found after {seen_5m}). Note that blocks are processed "
+                    "in the following order: "
+                    "`tools`, `system`, `messages`.",
                     param=f"{where}.cache_control",
                 )
         return marks

@@ -2,16 +2,75 @@
 
 A reply is a pure function of (seed, request, simulator state): no wall clock, no global
 ``random``. ``SUMMARY_SECTIONS`` is the structured template of contract clause B4.
+
+Echo replies follow the provider's *reply key mode* (:data:`REPLY_KEY_MODES`):
+
+- ``"request"`` (default): the echo digest is a function of the seed and the request
+  alone (its number of messages and its last user text), so the same request gets the
+  same reply whatever arrived before it: retries, replays and concurrent clients see
+  stable answers, and two sessions that differ only in the order of earlier messages
+  get the same replies.
+- ``"sequence"``: the digest mixes in the 0-based request index instead of the message
+  count (the simulator's original behaviour), so two identical requests in a row get
+  different replies; for scripted sessions that want every request's text distinct.
+
+The provider announces the mode to the policy it calls through :func:`reply_context`
+(``"request"`` outside a provider). Scripted replies, tool scripts and tool-call ids
+are not affected by the mode.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+#: Reply key modes: ``"request"`` (reply = f(seed, request)) or ``"sequence"`` (+ index).
+REPLY_KEY_MODES = ("request", "sequence")
+
+
+@dataclass(frozen=True)
+class ReplyContext:
+    """What the provider tells reply policies about the request being answered.
+
+    Attributes:
+        mode: one of :data:`REPLY_KEY_MODES`.
+    """
+
+    mode: str
+
+
+_CONTEXT: contextvars.ContextVar[ReplyContext | None] = contextvars.ContextVar(
+    "reply_context", default=None
+)
+
+
+@contextmanager
+def reply_context(mode: str) -> Iterator[ReplyContext]:
+    """Within the block, :func:`current_context` is ``ReplyContext(mode)`` (this thread).
+
+    Raises:
+        ValueError: ``mode`` is not one of :data:`REPLY_KEY_MODES`.
+    """
+    if mode not in REPLY_KEY_MODES:
+        raise ValueError(f"reply mode {mode!r} is unknown; use one of {REPLY_KEY_MODES}")
+    ctx = ReplyContext(mode)
+    token = _CONTEXT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CONTEXT.reset(token)
+
+
+def current_context() -> ReplyContext | None:
+    """The :class:`ReplyContext` of the request being answered, or None outside a provider."""
+    return _CONTEXT.get()
+
 
 #: B4: the structured summary template, in order.
 SUMMARY_SECTIONS = (
@@ -84,8 +143,8 @@ def normalise_tool_call(call: Mapping[str, Any], default_id: str) -> dict[str, A
         name, args = call.get("name"), call.get("arguments", "{}")
     if not isinstance(name, str) or not name:
         raise ValueError(
-            f"tool call {dict(call)!r} has no function name; "
-            "give {'name': ..., 'arguments': {...}}"
+            f"tool call {dict(call)!r} has no function name; give "
+            f"{{'name': ..., 'arguments': {{...}}}}"
         )
     if not isinstance(args, str):
         args = json.dumps(args, sort_keys=True, ensure_ascii=False)
@@ -193,22 +252,30 @@ class ReplyPolicy:
         """The :class:`Reply` for ``request`` (see class doc)."""
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Return to the policy's initial state (a full simulator reset); stateless: no-op."""
+
 
 class EchoReplies(ReplyPolicy):
     """Echo mode: answers with a short deterministic echo of the last user text.
 
-    Summary requests get :func:`summarise` so a host driving a compactor works unmodified.
+    The 8-hex digest depends on the seed, the message count and the echoed text (reply
+    key mode ``"request"``) or on the seed, the request index and the text
+    (``"sequence"``); see the module doc. Summary requests
+    get :func:`summarise` so a host driving a compactor works unmodified.
     """
 
     def reply(self, request, index, seed):
-        """Echo of the last user text (``echo[<8 hex>]: <text>``), or a B4 summary for a summary
-        request."""
+        """Echo of the last user text (``echo[<8 hex>]: <text>``), or the B4 summary it asks for."""
         messages = request.get("messages") or []
         if is_summary_request(messages):
             return Reply(content=summarise(request_text(messages)))
         last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
         text = _text_of(last_user.get("content")) if last_user else ""
-        digest = hashlib.sha256(f"{seed}:{index}:{text}".encode()).hexdigest()[:8]
+        ctx = _CONTEXT.get()
+        position = index if ctx is not None and ctx.mode == "sequence" else f"n{len(messages)}"
+        data = f"{seed}:{position}:{text}".encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(data).hexdigest()[:8]
         return Reply(content=f"echo[{digest}]: {text[:200]}")
 
 
@@ -253,6 +320,10 @@ class ScriptedReplies(ReplyPolicy):
             tool_calls=list(r.get("tool_calls") or []),
             finish_reason=r.get("finish_reason"),
         )
+
+    def reset(self) -> None:
+        """Rewind the script to its first reply."""
+        self._next = 0
 
     def reply(self, request, index, seed):
         """The next scripted reply, or an echo once the script is used up."""

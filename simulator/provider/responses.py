@@ -20,8 +20,7 @@ def dumps(obj: Any) -> str:
 
 
 def text_pieces(text: str, max_pieces: int = 12) -> list[str]:
-    """Split ``text`` into at most ``max_pieces`` word-aligned stream deltas (joined they give
-    ``text``)."""
+    """Split ``text`` into at most ``max_pieces`` word-aligned stream deltas (joined: ``text``)."""
     if not text:
         return []
     words = _WORD_RE.findall(text)
@@ -150,8 +149,7 @@ def openai_stream_error(status: int, message: str) -> bytes:
 
 # -- Anthropic ------------------------------------------------------------------------------
 def anthropic_content(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """Anthropic content blocks for an OpenAI-format assistant message (``call_x`` →
-    ``toolu_x``)."""
+    """Anthropic content blocks for an OpenAI-format assistant message (``call_x``→``toolu_x``)."""
     blocks: list[dict[str, Any]] = []
     if message.get("content"):
         blocks.append({"type": "text", "text": message["content"]})

@@ -28,8 +28,7 @@ from typing import Any
 import tiktoken
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-# cl100k_base pre-tokenizer regex as tiktoken defines it; kept whole on one line (E501 waived).
-CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501
+CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 - the upstream pattern, verbatim
 CL100K_SPECIAL_TOKENS = {
     "<|endoftext|>": 100257,
     "<|fim_prefix|>": 100258,
@@ -117,16 +116,62 @@ class _EncodeStats:
 ENCODE_STATS = _EncodeStats()
 
 
+#: Texts longer than this (characters) are memoised by a 16-byte digest, not by the text
+#: itself, so the memo never keeps a large request body alive.
+MEMO_TEXT_CHARS = 4096
+_LARGE_MEMO_LIMIT = 8192
+_large_memo: dict[bytes, int] = {}
+_large_lock = threading.Lock()
+
+
 @lru_cache(maxsize=262_144)
+def _count_small(text: str) -> int:
+    ENCODE_STATS.record(text)
+    return len(encoding().encode_ordinary(text))
+
+
+def _encode_count(text: str) -> int:
+    ENCODE_STATS.record(text)
+    try:
+        return len(encoding().encode_ordinary(text))
+    except UnicodeEncodeError:  # a lone surrogate: count the text with it replaced
+        fixed = text.encode("utf-8", "replace").decode("utf-8")
+        return len(encoding().encode_ordinary(fixed))
+
+
 def count_text(text: str) -> int:
     """Number of cl100k_base tokens in ``text`` (special-token text counted as plain text).
 
-    Memoised per string: the same content block is encoded once per process.
+    Memoised per string: the same content block is encoded once per process. Texts over
+    :data:`MEMO_TEXT_CHARS` characters are memoised by digest (bounded entries), so the
+    memo holds no large strings.
     """
     if not text:
         return 0
-    ENCODE_STATS.record(text)
-    return len(encoding().encode_ordinary(text))
+    if len(text) <= MEMO_TEXT_CHARS:
+        try:
+            return _count_small(text)
+        except UnicodeEncodeError:
+            return _encode_count(text)
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    n = _large_memo.get(key)
+    if n is None:
+        n = _encode_count(text)
+        with _large_lock:
+            if len(_large_memo) >= _LARGE_MEMO_LIMIT:
+                _large_memo.clear()
+            _large_memo[key] = n
+    return n
+
+
+def clear_memos() -> None:
+    """Forget every memoised count (the next count of each text encodes it again)."""
+    _count_small.cache_clear()
+    with _large_lock:
+        _large_memo.clear()
+
+
+count_text.cache_clear = clear_memos  # type: ignore[attr-defined]  # the lru_cache-era name
 
 
 def count_content(content: Any) -> int:
@@ -165,8 +210,7 @@ _canonical = canonical
 
 
 def strip_marker(part: Mapping[str, Any]) -> dict:
-    """``part`` without ``cache_control`` and persistence-only fields: markers are never charged
-    (P2, U9)."""
+    """``part`` without ``cache_control`` and persistence-only fields (never charged: P2, U9)."""
     return {
         k: v for k, v in part.items() if k != "cache_control" and k not in PERSISTENCE_ONLY_FIELDS
     }

@@ -443,7 +443,7 @@ def test_determinism_across_two_server_processes():
             procs.append(proc)
             runs.append(_exchange(port))
         assert len(runs[0]) == len(runs[1]) > 10
-        for a, b in zip(*runs):
+        for a, b in zip(*runs, strict=True):
             assert a == b
         statuses = [r[0] for r in runs[0]]
         assert 429 in statuses and 400 in statuses

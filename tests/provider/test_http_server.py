@@ -305,7 +305,7 @@ def test_fuzz_2000_malformed_requests_zero_crashes():
     statuses = {}
     try:
         conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
-        for n in range(2000):
+        for _ in range(2000):
             method, path, body = _fuzz_request(rng)
             if path == "/_sim/clock" and method == "POST":
                 body = b'{"advance": 1}'  # keep the clock finite and forward

@@ -115,10 +115,10 @@ def test_max_tokens_truncates_and_reports_length():
 
 
 TEXT = (
-    "We must keep the public API stable. The goal is to migrate the parser "
-    "to src/parser/core.py. We decided to use a recursive descent design. "
-    "Tests in tests/test_parser.py failed twice. The build is blocked by a "
-    "missing dependency. Next we refactor the lexer in src/parser/lexer.py. "
+    "We must keep the public API stable. The goal is to migrate the parser to src/parser/core.py. "
+    "We decided to use a recursive descent design. Tests in tests/test_parser.py failed twice. "
+    "The build is blocked by a missing dependency. Next we refactor the lexer in "
+    "src/parser/lexer.py. "
     "The cache layer never writes to disk. Benchmarks improved by 30 percent."
 )
 

@@ -93,8 +93,8 @@ def test_anthropic_orphan_and_missing_tool_result(provider):
     }
     e = err(provider, missing, "messages")
     assert e.body["error"]["message"].startswith(
-        "messages.1: `tool_use` ids were found without "
-        "`tool_result` blocks immediately after: toolu_1."
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+        "toolu_1."
     )
     assert e.body["type"] == "error" and e.body["error"]["type"] == "invalid_request_error"
     assert e.headers["request-id"].startswith("req_")
