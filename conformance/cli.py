@@ -147,12 +147,12 @@ def _coverage(argv: list[str]) -> int:
 
 def _serve(argv: list[str]) -> int:
     try:
-        from simulator.provider import http
+        from simulator.provider import serve
     except ImportError as exc:  # pragma: no cover - the provider ships http
         print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
         return 2
     try:
-        return int(http.main(argv) or 0)
+        return int(serve.main(argv) or 0)
     except (OSError, OverflowError, ValueError) as exc:
         print(
             f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free "

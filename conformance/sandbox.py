@@ -232,9 +232,10 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
             isinstance(flags, int) and mode is None and flags & _WRITE_FLAGS
         )
         if writing and not sandbox.allows_write(path):
+            shown = os.fsdecode(path) if not isinstance(path, int) else path
             _refuse(
                 "file",
-                f"write {os.fsdecode(path) if not isinstance(path, int) else path} (outside its home)",
+                f"write {shown} (outside its home)",
                 PermissionError(f"writing outside the engine's home is blocked by the kit: {path}"),
             )
     elif event in _WRITE_EVENTS:

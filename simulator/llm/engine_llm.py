@@ -22,7 +22,8 @@ from simulator.llm import ledger
 from simulator.llm.faults import PROVIDER_KINDS, LLMFault, LLMFaultSchedule
 from simulator.llm.replies import EngineSummaryReplies
 from simulator.provider import tokens
-from simulator.provider.core import CHAT, Outcome, Provider
+from simulator.provider.core import Provider
+from simulator.provider.exchange import CHAT, Outcome
 from simulator.provider.faults import FaultSchedule
 from simulator.provider.replies import Reply, ReplyPolicy
 

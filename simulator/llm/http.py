@@ -22,7 +22,7 @@ from typing import Any
 from simulator.llm import ledger
 from simulator.llm.engine_llm import EngineLLM
 from simulator.llm.hermes_config import configure_hermes_home
-from simulator.provider.core import CHAT, Outcome
+from simulator.provider.exchange import CHAT, Outcome
 from simulator.provider.http import SimServer, start_server
 
 

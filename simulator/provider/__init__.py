@@ -1,4 +1,4 @@
-"""The deterministic provider simulator (OpenAI- and Anthropic-shaped); issue 3, clauses P1–P4, U9.
+"""The deterministic provider simulator (OpenAI- and Anthropic-shaped) (clauses P1–P4, U9).
 
 Modules, one responsibility each:
 

@@ -1,4 +1,4 @@
-"""Anthropic prompt caching on the virtual clock (P1–P3; research/simulator.md §1).
+"""Anthropic prompt caching on the virtual clock (P1–P3).
 
 Entries are keyed by a prefix hash (see :mod:`simulator.provider.render`) and live for
 their TTL (5m = 300 s, 1h = 3600 s) of *virtual* time, refreshed free of charge on every

@@ -2,7 +2,7 @@
 
 Cache TTLs (P1: "5m" / "1h"), retry-after windows and ``created`` timestamps are read
 from a :class:`VirtualClock`, never from the wall clock, so the same seed and the same
-requests give the same bytes in any process (issue 3, "Determinism").
+requests give the same bytes in any process.
 
 Virtual time stays finite and within ``[0, MAX_SECONDS]``: a clock pushed towards
 infinity would make every later ``created`` timestamp and TTL meaningless.
@@ -31,7 +31,7 @@ class VirtualClock:
             :meth:`advance` / :meth:`set` when asked to move backwards, by a non-finite or
             non-numeric amount, or past :data:`MAX_SECONDS`; the clock is then unchanged.
 
-    Serves: P3 (cache expiry on virtual time), issue 3 "Determinism".
+    Serves: P3 (cache expiry on virtual time).
     """
 
     def __init__(self, start: float = 0.0) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simulator.provider.errors import ProviderError, U9LeakError, ValidationFailure, openai_error
+from simulator.provider.exchange import CHAT, Outcome
+from simulator.provider.exchange import salt as _salt
 from simulator.provider.render import Renderer
 
 STRATEGIES = (None, "system_and_3")
@@ -74,7 +76,6 @@ class Conversation:
         self._renderer = self._new_renderer()
 
     def _new_renderer(self) -> Renderer:
-        from simulator.provider.core import _salt
 
         r = Renderer(
             self.provider.namespace, self.model, self.spec.anthropic_rules, _salt(*self._salt_src)
@@ -161,7 +162,6 @@ class Conversation:
             ProviderError: the provider's answer was an error (validation, window, faults).
             U9LeakError: strict U9 mode and a message carries a persistence-only field.
         """
-        from simulator.provider.core import CHAT, Outcome
 
         p = self.provider
         params = dict(self.params, **overrides)

@@ -43,6 +43,8 @@ from simulator.provider.errors import (
     anthropic_error,
     openai_error,
 )
+from simulator.provider.exchange import CHAT, MESSAGES, Outcome
+from simulator.provider.exchange import salt as _salt
 from simulator.provider.faults import Fault, FaultContext, FaultSchedule
 from simulator.provider.models import DEFAULT_MODEL, ModelSpec, ModelTable
 from simulator.provider.openai_cache import OpenAICache
@@ -58,8 +60,6 @@ from simulator.provider.replies import (
 
 __all__ = ["Provider", "ProviderError", "JournalEntry", "Outcome", "DEFAULT_MODEL", "U9LeakError"]
 
-CHAT = "chat.completions"
-MESSAGES = "messages"
 #: At most this many lines are kept in ``u9_leaks`` / ``unknown_keys`` (counts go on).
 MAX_RECORDED = 10_000
 
@@ -153,36 +153,6 @@ class JournalEntry:
         )
 
 
-class Outcome:
-    """What the transport sends for one request.
-
-    Attributes:
-        status: HTTP status.
-        body: JSON body (dict) for non-streamed answers and errors.
-        headers: extra headers (request ids, retry-after...).
-        events: SSE event bytes for a streamed 200, else None.
-        cut: the stream must stop after ``events`` with the connection closed (fault).
-    """
-
-    __slots__ = ("status", "body", "headers", "events", "cut")
-
-    def __init__(
-        self,
-        status: int,
-        body: dict[str, Any] | None,
-        headers: dict[str, str],
-        events: list[bytes] | None = None,
-        cut: bool = False,
-    ) -> None:
-        self.status, self.body, self.headers, self.events, self.cut = (
-            status,
-            body,
-            headers,
-            events,
-            cut,
-        )
-
-
 def _last_text(messages: Any) -> str:
     if isinstance(messages, list) and messages and isinstance(messages[-1], Mapping):
         c = messages[-1].get("content")
@@ -194,7 +164,7 @@ def _last_text(messages: Any) -> str:
 
 
 class Provider:
-    """Deterministic in-process provider (issue 3; clauses P1–P4, U9).
+    """Deterministic in-process provider (clauses P1–P4, U9).
 
     Args:
         seed: reply seed; the same seed and requests give the same replies and bytes.
@@ -992,12 +962,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return type(value).__name__
-
-
-def _salt(*values: Any) -> str:
-    if all(v is None for v in values):
-        return ""
-    return R.dumps([v for v in values])
 
 
 def _cost(spec: ModelSpec, usage: CacheUsage, completion: int) -> float:

@@ -1,7 +1,7 @@
 """Provider-shaped errors: the bodies and statuses real OpenAI and Anthropic APIs send.
 
 ``ProviderError(status, body, headers)`` carries one of them; :func:`openai_error` and
-:func:`anthropic_error` build the two body shapes (research/simulator.md §3.2). Message
+:func:`anthropic_error` build the two body shapes. Message
 texts are kept verbatim where the real API's text is known, because clients such as
 Hermes classify errors by substring.
 """

@@ -1,4 +1,4 @@
-"""Deterministic fault schedule of the provider simulator (issue 3, "Fault schedule").
+"""Deterministic fault schedule of the provider simulator.
 
 A :class:`Fault` fires by request index (``at``: the 0-based index of a request in the
 journal) or by condition (``when``: a dict of request properties), never by chance.

@@ -1,7 +1,7 @@
-"""HTTP face of the provider simulator, on loopback (issue 3, "HTTP on loopback").
+"""HTTP face of the provider simulator, on loopback.
 
 Standard-library ``ThreadingHTTPServer``, HTTP/1.1 keep-alive, Nagle disabled
-(research/simulator.md §6). Routes:
+. Routes:
 
 - ``POST /v1/chat/completions`` (also ``/chat/completions``): OpenAI-compatible, SSE
   streaming with the final usage chunk under ``stream_options.include_usage``.
@@ -32,16 +32,13 @@ Run: ``python -m simulator.provider.http serve --port 8765 --seed 1`` (or
 
 from __future__ import annotations
 
-import argparse
 import http
 import io
 import ipaddress
 import json
 import socket
 import socketserver
-import sys
 import threading
-from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,8 +56,9 @@ from simulator.provider.connections import (
     linger,
     send_and_close,
 )
-from simulator.provider.core import CHAT, MESSAGES, Outcome, Provider
+from simulator.provider.core import Provider
 from simulator.provider.errors import ProviderError, anthropic_error, openai_error
+from simulator.provider.exchange import CHAT, MESSAGES, Outcome
 
 #: Default largest accepted request body (bytes); Anthropic's documented limit is 32 MB.
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -688,21 +686,3 @@ def start_server(
     )
     thread.start()
     return server
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``serve`` command line; see :func:`simulator.provider.serve.build_parser`."""
-    from simulator.provider.serve import build_parser as build
-
-    return build()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``serve``; see :func:`simulator.provider.serve.main` (returns the exit code)."""
-    from simulator.provider.serve import main as run
-
-    return run(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

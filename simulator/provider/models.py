@@ -4,7 +4,7 @@ Each model name resolves to a :class:`ModelSpec` saying which caching rules appl
 (``"anthropic"``: explicit ``cache_control`` breakpoints, P1–P3; ``"openai"``: automatic
 prefix caching from 1024 tokens in 128-token steps), its minimum cacheable prefix in
 tokens, its context window (tokens) and prices (USD per million tokens). Names are
-matched exactly first, then by family pattern (research/simulator.md §1.4, §2.1).
+matched exactly first, then by family pattern.
 The table is per :class:`~simulator.provider.core.Provider`, so tests can override a
 family's minimum (:meth:`ModelTable.override`).
 """

@@ -1,4 +1,4 @@
-"""OpenAI automatic prompt caching on the virtual clock (research/simulator.md §2.1, §2.5).
+"""OpenAI automatic prompt caching on the virtual clock.
 
 No markers: every request stores its prefix. A later request reads the longest live
 prefix it shares, rounded down to the model's steps: nothing below 1024 tokens, then

@@ -12,12 +12,12 @@ tool call. For every block the renderer keeps
   invalidates a prefix, and a string content equals a one-part text list (P2).
 
 Per-block token counts and digests are memoised by text, so a growing conversation
-encodes only its new text (issue 3, "Token accounting"). :class:`Renderer` is
+encodes only its new text. :class:`Renderer` is
 incremental: :class:`~simulator.provider.conversation.Conversation` keeps one alive
 and appends messages, so a request costs O(new messages).
 
 Validation raises :class:`~simulator.provider.errors.ValidationFailure` with the real
-provider's wording (research/simulator.md §3.2): malformed messages, orphan tool
+provider's wording: malformed messages, orphan tool
 results, tool calls without results, bad ``cache_control`` markers, too many
 breakpoints, TTL order.
 """

@@ -1,4 +1,4 @@
-"""Response bodies and SSE stream bytes, OpenAI- and Anthropic-shaped (research/simulator.md §3.1).
+"""Response bodies and SSE stream bytes, OpenAI- and Anthropic-shaped.
 
 Everything here is a pure function of its arguments, and JSON is written compactly with
 a fixed key order, so the same reply gives byte-identical bodies and stream bytes in any

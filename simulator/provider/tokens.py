@@ -6,7 +6,7 @@ sha256 against the hash tiktoken itself expects for cl100k_base, and builds a
 ``tiktoken.Encoding`` named ``cl100k_base`` from it.
 
 Counts are memoised per content block (a string), so a growing conversation encodes
-only its new text on each request (issue 3, "Token accounting"). ``ENCODE_STATS`` counts
+only its new text on each request. ``ENCODE_STATS`` counts
 real encoder calls so tests can assert that.
 
 Persistence-only fields (U9: ``message_uid``, ``_absorbed_message_uids``,

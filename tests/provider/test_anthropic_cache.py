@@ -1,4 +1,4 @@
-"""Anthropic prompt-caching rules (P1–P3; issue 3 §3): each test fails when its rule is broken."""
+"""Anthropic prompt-caching rules (P1–P3): each test fails when its rule is broken."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""Deterministic fault schedule (issue 3 §6), in process."""
+"""Deterministic fault schedule, in process."""
 
 from __future__ import annotations
 
 import pytest
 
-from simulator.provider.core import CHAT, MESSAGES, Provider, ProviderError
+from simulator.provider.core import Provider, ProviderError
+from simulator.provider.exchange import CHAT, MESSAGES
 from simulator.provider.faults import Fault, FaultSchedule
 from tests.provider.conftest import NATIVE
 

@@ -1,4 +1,4 @@
-"""The official openai and anthropic SDKs against the loopback server (issue 3 §8).
+"""The official openai and anthropic SDKs against the loopback server.
 
 Needs the test extra (``openai``, ``anthropic``); skipped without it. Loopback only.
 """

@@ -1,4 +1,4 @@
-"""OpenAI automatic prompt caching (issue 3 §4): 1024 tokens, then 128-token steps."""
+"""OpenAI automatic prompt caching: 1024 tokens, then 128-token steps."""
 
 from __future__ import annotations
 

@@ -17,8 +17,9 @@ import pytest
 
 from simulator.provider.core import Provider
 from simulator.provider.faults import Fault
-from simulator.provider.http import build_parser, start_server
+from simulator.provider.http import start_server
 from simulator.provider.replies import EchoReplies, ScriptedReplies, reply_context
+from simulator.provider.serve import build_parser
 from tests.provider.conftest import NATIVE
 
 

@@ -1,4 +1,4 @@
-"""Provider-shaped validation errors (issue 3 §5) and U9 leak recording."""
+"""Provider-shaped validation errors and U9 leak recording."""
 
 from __future__ import annotations
 
