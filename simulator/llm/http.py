@@ -34,7 +34,7 @@ class _ServedProvider:
         object.__setattr__(self, "_stop", stop)
         object.__setattr__(self, "_hold_limit", hold_limit)
 
-    def handle(self, route: str, request: Any, *, namespace=None, raise_u9=False) -> Outcome:
+    def handle(self, route: str, request: Any, *, namespace=None, **kwargs: Any) -> Outcome:
         """Answer one request; chat completions get the LLM's faults and ledger.
 
         Raises:
@@ -42,7 +42,7 @@ class _ServedProvider:
         """
         llm = self._llm
         if route != CHAT or not isinstance(request, dict):
-            return llm.provider.handle(route, request, namespace=namespace)
+            return llm.provider.handle(route, request, namespace=namespace, **kwargs)
         ledger.note_call(llm)
         ex = llm.exchange(request)
         if ex.outcome is None:

@@ -180,3 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.shutdown()
     server.server_close()
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

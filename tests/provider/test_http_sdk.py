@@ -314,7 +314,7 @@ def _spawn(seed: int) -> tuple:
         [
             sys.executable,
             "-m",
-            "simulator.provider.http",
+            "simulator.provider.serve",
             "serve",
             "--port",
             "0",

@@ -14,9 +14,9 @@ from simulator.provider.http import (
     NonLoopbackRefused,
     SimServer,
     ensure_loopback,
-    main,
     start_server,
 )
+from simulator.provider.serve import main
 from tests.provider.conftest import NATIVE, SONNET
 
 
