@@ -9,7 +9,7 @@
    settings pinned to the smallest values (PINNED: protect_first_n=1, protect_last_n=1, on engines
    that expose them; B2, B3 and B5 mutants get protect_first_n=2, since clauses about the
    protected head cannot show when it is the system prompt alone). The checks size their fixed
-   scaffolding from these settings (``head_size``/``tail_size`` in conformance/checks/_drive.py).
+   scaffolding from these settings (``head_size``/``tail_size`` in conformance/checks/engine_calls.py).
 
 Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict]
 [--skip-mutants]``
@@ -52,8 +52,6 @@ def verdict_seconds(spec: str, extra: list[str]) -> float:
             "-q",
             "-p",
             "conformance.plugin",
-            "-p",
-            "conformance.frontends.scenario_items",
             "-p",
             "no:cacheprovider",
             f"--engine={spec}",
@@ -134,6 +132,7 @@ def main() -> int:
             started = time.perf_counter()
             results = run_conformance(
                 pinned_factory(engine_spec(spec), kill.clause),
+                scenarios=False,  # as the kill matrix: the registry's checks
                 profile="quick",
                 shrink=True,
                 plugin_dir=str(kill.plugin_dir) if kill.plugin_dir else None,
