@@ -9,7 +9,8 @@
    settings pinned to the smallest values (PINNED: protect_first_n=1, protect_last_n=1, on engines
    that expose them; B2, B3 and B5 mutants get protect_first_n=2, since clauses about the
    protected head cannot show when it is the system prompt alone). The checks size their fixed
-   scaffolding from these settings (``head_size``/``tail_size`` in conformance/checks/engine_calls.py).
+   scaffolding from these settings (``head_size``/``tail_size`` in
+   conformance/checks/engine_calls.py).
 
 Usage: ``PYTHONPATH=. python benchmarks/bench_conformance.py [--repeat N] [--skip-verdict]
 [--skip-mutants]``

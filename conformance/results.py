@@ -26,6 +26,7 @@ class Result:
         replay_file: the failure file written, if any.
         example_messages: messages in the shrunk counterexample (the longest drawn transcript).
         kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
+        title: what the case checks (the registry's title; the HTML report shows it).
     """
 
     check: str
@@ -37,6 +38,7 @@ class Result:
     replay_file: str | None = None
     example_messages: int | None = None
     kind: str = "contract"
+    title: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON verdict row: check, clause, level, outcome, message."""

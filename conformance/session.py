@@ -503,7 +503,10 @@ class ConformanceSession:
         def result(outcome: str, message: str = "", **kw: Any) -> Result:
             clause, level = kw.pop("clause", case.clause), kw.pop("level", case.level)
             elapsed = time.perf_counter() - started
-            return Result(case.id, clause, level, outcome, message, elapsed, kind=kind, **kw)
+            title = getattr(case, "title", "")
+            return Result(
+                case.id, clause, level, outcome, message, elapsed, kind=kind, title=title, **kw
+            )
 
         def error(detail: str) -> Result:
             return result("error", render(case.clause, case.level, detail, repro=self.repro(case)))

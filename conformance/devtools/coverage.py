@@ -95,7 +95,8 @@ def render() -> str:
         entry = catalogue.CLAUSES[clause]
         text = entry.title.replace("|", "\\|")
         chk = "<br>".join(
-            f"`{c.id}` ({c.level}, `{where(c.func)}`)" for c in checks.get(clause, [])
+            f"`{c.id}` ({c.level}, `{where(c.func)}`): " + c.title.replace("|", "\\|")
+            for c in checks.get(clause, [])
         )
         mut = "<br>".join(f"`{m}`" for m in mutants.get(clause, []))
         if entry.side == catalogue.HOST:

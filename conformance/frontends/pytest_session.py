@@ -71,6 +71,7 @@ def case_properties(case: Any) -> list[tuple[str, str]]:
         ("level", case.level),
         ("since", getattr(case, "since", "1.0")),
         ("kind", case.kind),
+        ("title", case.title),
         ("contract_version", CONTRACT_VERSION),
     ]
 
@@ -218,6 +219,7 @@ def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | Non
             outcome,
             props.get("conformance_message", ""),
             kind=kind,
+            title=props.get("title", ""),
         )
     if report.when == "call" or report.failed or report.skipped:
         if report.skipped:

@@ -12,8 +12,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.catalogue import anchor, sort_key
 from conformance.results import OUTCOMES
-from simulator.contract import clause_link
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;\
@@ -37,17 +37,10 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _clause_key(clause: str):
-    import re
-
-    m = re.match(r"^([A-Z]+)(\d*)", clause)
-    return (m.group(1), int(m.group(2) or 0)) if m else (clause, 0)
-
-
 def verdict_table(results: list[Any]) -> str:
     """The verdict table by clause (rows in contract order) as HTML."""
     table: OrderedDict[str, dict] = OrderedDict()
-    for r in sorted(results, key=lambda r: _clause_key(r.clause)):
+    for r in sorted(results, key=lambda r: sort_key(r.clause)):
         row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES})
         row[r.outcome] = row.get(r.outcome, 0) + 1
     head = "".join(f"<th>{o}</th>" for o in OUTCOMES)
@@ -55,8 +48,7 @@ def verdict_table(results: list[Any]) -> str:
     for clause, row in table.items():
         cells = "".join(f'<td class="{o if row[o] else ""}">{row[o]}</td>' for o in OUTCOMES)
         rows.append(
-            f'<tr><td class="l"><a href="{_e(clause_link(clause))}">{_e(clause)}</a></td>'
-            f"{cells}</tr>"
+            f'<tr><td class="l"><a href="{_e(anchor(clause))}">{_e(clause)}</a></td>{cells}</tr>'
         )
     return (
         f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>'
@@ -67,14 +59,16 @@ def verdict_table(results: list[Any]) -> str:
 def results_table(results: list[Any]) -> str:
     """Every result: check id, clause, level, outcome and message."""
     rows = []
-    for r in sorted(results, key=lambda r: (_clause_key(r.clause), r.check)):
+    for r in sorted(results, key=lambda r: (sort_key(r.clause), r.check)):
         rows.append(
-            f'<tr><td class="l">{_e(r.check)}</td><td class="l">{_e(r.clause)}</td>'
+            f'<tr><td class="l">{_e(r.check)}</td><td class="l title">{_e(r.title)}</td>'
+            f'<td class="l">{_e(r.clause)}</td>'
             f'<td class="l">{_e(r.level)}</td><td class="l {r.outcome}">{_e(r.outcome)}</td>'
             f'<td class="msg">{_e(r.message)}</td></tr>'
         )
     return (
-        '<table id="results"><tr><th class="l">check</th><th class="l">clause</th>'
+        '<table id="results"><tr><th class="l">check</th><th class="l">what it checks</th>'
+        '<th class="l">clause</th>'
         '<th class="l">level</th><th class="l">outcome</th>'
         f'<th class="l">message</th></tr>{"".join(rows)}</table>'
     )

@@ -43,29 +43,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.catalogue import METHOD_CLAUSES
 from conformance.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
 from conformance.scenarios.run import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
 
-#: Engine method -> the clause whose checks cover that method raising (what the host does
-#: about it: H1 hooks fail open; the lifecycle and optional methods are the engine's to get
-#: right). ``clone_for_agent`` is C1: a clone that raises costs the agent its engine (C3).
-METHOD_CLAUSES = {
-    "select_context": "H1",
-    "on_turn_complete": "H1",
-    "on_session_start": "O1",
-    "on_session_end": "O2",
-    "on_session_reset": "O3",
-    "update_model": "O4",
-    "get_tool_schemas": "O5",
-    "handle_tool_call": "O6",
-    "should_compress_preflight": "O7",
-    "get_status": "O8",
-    "clone_for_agent": "C1",
-    "update_from_response": "A2",
-    "should_compress": "A3",
-    "compress": "A4",
-}
 _RANK = {"SHOULD": 0, "MUST": 1}
 
 

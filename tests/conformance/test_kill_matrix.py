@@ -12,40 +12,18 @@ import re
 
 import pytest
 
-from conformance import registry
+from conformance import catalogue, registry
 from conformance.devtools.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
 from conformance.session import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
 
-#: Engine-facing clauses and the kit clauses; each needs a check and a mutant.
-ENGINE_FACING = (
-    ["S0", "D1"]
-    + [f"A{i}" for i in range(1, 8)]
-    + [f"V{i}" for i in range(1, 5)]
-    + [f"O{i}" for i in range(1, 12)]
-    + [
-        "H1",
-        "H3",
-        "H5",
-        "H6",
-        "U2",
-        "U4",
-        "U6",
-        "U7",
-        "U10",
-        "T1",
-        "T2",
-        "C1",
-        "C2",
-        "L1",
-        "K1",
-        "TS1",
-        "TS2",
-        "TS3",
-    ]
-    + [f"B{i}" for i in range(1, 7)]
-    + ["R4", "R5", "R6"]
-)
+#: Engine-facing clauses and the kit clauses (the catalogue's, less permission-only ones); each
+#: needs a check and a mutant.
+ENGINE_FACING = [
+    c.id
+    for c in catalogue.CLAUSES.values()
+    if c.side in (catalogue.ENGINE, catalogue.KIT) and not c.permission_only
+]
 
 
 def _row(spec):

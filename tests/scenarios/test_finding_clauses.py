@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conformance import registry
+from conformance.catalogue import METHOD_CLAUSES
 from conformance.errors import strip_repro
 from conformance.scenarios import library_paths
-from conformance.scenarios.expectations import METHOD_CLAUSES
 from conformance.scenarios.loader import load_scenario, load_text
 from conformance.session import scenario_results
 from tests.scenarios.engines import SelectRaises, SessionStartRaises
