@@ -101,6 +101,12 @@ def run_mutant(
     return row
 
 
+def run_twin(spec: str, *, profile: str = "quick", timeout: float = 60.0) -> list[Result]:
+    """Run the whole case stream against a correct twin (:data:`reference_engines.mutants.TWINS`):
+    all must pass or skip, so the check that kills its mutant raises no false alarm."""
+    return run_conformance(load_engine_factory(spec), profile=profile, timeout=timeout)
+
+
 def run_reference(spec: str, *, profile: str = "quick", timeout: float = 60.0) -> list[Result]:
     """Run every check against a reference engine; returns its results (all must pass or skip)."""
     from reference_engines.mutants import KNOWN_FINDINGS, REFERENCES

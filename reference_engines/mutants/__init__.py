@@ -200,6 +200,12 @@ if importlib.util.find_spec("reference_engines.router") is not None:  # from the
         xfails=KNOWN_FINDINGS.get("reference_engines.router:ReferenceRouter"),
     )
 
+#: Correct twins: for a mutant that reproduces a fault authors really ship, the engine with that
+#: fault fixed the way the fix was shipped. A twin must pass clean on the whole case stream
+#: (checks and bundled scenarios): it guards the check that kills the mutant against false
+#: alarms. ``twin spec -> mutant spec`` (the mutant it is the fixed twin of).
+TWINS: dict[str, str] = {}
+
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
 MUTANTS: dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}
 

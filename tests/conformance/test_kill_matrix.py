@@ -13,9 +13,16 @@ import re
 import pytest
 
 from conformance import catalogue, registry
-from conformance.devtools.killmatrix import format_matrix, judge, owns, run_mutant, run_reference
+from conformance.devtools.killmatrix import (
+    format_matrix,
+    judge,
+    owns,
+    run_mutant,
+    run_reference,
+    run_twin,
+)
 from conformance.session import Result
-from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, optional_references
+from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, TWINS, optional_references
 
 #: Engine-facing clauses and the kit clauses (the catalogue's, less permission-only ones); each
 #: needs a check and a mutant.
@@ -68,6 +75,19 @@ def test_reference_engine_fails_nothing(spec):
         KNOWN_FINDINGS.get(spec, {})
     )
     assert sum(r.outcome == "passed" for r in results) >= 30
+
+
+@pytest.mark.parametrize("twin", sorted(TWINS))
+def test_correct_twin_fails_nothing(twin):
+    """The fixed twin of a mutant passes clean on every case (no false alarm of the check that
+    kills the mutant), and its mutant is in the matrix."""
+    assert TWINS[twin] in KILLS, twin
+    bad = [
+        (r.check, r.message[:300])
+        for r in run_twin(twin, profile="quick")
+        if r.outcome not in ("passed", "skipped")
+    ]
+    assert bad == [], twin
 
 
 def test_every_engine_facing_clause_has_a_check_and_a_mutant():
