@@ -66,12 +66,13 @@ _SC, _TC, _CL, _MT, _UID = (
     "message_uid",
 )
 
-#: Every clause: the kit clauses S0 and D1, then the contract's in document order.
+#: Every clause: the kit clauses S0, D1 and E1, then the contract's in document order.
 CLAUSES: dict[str, Clause] = {
     c.id: c
     for c in (
         _c("S0", "structural gate: every signature problem of the engine in one message", side=KIT),
         _c("D1", "determinism: same input, same output once uids are masked", side=KIT),
+        _c("E1", "sandbox: loopback only, no processes, writes only under its home", side=KIT),
         _c("R1", "exactly one engine is active; context.engine selects it", side=HOST),
         _c("R2", "a plugin engine is activated only by an explicit context.engine", side=HOST),
         _c("R3", "resolution order: bundled, user directory, general plugins, built-in", side=HOST),

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +26,8 @@ from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
 
 from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
-from conformance.timeouts import CURRENT_CALL, HangBudget, constructor_label
-from simulator.host.calls import update_model_kwargs
+from conformance.timeouts import HangBudget, calling, constructor_label
+from simulator.host.calls import accepted_kwargs, update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
 
 #: Default model window used by checks, in tokens.
@@ -139,6 +138,12 @@ class CheckContext:
         capabilities: the engine's declared capabilities plus the command line's.
         hangs: the run's :class:`~conformance.timeouts.HangBudget`.
         check: the check being run (its registered budget sizes :meth:`examples`).
+        sandbox: the case's :class:`~conformance.sandbox.Sandbox` (each new engine gets its own
+            home in it), or None outside a case.
+        share: the check's :class:`~conformance.budget.Share` of the run's drawing budget (None:
+            unlimited).
+        on_finding: called with each finding as :meth:`examples` meets it (the session hands it
+            to the parent process at once, so a later death or hang cannot lose it).
     """
 
     engine_factory: Callable[[], Any]
@@ -155,14 +160,18 @@ class CheckContext:
     capabilities: frozenset = frozenset()
     hangs: HangBudget = field(default_factory=HangBudget)
     check: Any = None
+    sandbox: Any = None
+    share: Any = None
+    on_finding: Any = None
 
     def __post_init__(self) -> None:
         if in_ci():
             self.derandomize = True
 
-    def for_check(self, chk: Any, *, replay: dict[str, Any] | None = None) -> CheckContext:
-        """A copy of this context for running ``chk`` (and, for a replay, its recorded draws)."""
-        return dataclasses.replace(self, check=chk, replay=replay)
+    def for_check(self, chk: Any, **changes: Any) -> CheckContext:
+        """A copy of this context for running ``chk`` (``changes``: replay draws, the sandbox,
+        the budget share, the finding callback)."""
+        return dataclasses.replace(self, check=chk, **changes)
 
     def new_engine(
         self, *, window: int | None = None, configure: bool = True, model: str = CHECK_MODEL
@@ -170,33 +179,39 @@ class CheckContext:
         """A fresh engine; with ``configure``, ``update_model(model, window)`` is called with the
         host's keyword arguments (:func:`simulator.host.calls.update_model_kwargs`).
 
-        While the constructor and update_model run they are recorded in
-        :data:`~conformance.timeouts.CURRENT_CALL`, so a hang there is reported as
-        ``MyEngine(): did not return within N s`` (or ``update_model()``).
+        In a case, the engine first gets its own home (:meth:`Sandbox.new_home
+        <conformance.sandbox.Sandbox.new_home>`). While the constructor and update_model run
+        they are the call in flight (:func:`~conformance.timeouts.calling`), so a hang there is
+        reported as ``MyEngine(): did not return within N s`` (or ``update_model()``).
+        ``update_model`` gets the host's keywords that its signature accepts.
 
         Raises:
             EngineUnavailable: the factory or update_model raised.
         """
-        me = threading.get_ident()
-        CURRENT_CALL[me] = (None, None, constructor_label(self.engine_factory)[:-2])
+        if self.sandbox is not None:
+            self.sandbox.new_home()  # HOME, HERMES_HOME, TMPDIR and the cwd: this engine's own
         try:
-            engine = self.engine_factory()
+            with calling(constructor_label(self.engine_factory)[:-2]):
+                engine = self.engine_factory()
             if configure and callable(getattr(engine, "update_model", None)):
-                CURRENT_CALL[me] = (None, None, "update_model")
-                try:
-                    engine.update_model(**update_model_kwargs(model, window or self.window))
-                except Exception as exc:
-                    raise EngineUnavailable(
-                        f"update_model() raised {type(exc).__name__}: {exc}"
-                    ) from exc
+                # the keywords the host passes that the signature accepts: an update_model()
+                # without api_mode= is O4's finding (and S0's), not every other check's
+                kwargs = accepted_kwargs(
+                    engine.update_model, update_model_kwargs(model, window or self.window)
+                )
+                with calling("update_model"):
+                    try:
+                        engine.update_model(**kwargs)
+                    except Exception as exc:
+                        raise EngineUnavailable(
+                            f"update_model() raised {type(exc).__name__}: {exc}"
+                        ) from exc
         except EngineUnavailable:
             raise
         except Exception as exc:
             raise EngineUnavailable(
                 f"constructing the engine raised {type(exc).__name__}: {exc}"
             ) from exc
-        finally:
-            CURRENT_CALL.pop(me, None)
         return engine
 
     def budget(self) -> int:
@@ -230,19 +245,33 @@ class CheckContext:
         draws attached as its example, for the replay file.
         """
 
+        share = self.share
+        found: list[Any] = []
+
         def run_once(draw: Any) -> None:
+            if share is not None:
+                share.start()
+                if share.spent():  # out of budget: draw no more (what ran is the verdict)
+                    return
             token = CURRENT_DRAWS.set(draw.values)
             try:
                 body(draw)
             except ContractViolation as exc:
                 exc.attach_draws(draw.values)
+                found.append(exc)  # the latest is the smallest Hypothesis has reached
+                if self.on_finding is not None:
+                    self.on_finding(exc)
                 raise
             finally:
                 CURRENT_DRAWS.reset(token)
+                if share is not None:
+                    share.examples += 1
 
         if self.replay is not None:
             run_once(_ReplayDraw(self.replay))
             return
+        if share is not None:
+            share.asked = self.budget()
 
         @self.settings()
         @given(data=st.data())
@@ -251,7 +280,18 @@ class CheckContext:
 
         if not self.derandomize and self.seed is not None:
             test = hyp_seed(self.seed)(test)
-        test()
+        try:
+            test()
+        except ContractViolation:
+            raise
+        except Exception:
+            # Hypothesis found the failure flaky once the budget stopped the body (its final
+            # replay of the shrunk example then passed): the smallest finding seen stands
+            if found:
+                raise found[-1] from None
+            raise
+        if found:  # the budget ran out while shrinking: report the smallest finding reached
+            raise found[-1]
 
     def exposes(self, engine: Any, *names: str) -> bool:
         """True when the engine itself (its instance or its own class, not only the ABC)

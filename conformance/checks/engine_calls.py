@@ -16,12 +16,13 @@ check that times out can say which method hung.
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any
 
+from conformance.engine_frames import root_cause, where
 from conformance.errors import ContractViolation, HostileEngine
 from conformance.expect import MAX_VALUE_BYTES, approx_size, short
-from conformance.timeouts import CURRENT_CALL
+from conformance.supervisor import supervised
+from conformance.timeouts import calling
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
@@ -37,43 +38,44 @@ def invoke(
 ) -> Any:
     """Call ``engine.<method>``; an exception is a violation of ``clause``.
 
+    The call is the one in flight on this thread while it runs
+    (:func:`~conformance.timeouts.calling`), so a hang or a death names it. An exception's
+    message ends with the engine's own frames (``raised at mypkg/engine.py:42 in compress``,
+    :mod:`conformance.engine_frames`), and the finding carries its root cause (the same
+    exception from the same engine frame is one root cause across cases).
+
     Raises:
         ContractViolation: the method raised an Exception.
         HostileEngine: the method raised SystemExit (or another BaseException) or
             returned more than MAX_VALUE_BYTES.
-        KeyboardInterrupt: passed through (Ctrl-C stops the run).
+        KeyboardInterrupt: passed through outside a supervised case (Ctrl-C stops the run);
+            inside one the child ignores SIGINT, so a KeyboardInterrupt there is the engine's
+            own and is reported like SystemExit.
     """
     __tracebackhide__ = True
-    me = threading.get_ident()
-    CURRENT_CALL[me] = (clause, level, method)
     try:
-        out = getattr(engine, method)(*args, **kwargs)
-    except ContractViolation:
+        with calling(method, clause, level):
+            out = getattr(engine, method)(*args, **kwargs)
+    except (ContractViolation, HostileEngine):
         raise
-    except KeyboardInterrupt:
-        raise
-    except HostileEngine:
-        raise
+    except KeyboardInterrupt as exc:
+        if not supervised():
+            raise
+        raise _ended_the_process(clause, level, method, exc) from None
     except Exception as exc:
         raised = f"{type(exc).__name__}: {short(str(exc), 200)}"
         violation = ContractViolation(
-            clause, level, f"{method}() raised: expected a normal return, got {raised}.", example
+            clause,
+            level,
+            f"{method}() raised: expected a normal return, got {raised}{where(exc)}.",
+            example,
         )
         violation.raised = raised  # the exception text, for checks that reword the finding (H1)
         violation.cause = exc  # the engine's exception (fail-open callers, O10's TypeError)
+        violation.root_cause = root_cause(exc, method)
         raise violation from None
-    except (
-        BaseException
-    ) as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
-        raise HostileEngine(
-            clause,
-            level,
-            method,
-            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); "
-            "an engine must not end the host process. The run continued.",
-        ) from None
-    finally:
-        CURRENT_CALL.pop(me, None)
+    except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never end the run
+        raise _ended_the_process(clause, level, method, exc) from None
     if out is not None and not isinstance(out, (bool, int, float)):
         size = approx_size(out, MAX_VALUE_BYTES)
         if size > MAX_VALUE_BYTES:
@@ -85,6 +87,20 @@ def invoke(
                 "MB (measured before copying or printing it); output was discarded",
             )
     return out
+
+
+def _ended_the_process(clause: str, level: str, method: str, exc: BaseException) -> Any:
+    """The finding of an engine that raised SystemExit, KeyboardInterrupt, GeneratorExit."""
+    args = ", ".join(repr(a)[:40] for a in exc.args)
+    finding = HostileEngine(
+        clause,
+        level,
+        method,
+        f"raised {type(exc).__name__}({args}){where(exc)}; an engine must not end the host "
+        "process. The run continued.",
+    )
+    finding.root_cause = root_cause(exc, method)
+    return finding
 
 
 def fail_open(call: Any, *args: Any, **kwargs: Any) -> Any:

@@ -82,7 +82,6 @@ class SessionPlugin:
     Attributes:
         session: the :class:`~conformance.session.ConformanceSession`.
         verdict: the results as reported (on the xdist controller: every worker's).
-        hermes_home: the temp ``HERMES_HOME`` made for this run, or None.
     """
 
     def __init__(self, config: pytest.Config, session: ConformanceSession, *, fixture_route: bool):
@@ -90,7 +89,6 @@ class SessionPlugin:
         self.session = session
         self.fixture_route = fixture_route
         self.verdict = Verdict()
-        self.hermes_home: str | None = None
 
     @property
     def strict(self) -> bool:

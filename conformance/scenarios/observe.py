@@ -23,6 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.expect import MAX_VALUE_BYTES, approx_size
+from conformance.timeouts import calling
 from simulator.host.record import Recorder
 from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
@@ -132,6 +134,10 @@ def diff_at(before: Any, after: Any, context: int = 24) -> str:
     return f"at character {i}{sizes}: {cut(a)} -> {cut(b)}"
 
 
+class OversizedOutput(Exception):
+    """An engine call returned more than the kit's size bound (the host treats it as a raise)."""
+
+
 class ScenarioRecorder(Recorder):
     """A :class:`Recorder` that keeps the observations of one scenario run (thread-safe).
 
@@ -185,7 +191,14 @@ class ScenarioRecorder(Recorder):
         with self._obs_lock:
             self._in_flight.setdefault(me, []).append(method)
         try:
-            result = super().call(engine, method, *args, **kwargs)
+            with calling(method):
+                result = super().call(engine, method, *args, **kwargs)
+            if result is not None and approx_size(result, MAX_VALUE_BYTES) > MAX_VALUE_BYTES:
+                result = None  # dropped before anything copies it: the host sees a raise
+                raise OversizedOutput(
+                    f"{method}() returned more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
+                    "(measured before copying; output discarded)"
+                )
         except BaseException as exc:
             with self._obs_lock:
                 self.engine_errors.append(

@@ -51,6 +51,7 @@ from conformance.scenarios.run import (
     StepRecord,
 )
 from conformance.scenarios.spec import Scenario, field_name
+from conformance.timeouts import calling, constructor_label
 from simulator.host.gateway import Gateway
 from simulator.host.scenarios import user_message
 from simulator.host.session import HostConfig, HostSession, default_tool_executor
@@ -182,7 +183,8 @@ class _Runner:
         """A new engine from the factory; while it runs, a timeout names the constructor."""
         self.constructing = True
         try:
-            return self.factory()
+            with calling(constructor_label(self.factory)[:-2]):
+                return self.factory()
         finally:
             self.constructing = False
 
@@ -476,41 +478,39 @@ def run_scenario(
     ``host_profile`` (``--host-profile``) is the host played when the file names none.
     ``builtin_factory`` is the built-in compressor an agent falls back to (C3; None: the
     host's own minimal one).
-    ``timeout`` (seconds, ``--conformance-timeout``; default the kit's per-check limit, 120 s)
-    bounds the whole run, and also the host's compaction timeout (TS1,
-    ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes,
-    is kept). The steps run on a daemon worker thread; when the limit expires the run is
-    abandoned there and ``stopped``/``timed_out`` name the step and the engine method in
-    flight (e.g. ``should_compress() did not return within 1 s``), so a hanging engine
-    fails this scenario and the caller goes on to the next one.
+    ``timeout`` (seconds, ``--conformance-timeout``; default 120 s) is the limit of one engine
+    call, and also bounds the host's compaction timeout (TS1,
+    ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes, is
+    kept). The steps run on a watched daemon thread: when one engine call stays in flight
+    longer than the limit the run is abandoned there and ``stopped``/``timed_out`` name the step
+    and the method (e.g. ``should_compress() did not return within 1 s``), so a hanging engine
+    fails this scenario and the caller goes on. A slow engine whose calls each return in time
+    is no hang, however long the whole run takes.
 
     Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
     is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
     from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.timeouts import constructor_label, run_with_timeout
+    from conformance.supervisor import Hung, supervise_inprocess
     from simulator.host import shim
 
     shim.install()
     runner = _Runner(scenario, engine_factory, host_profile, timeout)
     runner.config.builtin_factory = builtin_factory
     limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
-    hung = run_with_timeout(runner.execute, limit)
-    if hung is not None:
+    hung = supervise_inprocess(runner.execute, call_limit=limit, case_limit=float("inf"))
+    if isinstance(hung, Hung):
         runner.cancelled.set()
         run = runner.run
-        method = run.recorder.in_flight(hung.ident) or run.recorder.in_flight()
+        method = hung.method  # the constructor is in flight as "MyEngine" (calling())
         if method:
             what = f"{method}()"
-        elif runner.constructing:
-            what = constructor_label(engine_factory)
         else:
             what = "the engine (no engine method in flight: its constructor or the host)"
         run.stopped = (
             run.recorder.step,
-            f"timeout: {what} did not return within {limit:g} s (the scenario's time "
-            "limit, --conformance-timeout; the call was abandoned on a daemon thread "
-            "and the run went on)",
+            f"timeout: {what} did not return within {limit:g} s (--conformance-timeout, the "
+            "limit of one engine call; the call was abandoned and the run went on)",
         )
         run.timed_out = True
         run.main = runner.main

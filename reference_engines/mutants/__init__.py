@@ -191,6 +191,13 @@ KILLS: dict[str, Kill] = {
     M + "_base:MinimalEngine[r6]": Kill(
         "R6", r"expected 'r6_wrong_name'", PLUGIN_DIRS / "r6_wrong_name"
     ),
+    M + "e1_sandbox:PhonesHome": Kill(
+        "E1", r"compress\(\) tried to (look up '|connect to )198\.51\.100\.7"
+    ),
+    M + "e1_sandbox:ShellsOut": Kill("E1", r"compress\(\) tried to start a process"),
+    M + "e1_sandbox:WritesBesideTheProject": Kill(
+        "E1", r"compress\(\) tried to write \S*\.minimal-engine-cache \(outside its home\)"
+    ),
 }
 
 if importlib.util.find_spec("reference_engines.router") is not None:  # from the host work (H6)
@@ -204,7 +211,11 @@ if importlib.util.find_spec("reference_engines.router") is not None:  # from the
 #: fault fixed the way the fix was shipped. A twin must pass clean on the whole case stream
 #: (checks and bundled scenarios): it guards the check that kills the mutant against false
 #: alarms. ``twin spec -> mutant spec`` (the mutant it is the fixed twin of).
-TWINS: dict[str, str] = {}
+TWINS: dict[str, str] = {
+    "reference_engines.mutants.e1_sandbox:KeepsItsOwnHome": (
+        "reference_engines.mutants.e1_sandbox:PhonesHome"
+    ),
+}
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
 MUTANTS: dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}

@@ -1,5 +1,5 @@
-"""Covers conformance.netguard and its use by conformance.session: no network while checks run,
-only loopback connects."""
+"""Covers conformance.sandbox (the network rule) and its use by conformance.session: no network
+while cases run, only loopback connects."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from conformance import registry
 from conformance.errors import NetworkBlocked
-from conformance.netguard import block_network, is_loopback
+from conformance.sandbox import block_network, is_loopback
 from conformance.session import ConformanceSession, RunOptions
 from reference_engines.mutants._base import MinimalEngine
 
