@@ -109,6 +109,17 @@ class _ReplayDraw:
         return value
 
 
+class BudgetSpent(BaseException):
+    """The check's share of the drawing budget ran out: Hypothesis stops at once (a
+    BaseException, so it does not retry or shrink it) and the check ends with what it found."""
+
+
+def _example_size(exc: Any) -> int:
+    """Messages in a finding's drawn transcripts (the smallest finding is the one reported)."""
+    draws = (getattr(exc, "example", None) or {}).get("draws") or {}
+    return sum(len(v) for v in draws.values() if isinstance(v, list))
+
+
 def _unique(values: Mapping[str, Any], label: str) -> str:
     if label not in values:
         return label
@@ -236,9 +247,15 @@ class CheckContext:
         base.update(overrides)
         return settings(**base)
 
-    def examples(self, body: Callable[[Callable[[Any, str], Any]], None]) -> None:
+    def examples(
+        self,
+        body: Callable[[Callable[[Any, str], Any]], None],
+        *,
+        first: Mapping[str, Any] | None = None,
+    ) -> None:
         """Run ``body(draw)`` over Hypothesis examples (:meth:`budget` of them), or once over
-        the replayed draws.
+        the replayed draws. ``first`` (values by draw label) is tried before any draw, as a
+        fixed example (:mod:`conformance.probes`): a long input a slow engine must not escape.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
         :class:`~conformance.errors.ContractViolation` raised by ``body`` gets the (shrunk)
@@ -251,14 +268,14 @@ class CheckContext:
         def run_once(draw: Any) -> None:
             if share is not None:
                 share.start()
-                if share.spent():  # out of budget: draw no more (what ran is the verdict)
-                    return
+                if share.spent():  # out of budget: stop drawing (what ran is the verdict)
+                    raise BudgetSpent()
             token = CURRENT_DRAWS.set(draw.values)
             try:
                 body(draw)
             except ContractViolation as exc:
                 exc.attach_draws(draw.values)
-                found.append(exc)  # the latest is the smallest Hypothesis has reached
+                found.append(exc)
                 if self.on_finding is not None:
                     self.on_finding(exc)
                 raise
@@ -272,6 +289,11 @@ class CheckContext:
             return
         if share is not None:
             share.asked = self.budget()
+        if first is not None:
+            try:  # a finding here stands unless Hypothesis finds (and shrinks) one of its own
+                run_once(_ReplayDraw(first))
+            except ContractViolation:
+                pass
 
         @self.settings()
         @given(data=st.data())
@@ -283,15 +305,11 @@ class CheckContext:
         try:
             test()
         except ContractViolation:
-            raise
-        except Exception:
-            # Hypothesis found the failure flaky once the budget stopped the body (its final
-            # replay of the shrunk example then passed): the smallest finding seen stands
-            if found:
-                raise found[-1] from None
-            raise
-        if found:  # the budget ran out while shrinking: report the smallest finding reached
-            raise found[-1]
+            raise  # Hypothesis' own, shrunk counterexample
+        except BudgetSpent:
+            pass  # the share ran out: the smallest finding so far, if any, is the verdict
+        if found:
+            raise min(found, key=_example_size)
 
     def exposes(self, engine: Any, *names: str) -> bool:
         """True when the engine itself (its instance or its own class, not only the ABC)

@@ -87,6 +87,8 @@ def _classify(case: Any, run: Any, limit: float, share: Any) -> Attempt:
         return Attempt(case.id, "error", text=f"engine not available: {exc}")
     except CaseError as exc:
         return Attempt(case.id, "error", text=str(exc))
+    except KeyboardInterrupt:
+        raise  # outside a supervised child it is Ctrl-C (inside, the engine's is a finding)
     except BaseException as exc:  # kit bugs, Hypothesis errors
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return Attempt(case.id, "error", text=f"check could not complete: {text[:500]}")

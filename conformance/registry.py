@@ -42,6 +42,7 @@ _CHECK_MODULES = (
     "conformance.checks.b_compressor",
     "conformance.checks.r_plugin",
     "conformance.checks.d_determinism",
+    "conformance.checks.e_sandbox",
     "conformance.checks.reg_cases",
 )
 #: Kinds of case (tiers): the structural gate, Hypothesis contract checks, the lifecycle state

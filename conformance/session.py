@@ -451,6 +451,13 @@ class ConformanceSession:
             }
         return self._cases
 
+    def extend(self, cases: Iterable[Any]) -> None:
+        """Add cases to this run's stream (a scenario built in code, a check made in a test);
+        a supervised child forked before knows none of them, so it is ended."""
+        self.cases().extend(cases)
+        self._by_id = None
+        self.close()
+
     def case(self, case_id: str) -> Any:
         """The case with id ``case_id``.
 
@@ -557,6 +564,8 @@ class ConformanceSession:
         all its expectations judged there. ``extras``: the snapshot tier's syrupy ``compare``.
         """
         started = time.perf_counter()
+        if not any(c is case for c in self.cases()):
+            self.extend([case])  # a case made outside the stream (a test's, say)
         try:
             reason = self.skip_reason(case)
         except EngineUnavailable as exc:
@@ -760,11 +769,14 @@ class ConformanceSession:
 
     def run_all(self) -> list[Result]:
         """Run every case of the stream in order; returns (and records) their results."""
+        out: list[Result] = []
         try:
-            out = [self.run_case(c) for c in self.cases()]
+            for case in self.cases():
+                result = self.run_case(case)
+                out.append(result)
+                self.results.append(result)
         finally:
             self.close()
-        self.results.extend(out)
         return out
 
 
@@ -876,11 +888,17 @@ def run_conformance(
         isolation=isolation,
     )
     session = ConformanceSession(options, engine_factory)
-    results = session.run_all()
-    if json_path is not None:
-        from conformance.verdict import Verdict
+    from conformance.verdict import Verdict
 
-        Verdict(results).write_json(Path(json_path), session=session)
+    try:
+        results = session.run_all()
+    except KeyboardInterrupt:  # the user's Ctrl-C: the verdict says how far the run got
+        if json_path is not None:
+            verdict = Verdict(list(session.results), interrupted=True, total=len(session.cases()))
+            verdict.write_json(Path(json_path), session=session)
+        raise
+    if json_path is not None:
+        Verdict(results, total=len(results)).write_json(Path(json_path), session=session)
     return results
 
 
@@ -921,7 +939,11 @@ def scenario_results(
     if run is not None:
         session.scenario_runs[str(path)] = run
     cases = [ScenarioCase(path, scenario, exp, bundled=False) for exp in scenario.expectations]
-    return [session.run_case(c) for c in cases]
+    session.extend(cases)
+    try:
+        return [session.run_case(c) for c in cases]
+    finally:
+        session.close()
 
 
 __all__ = [

@@ -33,6 +33,7 @@ import struct
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +198,8 @@ class Worker:
         os.close(answer_write)
         self.pid, self._tasks, self._answers = pid, task_write, answer_read
         self.spawned += 1
+        # a Worker that is forgotten (its session dropped) must not leave its child behind
+        self._finalizer = weakref.finalize(self, _end_child, pid, task_write, answer_read)
 
     def call(self, task: Any, *, call_limit: float, case_limit: float) -> Any:
         """Run ``task`` in the child: its answer, or :class:`Died` / :class:`Hung` (then the
@@ -219,14 +222,10 @@ class Worker:
         return outcome
 
     def _reap(self, outcome: Any) -> Any:
-        """Forget the child (it died or was killed) and close its pipes."""
-        for fd in (self._tasks, self._answers):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        if self.pid is not None:
-            _kill(self.pid)
+        """Forget the child (it died or was killed): kill it if need be, close its pipes."""
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()  # runs once: closes the pipes, kills and reaps the child
         self.pid = None
         return outcome
 
@@ -234,6 +233,16 @@ class Worker:
         """End the child (it exits when its task pipe closes)."""
         if self.pid is not None:
             self._reap(None)
+
+
+def _end_child(pid: int, *fds: int) -> None:
+    """Close a child's pipes, then kill and reap it (idempotent enough to run at exit)."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _kill(pid)
 
 
 def _write_all(fd: int, data: bytes) -> None:

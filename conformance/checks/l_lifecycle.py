@@ -36,6 +36,7 @@ from conformance.checks.engine_calls import (
     update_model_like_host,
     usage,
 )
+from conformance.context import BudgetSpent
 from conformance.errors import CheckSkipped, ContractViolation
 from conformance.expect import MUST, fail, short, v1_problems, v2_problems, v3_problems, v4_problems
 from conformance.registry import check
@@ -135,6 +136,8 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(seed=st.integers(0, 10_000), big=st.booleans())
     def user_turn(self, seed, big):
         """A user turn: usage, should_compress, compress when True, then the A7 sentinel."""
+        if self.ctx.share is not None and self.ctx.share.spent():
+            raise BudgetSpent()
         self._log("user_turn", seed=seed, big=big)
         self.k += 1
         self.history += _turn(seed, big, self.k)
@@ -355,12 +358,20 @@ def check_l1_lifecycle_state_machine(ctx):
         replay_steps(ctx, ctx.replay.get("steps") or [])
         return
     machines: list[LifecycleMachine] = []
+    share = ctx.share
 
     def factory():
+        if share is not None:
+            share.start()
+            if share.spent():  # the check's share of the budget ran out: stop here
+                raise BudgetSpent()
+            share.examples += 1
         m = LifecycleMachine(ctx)
         machines.append(m)
         return m
 
+    if share is not None:
+        share.asked = max(10, ctx.budget())
     try:
         run_state_machine_as_test(
             factory, settings=ctx.settings(max_examples=max(10, ctx.budget()))
@@ -369,3 +380,5 @@ def check_l1_lifecycle_state_machine(ctx):
         if machines:
             exc.attach_draws({"steps": machines[-1].steps})
         raise
+    except BudgetSpent:
+        pass  # what ran is the verdict

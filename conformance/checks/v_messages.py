@@ -29,6 +29,7 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
+from conformance.probes import long_history
 from conformance.registry import check
 from conformance.strategies import transcripts
 
@@ -71,7 +72,8 @@ def _outputs(ctx, clause, variant, validate):
             return  # A4 (compress) or O9 (select_context) reports a non-list
         validate(history, out)
 
-    ctx.examples(body)
+    # one long history first: a rule broken only past N messages shows at any budget
+    ctx.examples(body, first={"over_threshold": True, "history": long_history()})
 
 
 def _report(clause, variant, problems, history, out):

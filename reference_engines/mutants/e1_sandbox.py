@@ -7,8 +7,8 @@ correct twin.
   when it cannot;
 - :class:`WritesBesideTheProject` keeps a cache file in the folder the process started in (a path
   taken at import time, so the sandbox's working directory does not catch it);
-- :class:`KeepsItsOwnHome` is the twin: it keeps its cache under ``$HERMES_HOME`` and in the temp
-  dir (``tempfile``), and checks a local service on loopback: all allowed.
+- :class:`KeepsItsOwnHome` is the twin: it keeps its cache under ``$HERMES_HOME`` and a scratch
+  file in the temp dir (``tempfile``), and checks a local service on loopback: all allowed.
 """
 
 from __future__ import annotations
@@ -62,15 +62,16 @@ class WritesBesideTheProject(MinimalEngine):
 
 
 class KeepsItsOwnHome(MinimalEngine):
-    """The twin: a cache under $HERMES_HOME and in the temp dir, a loopback health check."""
+    """The twin: it opens its cache under $HERMES_HOME and a scratch file in the temp dir when it
+    is built (not during a pass, TS2), and checks a local service on loopback: all allowed."""
 
-    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+    def __init__(self) -> None:
+        super().__init__()
         home = Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
         home.mkdir(parents=True, exist_ok=True)
         with open(home / "minimal-cache.log", "a", encoding="utf-8") as fh:
-            fh.write(f"{len(messages)}\n")
+            fh.write("started\n")
         with tempfile.NamedTemporaryFile("w", delete=True) as scratch:
             scratch.write("scratch")
         with contextlib.suppress(OSError):
             socket.create_connection(("127.0.0.1", 9), timeout=0.2).close()
-        return super().compress(messages, current_tokens, focus_topic)
