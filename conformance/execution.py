@@ -15,6 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.engine_llm import engine_llm
 from conformance.errors import (
     CaseError,
     CheckSkipped,
@@ -45,7 +46,10 @@ class Attempt:
         reaches: what the engine reached for and was refused (kit clause E1).
         examples, asked, budget_reached, seconds: the budget share's record.
         value: a snapshot case's captured text.
-        counted: False when another attempt of the same run already counted the hang.
+        counted: False when another attempt of the same run already counted the hang (and the
+            run's LLM cost).
+        llm: the ledger of the engine's own LLM calls during the case
+            (:mod:`conformance.engine_llm`).
     """
 
     case_id: str
@@ -60,6 +64,7 @@ class Attempt:
     seconds: float = 0.0
     value: Any = None
     counted: bool = True
+    llm: dict = field(default_factory=dict)
 
 
 def _hang_finding(case: Any, method: str, limit: float, what: str = "") -> HostileEngine:
@@ -109,7 +114,6 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
     recorded; the per-call limit applies to each engine call; ``share`` (a
     :class:`~conformance.budget.Share`) bounds how long the case draws examples.
     """
-    sandbox = Sandbox(session.user_hermes_home)
     draws = session.replay_draws
     findings: list[Any] = []
 
@@ -119,9 +123,6 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
 
     if share is not None:
         share.found = findings
-    ctx = session.context.for_check(
-        case, replay=draws, sandbox=sandbox, share=share, on_finding=on_finding
-    )
 
     def run() -> Any:
         token = CURRENT_CASE.set(case)
@@ -134,12 +135,18 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
         finally:
             CURRENT_CASE.reset(token)
 
-    try:
-        with watching(sandbox) as reaches:
-            result = _classify(case, run, session.options.timeout, share)
-            result.reaches = list(reaches)
-    finally:
-        sandbox.close()
+    with engine_llm(case.id) as (ledger, seed_home):
+        sandbox = Sandbox(session.user_hermes_home, seed=seed_home)
+        ctx = session.context.for_check(
+            case, replay=draws, sandbox=sandbox, share=share, on_finding=on_finding
+        )
+        try:
+            with watching(sandbox) as reaches:
+                result = _classify(case, run, session.options.timeout, share)
+                result.reaches = list(reaches)
+        finally:
+            sandbox.close()
+        result.llm = ledger.as_dict()
     if share is not None:
         result.examples, result.asked = share.examples, share.asked
         result.budget_reached, result.seconds = share.reached, share.elapsed()
@@ -149,11 +156,21 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
 def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
     """Play the scenario file of ``cases`` once, in one sandbox (one Hermes installation), and
     judge each expectation; returns the attempts by case id."""
+    first = cases[0]
+    out: dict[str, Attempt] = {}
+    with engine_llm(first.id) as (ledger, seed_home):
+        _play_and_judge(session, cases, out, seed_home)
+        for attempt_ in out.values():
+            attempt_.llm = ledger.as_dict() if attempt_.counted else {}
+    return out
+
+
+def _play_and_judge(session: Any, cases: list[Any], out: dict, seed_home: Any) -> None:
+    """Play the scenario of ``cases`` in one sandbox and judge each expectation into ``out``."""
     from conformance.scenarios.expectations import judge_expectation
 
     first = cases[0]
-    sandbox = Sandbox(session.user_hermes_home)
-    out: dict[str, Attempt] = {}
+    sandbox = Sandbox(session.user_hermes_home, seed=seed_home)
     try:
         with watching(sandbox) as reaches:
             sandbox.new_home()
@@ -167,12 +184,11 @@ def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
                 out[case.id] = _classify(case, judge, session.options.timeout, None)
             for i, attempt_ in enumerate(out.values()):
                 attempt_.reaches = list(reaches)
+                attempt_.counted = i == 0  # the run's hang and LLM cost count once
                 if run.timed_out:
                     attempt_.hang = _hung_method(run.stopped[1] if run.stopped else "")
-                    attempt_.counted = i == 0
     finally:
         sandbox.close()
-    return out
 
 
 def _hung_method(stopped: str) -> str:

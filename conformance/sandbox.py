@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,11 +105,16 @@ class Sandbox:
     Args:
         user_hermes_home: the ``HERMES_HOME`` the user set (its config is copied into every
             engine home), or None.
+        seed: called with each new home's ``HERMES_HOME`` folder to write what the engine
+            needs there (the engine LLM's ``config.yaml``), or None.
     """
 
-    def __init__(self, user_hermes_home: str | None = None) -> None:
+    def __init__(
+        self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
+    ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="conformance-case-")).resolve()
         self.user_hermes_home = user_hermes_home
+        self.seed = seed
         self._count = 0
         self._saved = {k: os.environ.get(k) for k in _ENV}
         self._cwd = os.getcwd()
@@ -128,11 +133,14 @@ class Sandbox:
             for sub in ("home", "hermes", "cwd", "tmp"):
                 (home / sub).mkdir(parents=True, exist_ok=True)
             self._seeded = False
-        if self.user_hermes_home and not self._seeded:
-            for name in ("config.yaml", ".env"):
-                source = Path(self.user_hermes_home) / name
-                if source.is_file():
-                    shutil.copyfile(source, home / "hermes" / name)
+        if not self._seeded:
+            if self.user_hermes_home:
+                for name in ("config.yaml", ".env"):
+                    source = Path(self.user_hermes_home) / name
+                    if source.is_file():
+                        shutil.copyfile(source, home / "hermes" / name)
+            if self.seed is not None:
+                self.seed(home / "hermes")  # e.g. where Hermes' auxiliary client finds its LLM
             self._seeded = True
         os.environ["HOME"] = str(home / "home")
         os.environ["HERMES_HOME"] = str(home / "hermes")
