@@ -24,6 +24,9 @@ from dataclasses import dataclass
 DEFAULT_BUDGET_S = 120.0
 #: The least share a check gets, seconds (it always runs at least one example).
 MIN_SHARE_S = 1.0
+#: Seconds a check may go past its share to shrink a failure it found (then the smallest
+#: finding so far is reported as it stands).
+SHRINK_GRACE_S = 10.0
 
 
 @dataclass
@@ -47,11 +50,12 @@ class Share:
         if self.started is None:
             self.started = time.monotonic()
 
-    def spent(self) -> bool:
-        """True when the share has run out and at least one example ran (then drawing stops)."""
+    def spent(self, grace: float = 0.0) -> bool:
+        """True when the share (plus ``grace`` seconds) has run out and at least one example
+        ran (then drawing stops)."""
         if self.started is None or self.examples < 1:
             return False
-        over = time.monotonic() - self.started > self.seconds
+        over = time.monotonic() - self.started > self.seconds + grace
         if over:
             self.reached = True
         return over
@@ -104,4 +108,4 @@ class RunBudget:
             self.spent += max(0.0, seconds)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "MIN_SHARE_S", "RunBudget", "Share"]
+__all__ = ["DEFAULT_BUDGET_S", "MIN_SHARE_S", "SHRINK_GRACE_S", "RunBudget", "Share"]

@@ -24,7 +24,9 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 
+from conformance.budget import SHRINK_GRACE_S
 from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
 from conformance.timeouts import HangBudget, calling, constructor_label
 from simulator.host.calls import accepted_kwargs, update_model_kwargs
@@ -268,7 +270,9 @@ class CheckContext:
         def run_once(draw: Any) -> None:
             if share is not None:
                 share.start()
-                if share.spent():  # out of budget: stop drawing (what ran is the verdict)
+                # out of budget: stop drawing (what ran is the verdict); a finding gets a
+                # grace to shrink in
+                if share.spent(SHRINK_GRACE_S if found else 0.0):
                     raise BudgetSpent()
             token = CURRENT_DRAWS.set(draw.values)
             try:
@@ -308,6 +312,11 @@ class CheckContext:
             raise  # Hypothesis' own, shrunk counterexample
         except BudgetSpent:
             pass  # the share ran out: the smallest finding so far, if any, is the verdict
+        except Flaky:
+            # the share ran out while Hypothesis replayed or shrunk a finding (its replay then
+            # stops early, which it reads as flaky data): the smallest finding stands
+            if not (found and share is not None and share.reached):
+                raise
         if found:
             raise min(found, key=_example_size)
 

@@ -293,6 +293,8 @@ class ConformanceSession:
         self.hangs = HangBudget(options.max_timeouts)
         self.results: list[Result] = []
         self.scenario_runs: dict[str, Any] = {}
+        #: runs handed in already played (``scenario_results(run=...)``): judged, not replayed
+        self.given_runs: dict[str, Any] = {}
         self.scenario_attempts: dict[str, dict[str, Attempt]] = {}
         self._worker: Worker | None = None
         self.user_hermes_home = os.environ.get("HERMES_HOME") or None
@@ -938,6 +940,7 @@ def scenario_results(
     path = Path(scenario.source)
     if run is not None:
         session.scenario_runs[str(path)] = run
+        session.given_runs[str(path)] = run
     cases = [ScenarioCase(path, scenario, exp, bundled=False) for exp in scenario.expectations]
     session.extend(cases)
     try:

@@ -143,10 +143,10 @@ def check_ts2_no_writes_from_timed_out_pass(ctx):
         if own:
             sandbox.close()
     names = {
-        "home": "HOME",
-        "hermes": "HERMES_HOME",
+        "home": "$HOME",
+        "hermes": "$HERMES_HOME",
         "cwd": "the working directory",
-        "tmp": "TMPDIR",
+        "tmp": "$TMPDIR",
     }
     for where, listing in after.items():
         changed = sorted(p for p, meta in listing.items() if before[where].get(p) != meta)

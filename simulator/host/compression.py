@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -82,6 +83,17 @@ class DaemonPool:
 
 _POOL: DaemonPool | None = None
 _POOL_LOCK = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    """A forked child has none of the parent's pool threads: it starts its own pool."""
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def shared_pool() -> DaemonPool:

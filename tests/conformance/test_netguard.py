@@ -77,5 +77,5 @@ class NetworkEngine(MinimalEngine):
 def test_engine_network_access_is_blocked_during_checks():
     session = ConformanceSession(RunOptions(profile="quick"), NetworkEngine)
     result = session.run_case(registry.get("A4-compress-returns-list"))
-    assert result.outcome == "failed"
+    assert result.outcome == "failed", result.message
     assert "NetworkBlocked" in result.message and "203.0.113.9" in result.message

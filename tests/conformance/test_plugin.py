@@ -211,8 +211,13 @@ def test_json_verdict_shape(kit_pytester):
         "other_failures",
         "snapshot_mismatches",
         "snapshot_errors",
+        "cases_run",
+        "cases_total",
+        "root_causes",
         "results",
     }
+    assert data["cases_run"] == data["cases_total"] == len(data["results"])
+    assert data["root_causes"] == []
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
     assert outcomes <= {"passed", "skipped"}

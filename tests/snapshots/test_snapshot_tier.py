@@ -158,8 +158,8 @@ class Hangs(ReferenceCompressor):
     # distinct cases (pytest repeats a message in its short summary, untruncated when CI is set)
     hung = set(
         re.findall(
-            r"\[D1 SHOULD\] compress\(\): did not return within 1 s \(check "
-            r"D1-snapshot\[([\w-]+)\] timed out",
+            r"_ test_compression_snapshot\[([\w-]+)\] _+\n\[D1 SHOULD\] compress\(\): did not "
+            r"return within 1 s \(--conformance-timeout, the limit of one engine call",
             out,
         )
     )
