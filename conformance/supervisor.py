@@ -46,6 +46,12 @@ DEFAULT_MEMORY_LIMIT = 4 * 1024**3
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 _CALL, _RETURN, _ANSWER, _ERROR, _PROGRESS = b"C", b"R", b"A", b"E", b"P"
+#: The child's last message before it retires (its engine left threads running): a flag byte
+#: sent right after the answer.
+_RETIRE = b"Z"
+#: Threads a child may hold before it retires after its answer, so engine threads that never
+#: end cannot pile up across cases (non-daemon ones retire it at once).
+MAX_CHILD_THREADS = 32
 _HEADER = struct.Struct("!cI")
 
 
@@ -216,7 +222,14 @@ class Worker:
         except OSError:  # the child is gone already
             outcome = self._reap(Died("", None, None))
             return outcome
-        outcome = _watch(self.pid, self._answers, time.monotonic(), call_limit, case_limit)
+        flags: dict[str, bool] = {}
+        try:
+            outcome = _watch(
+                self.pid, self._answers, time.monotonic(), call_limit, case_limit, flags
+            )
+        finally:
+            if flags.get("retire") and self.pid is not None:
+                self._reap(None)  # it answered and exits: the next call forks a new one
         if isinstance(outcome, (Died, Hung)):
             self._reap(outcome)
         return outcome
@@ -301,11 +314,25 @@ def _child_loop(
             except Exception as exc:  # an answer that does not pickle is a kit bug
                 payload = pickle.dumps(RuntimeError(f"the case's answer does not pickle: {exc}"))
                 kind = _ERROR
+            retire = _threads_left_behind()
+            if retire:
+                _MONITOR.send(_RETIRE, b"")
             _MONITOR.send(kind, payload)
+            if retire:
+                break
     except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
         code = 70
     finally:
         os._exit(code)  # no atexit, no non-daemon threads: the engine's threads end here
+
+
+def _threads_left_behind() -> bool:
+    """True when the engine left a non-daemon thread running, or too many threads."""
+    alive = threading.enumerate()
+    main = threading.main_thread()
+    return len(alive) > MAX_CHILD_THREADS or any(
+        t is not main and not t.daemon and t.is_alive() for t in alive
+    )
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -318,8 +345,16 @@ def _portable(exc: BaseException) -> BaseException:
         return RuntimeError(f"{type(exc).__name__}: {exc}\n{text[-2000:]}")
 
 
-def _watch(pid: int, fd: int, started: float, call_limit: float, case_limit: float) -> Any:
-    """The parent's side: read call starts/ends, progress and the answer; kill on a hang."""
+def _watch(
+    pid: int,
+    fd: int,
+    started: float,
+    call_limit: float,
+    case_limit: float,
+    flags: dict[str, bool] | None = None,
+) -> Any:
+    """The parent's side: read call starts/ends, progress and the answer; kill on a hang.
+    ``flags["retire"]`` is set when the child says it ends after this answer."""
     buffer = b""
     stacks: dict[int, list[tuple[str, float]]] = {}  # thread -> calls in flight, innermost last
     answer: tuple[bytes, bytes] | None = None
@@ -365,12 +400,17 @@ def _watch(pid: int, fd: int, started: float, call_limit: float, case_limit: flo
                     stack.pop()
             elif kind == _PROGRESS:
                 progress = pickle.loads(payload)
+            elif kind == _RETIRE:
+                if flags is not None:
+                    flags["retire"] = True
             else:
                 answer = (kind, payload)
                 break
     if answer is not None:  # the child goes on serving: it is not reaped here
         value = pickle.loads(answer[1])
         if answer[0] == _ERROR:
+            if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
+                raise RuntimeError(f"the case's child raised {type(value).__name__}: {value}")
             raise value
         return value
     _, status = os.waitpid(pid, 0)
@@ -421,7 +461,10 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
             box["error"] = exc
 
     before = {k: CALL_STARTED.get(k) for k in CURRENT_CALL}  # calls hung in earlier cases
-    worker = threading.Thread(target=run, name="conformance-case", daemon=True)
+    # In a supervised child the case thread is not a daemon, like the host's main thread, so
+    # threads the engine starts inherit what they would in Hermes (a hang kills the child
+    # anyway); in this process it must be one, so that a hung call can be abandoned.
+    worker = threading.Thread(target=run, name="conformance-case", daemon=not supervised())
     started = time.monotonic()
     worker.start()
     while worker.is_alive():

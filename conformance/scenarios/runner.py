@@ -51,6 +51,7 @@ from conformance.scenarios.run import (
     StepRecord,
 )
 from conformance.scenarios.spec import Scenario, field_name
+from conformance.supervisor import supervised
 from conformance.timeouts import calling, constructor_label
 from simulator.host.gateway import Gateway
 from simulator.host.scenarios import user_message
@@ -332,7 +333,9 @@ class _Runner:
             self.recorder.step = label
             try:
                 self.step(kind, step[kind], path, label, record, in_subagent)
-            except (Exception, SystemExit) as exc:  # an engine must not end the host process
+            except BaseException as exc:  # an engine must not end the host process
+                if isinstance(exc, KeyboardInterrupt) and not supervised():
+                    raise  # in this process it is the user's Ctrl-C (a child ignores SIGINT)
                 if not self.cancelled.is_set():
                     self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
                 return False
