@@ -313,9 +313,10 @@ class CheckContext:
         except BudgetSpent:
             pass  # the share ran out: the smallest finding so far, if any, is the verdict
         except Flaky:
-            # the share ran out while Hypothesis replayed or shrunk a finding (its replay then
-            # stops early, which it reads as flaky data): the smallest finding stands
-            if not (found and share is not None and share.reached):
+            # the share ran out (a test case then stops before drawing, which Hypothesis
+            # reads as flaky data generation): what ran is the verdict, the smallest finding
+            # so far, if any, stands
+            if not (share is not None and share.reached):
                 raise
         if found:
             raise min(found, key=_example_size)

@@ -30,6 +30,17 @@ CALL_STARTED: dict[int, float] = {}
 CALL_HOOKS: list[tuple[Callable[[str], None], Callable[[], None]]] = []
 
 
+_ENGINE_SECONDS = [0.0]
+_ENGINE_LOCK = threading.Lock()
+
+
+def engine_seconds() -> float:
+    """Seconds spent inside outermost engine calls (:func:`calling`) in this process so far,
+    summed over threads: what the drawing budget counts, so that a fast engine's checks draw
+    the same examples on a loaded machine as on an idle one."""
+    return _ENGINE_SECONDS[0]
+
+
 @contextlib.contextmanager
 def calling(method: str, clause: str | None = None, level: str | None = None) -> Iterator[None]:
     """Record ``method`` as the engine call in flight on this thread while the block runs (so a
@@ -46,6 +57,8 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
         for _, ended in CALL_HOOKS:
             ended()
         if previous[0] is None:
+            with _ENGINE_LOCK:
+                _ENGINE_SECONDS[0] += time.monotonic() - CALL_STARTED.get(me, time.monotonic())
             CURRENT_CALL.pop(me, None)
             CALL_STARTED.pop(me, None)
         else:

@@ -137,6 +137,20 @@ class SessionPlugin:
                 stacklevel=2,
             )
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Share the drawing budget among the cases selected to run (after -k, -m,
+        --deselect), not the whole stream."""
+        selected = set()
+        for item in session.items:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            for name in ("conformance_case", "conformance_snapshot_case"):
+                if isinstance(params.get(name), str):
+                    selected.add(params[name])
+            case = getattr(item, "conformance_case_obj", None)
+            if case is not None:
+                selected.add(case.id)
+        self.session.budget.restrict(selected)
+
     def pytest_report_collectionfinish(self, config: pytest.Config, start_path, items):
         """With ``--collect-only``: each case's id and title (what it checks)."""
         if not config.option.collectonly:
