@@ -18,8 +18,13 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
                        ``on_session_start`` with the same session id, history restored from
                        the store (U2, U3)
 ``branch`` / ``rotate``  the store copies the session into a child; the agent continues there
-                       with the restored rows; ``on_session_start(child, old_session_id=,
-                       boundary_reason="branch" | "rotation")`` (kit practice) (U3)
+                       with the restored rows (U3): ``branch`` sends
+                       ``on_session_start(child, old_session_id=, boundary_reason="branch")``
+                       (kit practice), ``rotate`` what Hermes sends when a compaction rotates
+                       the session (``on_session_end(old)``, then ``on_session_start(child,
+                       boundary_reason="compression", old_session_id=old)``); with
+                       ``host.compression.in_place: false`` every committed compaction
+                       rotates, mid-turn too (L1)
 ``timeout_compactions``  later passes are treated as timed out by the host (TS2)
 ``subagent``           ``spawn_subagent`` (clone of the registered engine, C1, C2) runs ``steps``
 ``gateway``            a gateway message: B7 hygiene, then the turn, on the conversation's agent
@@ -136,6 +141,8 @@ class _Runner:
         self.context_length = int(host.get("context_length", DEFAULT_CONTEXT_LENGTH))
         self.config = HostConfig.from_config({"compression": host.get("compression") or {}})
         comp = host.get("compression") or {}
+        if "in_place" in comp:
+            self.config.compression_in_place = bool(comp["in_place"])
         if "failure_cooldown_seconds" in comp:
             self.config.failure_cooldown_seconds = float(comp["failure_cooldown_seconds"])
         for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):

@@ -179,6 +179,16 @@ class LCMEngine(ContextEngine):
         return "lcm"
 
     @property
+    def summarise(self) -> Summariser:
+        """The summariser (the ``summariser=`` argument): the kit's A4 seam (it swaps it for one
+        that fails); a raising summariser gets the extractive fallback, nothing is lost."""
+        return self._summariser
+
+    @summarise.setter
+    def summarise(self, fn: Summariser) -> None:
+        self._summariser = fn
+
+    @property
     def db_path(self) -> Path:
         """The SQLite file this engine (and its clones) use."""
         return self._db_path
