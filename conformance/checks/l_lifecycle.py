@@ -427,7 +427,7 @@ def check_l1_compaction_boundary_keeps_state(ctx):
         sid = "kit-boundary-session"
         heard, quiet = ctx.new_engine(), ctx.new_engine()
         for engine in (heard, quiet):
-            invoke("L1", MUST, engine, "on_session_start", sid, platform="cli", model="sim-model")
+            invoke("O1", MUST, engine, "on_session_start", sid, platform="cli", model="sim-model")
         outs = [compress_like_host("L1", MUST, e, history) for e in (heard, quiet)]
         if not all(isinstance(o, list) for o in outs) or declined(history, outs[0]):
             return  # A4 reports a non-list; a declined pass has no boundary after it
@@ -438,9 +438,9 @@ def check_l1_compaction_boundary_keeps_state(ctx):
         count = getattr(heard, "compression_count", 0)
         new_id = f"{sid}-child" if rotation else sid
         how = "on rotation (a new id)" if rotation else "in place (the same id)"
-        invoke("L1", MUST, heard, "on_session_end", sid, copy.deepcopy(history))
+        invoke("O2", MUST, heard, "on_session_end", sid, copy.deepcopy(history))
         invoke(
-            "L1",
+            "O1",
             MUST,
             heard,
             "on_session_start",

@@ -345,7 +345,7 @@ def check_u7_store_holds_each_message_once(ctx):
             salt,
         )
         engine = ctx.new_engine()
-        invoke("U7", MUST, engine, "on_session_start", sid, platform="cli", model="sim-model")
+        invoke("O1", MUST, engine, "on_session_start", sid, platform="cli", model="sim-model")
         ends = [i for i, m in enumerate(history) if m.get("role") == "user" and i > 1]
         for n, end in enumerate(ends + [len(history)], 1):
             handed(engine, history[:end], f"t{n}")
@@ -359,9 +359,9 @@ def check_u7_store_holds_each_message_once(ctx):
         for i, m in enumerate(committed):  # the host stamps rows the engine left without a uid
             m.setdefault("message_uid", uid_from_seed(_seed_of(salt + "out"), i))
         if compacted:
-            invoke("U7", MUST, engine, "on_session_end", sid, copy.deepcopy(history))
+            invoke("O2", MUST, engine, "on_session_end", sid, copy.deepcopy(history))
             invoke(
-                "U7",
+                "O1",
                 MUST,
                 engine,
                 "on_session_start",
@@ -374,15 +374,15 @@ def check_u7_store_holds_each_message_once(ctx):
         now = committed + new
         handed(engine, now, "after-compaction")
         handed(engine, now, "after-compaction-replay")
-        invoke("U7", MUST, engine, "on_session_end", sid, copy.deepcopy(now))
+        invoke("O2", MUST, engine, "on_session_end", sid, copy.deepcopy(now))
         roles = judge(
             engine, sid, "the compacted output plus two new turns, handed over twice", new, roles
         )
         restarted = ctx.new_engine()
-        invoke("U7", MUST, restarted, "on_session_start", sid, platform="cli", model="sim-model")
+        invoke("O1", MUST, restarted, "on_session_start", sid, platform="cli", model="sim-model")
         more = turns(7_000, 1, 900, salt)
         handed(restarted, now + more, "after-restart")
-        invoke("U7", MUST, restarted, "on_session_end", sid, copy.deepcopy(now + more))
+        invoke("O2", MUST, restarted, "on_session_end", sid, copy.deepcopy(now + more))
         judge(
             restarted,
             sid,
