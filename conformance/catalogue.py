@@ -81,8 +81,11 @@ CLAUSES: dict[str, Clause] = {
         _c("R6", "engine.name equals the configured name and plugin.yaml's name"),
         _c("A1", "name is a property returning a short identifier string"),
         _c("A2", "update_from_response(usage) updates the last_* token counters"),
-        _c("A3", "should_compress(prompt_tokens=None) returns a bool"),
-        _c("A4", "compress() returns a new, valid, possibly shorter list"),
+        _c(
+            "A3",
+            "should_compress(prompt_tokens=None): a bool, for the argument and today's threshold",
+        ),
+        _c("A4", "compress() returns a valid list; a failed summary declines or stands in"),
         _c("A5", "focus_topic: guided compaction keeps that topic first"),
         _c("A6", "the six int attributes the host reads; compression_count counts compactions"),
         _c("A7", "no compaction on the -1 sentinel right after one", practice="host"),
@@ -105,7 +108,7 @@ CLAUSES: dict[str, Clause] = {
         _c("H2", "identity skipping: default hooks are never called", side=HOST),
         _c(
             "H3",
-            "select_context replaces one request; history is never rewritten",
+            "select_context replaces one request, live turn kept; history never rewritten",
             host_feature=_SC,
         ),
         _c("H4", "request order: assemble, select_context, sanitizers, cache control", side=HOST),
@@ -118,7 +121,7 @@ CLAUSES: dict[str, Clause] = {
         _c("U4", "uids kept across content rewrites", host_feature=_UID),
         _c("U5", "merges keep the first uid and record the others", side=HOST, host_feature=_UID),
         _c("U6", "rows the engine stamps keep the engine's uid", host_feature=_UID),
-        _c("U7", "a uid names a logical message; two rows may share it", host_feature=_UID),
+        _c("U7", "a uid names a logical message; a store holds it once", host_feature=_UID),
         _c(
             "U8",
             "tool-call identity: _tool_call_uids and _tool_call_uid",
@@ -132,7 +135,7 @@ CLAUSES: dict[str, Clause] = {
         _c("C1", "every agent gets its own engine via clone_for_agent()", host_feature=_CL),
         _c("C2", "a child's update_model() never changes the parent's budget"),
         _c("C3", "a clone that raises falls back to the built-in compressor", side=HOST),
-        _c("L1", "the lifecycle order; no engine call raises"),
+        _c("L1", "the lifecycle order, compaction boundaries kept; no engine call raises"),
         _c(
             "K1",
             "compression.model_thresholds applied by the base update_model()",

@@ -129,6 +129,55 @@ def describe(message: Any) -> str:
     return f"<{role}{extra} {size}>"
 
 
+# --- what a compaction removed (A4) ---------------------------------------------------
+
+
+def row_key(m: Any) -> tuple:
+    """What identifies a row across compress(): ``(role, text, tool-call ids)``; a tool result
+    is ``("tool", tool_call_id)`` (a result whose output was cleared is still the same row)."""
+    if not isinstance(m, dict):
+        return ("?",)
+    calls = tuple(str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, dict))
+    if m.get("role") == "tool":
+        return ("tool", str(m.get("tool_call_id")))
+    content = m.get("content")
+    if isinstance(content, list):
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return (m.get("role"), content if isinstance(content, str) else "", calls)
+
+
+def removed_and_new(before: list[dict], after: list[dict]) -> tuple[int, list[int]]:
+    """(how many non-system input rows are missing from ``after``, indexes of ``after`` rows
+    that are no input row): what a compaction dropped and what it put in (A4)."""
+    kept = {}
+    for m in after:
+        kept[row_key(m)] = kept.get(row_key(m), 0) + 1
+    removed = 0
+    for m in before:
+        if isinstance(m, dict) and m.get("role") == "system":
+            continue
+        key = row_key(m)
+        if kept.get(key):
+            kept[key] -= 1
+        else:
+            removed += 1
+    inputs = {row_key(m) for m in before}
+    new = [
+        i
+        for i, m in enumerate(after)
+        if row_key(m) not in inputs
+        and not (i == 0 and isinstance(m, dict) and m.get("role") == "system")
+    ]
+    return removed, new
+
+
+def declined(before: list[dict], after: Any) -> bool:
+    """True when a compress() pass removed no input row (A4: it declined; returning the input
+    list itself is the host's no-op signal, and a pass that only cleared old tool outputs
+    dropped nothing either). Nothing to judge as a compaction."""
+    return isinstance(after, list) and (after is before or removed_and_new(before, after)[0] == 0)
+
+
 # --- V: validity of an OpenAI-format message sequence ---------------------------------
 
 

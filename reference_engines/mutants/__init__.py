@@ -184,6 +184,29 @@ KILLS: dict[str, Kill] = {
     ),
     M + "b_compressor:StartsOver": Kill("B6", r"a summary that shares nothing with the first one"),
     M + "d_determinism:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
+    M + "a4_summary_failure:DropsMiddleOnFailure": Kill(
+        "A4", r"while the summariser failed .*removed with nothing in their place"
+    ),
+    M + "h3_live_turn:RebuildsFromStore": Kill(
+        "H3",
+        r"the (last user message of|rows after the current user message in) the "
+        r"select_context\(\) replacement",
+    ),
+    M + "h3_live_turn:WindowsConversation": Kill(
+        "H3", r"last user message of the select_context\(\) replacement: expected the request's own"
+    ),
+    M + "l1_boundary_reset:ResetsOnSessionStart": Kill(
+        "L1", r"(compression_count|the next compaction) after the compaction boundary"
+    ),
+    M + "a3_threshold:CachesFirstThreshold": Kill(
+        "A3", r"should_compress\(\d*\) .*(new threshold|131 072-token window)"
+    ),
+    M + "a3_threshold:IgnoresPromptTokens": Kill(
+        "A3", r"should_compress\(\d+\) with the last usage at \d+ tokens"
+    ),
+    M + "u7_store_identity:PositionKeyedStore": Kill(
+        "U7", r"the \d+ new [a-z/]+ row\(s\) stored|held more than once"
+    ),
     M + "_base:MinimalEngine[r4]": Kill("R4", r"version", PLUGIN_DIRS / "r4_no_version"),
     M + "_base:MinimalEngine[r5]": Kill(
         "R5", r"register_context_engine 2 times", PLUGIN_DIRS / "r5_registers_twice"
@@ -215,6 +238,13 @@ TWINS: dict[str, str] = {
     "reference_engines.mutants.e1_sandbox:KeepsItsOwnHome": (
         "reference_engines.mutants.e1_sandbox:PhonesHome"
     ),
+    M + "a4_summary_failure:FailClosedSummariser": M + "a4_summary_failure:DropsMiddleOnFailure",
+    M + "h3_live_turn:KeepsLiveTurn": M + "h3_live_turn:RebuildsFromStore",
+    M + "h3_live_turn:TrimmingSelector": M + "h3_live_turn:WindowsConversation",
+    M + "l1_boundary_reset:KeepsStateAcrossBoundary": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "a3_threshold:ThresholdFromUpdateModel": M + "a3_threshold:CachesFirstThreshold",
+    M + "a3_threshold:HonoursPromptTokens": M + "a3_threshold:IgnoresPromptTokens",
+    M + "u7_store_identity:UidKeyedStore": M + "u7_store_identity:PositionKeyedStore",
 }
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
