@@ -85,14 +85,18 @@ CLAUSES: dict[str, Clause] = {
             "A3",
             "should_compress(prompt_tokens=None): a bool, for the argument and today's threshold",
         ),
-        _c("A4", "compress() returns a valid list; a failed summary declines or stands in"),
+        _c(
+            "A4",
+            "compress() returns a new valid list, not its edited input; a failed summary declines or stands in",
+        ),
         _c("A5", "focus_topic: guided compaction keeps that topic first"),
         _c("A6", "the six int attributes the host reads; compression_count counts compactions"),
         _c("A7", "no compaction on the -1 sentinel right after one", practice="host"),
         _c("V1", "a list of dicts with a role in system/user/assistant/tool"),
-        _c("V2", "every tool call answered exactly once; no orphan results"),
+        _c("V2", "every tool call answered once, no orphans; a call in flight is kept as is"),
         _c("V3", "content is a str, a list of parts, or None only where allowed"),
-        _c("V4", "the system prompt, if any, stays first"),
+        _c("V4", "the whole system prompt stays first; later compactions leave it byte-identical"),
+        _c("V5", "output and replacement rows carry only message keys the host knows"),
         _c("O1", "on_session_start(session_id, **kwargs)"),
         _c("O2", "on_session_end(session_id, messages) at a real boundary only"),
         _c("O3", "on_session_reset() zeroes the counters"),
@@ -100,7 +104,7 @@ CLAUSES: dict[str, Clause] = {
         _c("O5", "get_tool_schemas() returns a list"),
         _c("O6", "handle_tool_call() answers an unknown tool with a JSON error"),
         _c("O7", "should_compress_preflight(messages) returns a bool"),
-        _c("O8", "get_status() keys; last_prompt_tokens never negative"),
+        _c("O8", "get_status() keys; never negative; no raise and 0% on a zero window"),
         _c("O9", "select_context() returns None or a list", host_feature=_SC),
         _c("O10", "on_turn_complete() accepts the host's kwargs", host_feature=_TC),
         _c("O11", "clone_for_agent() returns an engine", host_feature=_CL),
@@ -160,6 +164,7 @@ CLAUSES: dict[str, Clause] = {
         _c("P2", "cache marker placement by content shape", side=HOST),
         _c("P3", "a cache hit needs an exact prefix", side=HOST),
         _c("P4", "caching on for Claude models", side=HOST),
+        _c("P5", "cache markers are the host's: engine rows carry no cache_control"),
     )
 }
 

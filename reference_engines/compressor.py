@@ -32,7 +32,10 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   Hermes main does it).
 - B5 Phase 4: head (the compaction note appended to the system prompt on the first
   compaction only) + summary row (role chosen so no two same roles touch; merged into
-  the first tail row when neither role fits) + tail; orphans repaired.
+  the first tail row when neither role fits) + tail; orphans repaired. A history that ends
+  mid tool chain (right after a tool result, or on calls whose results are not appended
+  yet) keeps that newest chain verbatim at the end of the tail, and a call still in flight
+  gets no stub result (V2's in-flight exception).
 - B6 later compactions pass the previous summary (found in the messages) to be updated.
 - A3 automatic compaction stops after 2 ineffective passes; A7 never on the -1 sentinel.
 - A6 ``compression_count`` counts every compress() call, a no-op pass included (seeds:
@@ -504,6 +507,9 @@ class ReferenceCompressor(ContextEngine):
         cut = bnd.tail_cut(messages, head, raw, budget, self.protect_last_n)
         if s >= head and cut <= s:
             cut = bnd.align_forward(messages, s + 1)
+        chain = bnd.trailing_chain_start(messages)
+        if head <= chain < cut:
+            cut = chain  # V2: the newest tool chain stays verbatim in the tail
         user = bnd.last_real_user(messages, head)
         live = user if head <= user < cut else -1
         pure_summary = s >= 0 and msgs.is_pure_summary(messages[s])
@@ -695,7 +701,9 @@ class ReferenceCompressor(ContextEngine):
             else:
                 middle_rows.append({"role": role, "content": block})
             plan["stats"]["summary_role"] = role or f"merged into {tail[0].get('role')}"
-        return msgs.repair_tool_pairs(head + middle_rows + tail)
+        return msgs.repair_tool_pairs(
+            head + middle_rows + tail, in_flight=bnd.calls_in_flight(messages)
+        )
 
     @staticmethod
     def _summary_role(head: list[Message], tail: list[Message]) -> str | None:

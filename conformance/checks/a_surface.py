@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from conformance.checks.engine_calls import (
     compactable_shape,
+    compress_keeping_snapshot,
     compress_like_host,
     head_size,
     invoke,
@@ -211,6 +212,47 @@ def check_a4_compress_one_message(ctx):
 
 @check(
     "A4",
+    "returns-new-list",
+    level=MUST,
+    title="a compaction comes back as a new list, not as the input list edited in place (the "
+    "host reads the same object as 'nothing to do')",
+    examples=3,
+)
+def check_a4_returns_new_list(ctx):
+    """A4: compress() on a history over the threshold; when the output is the very list object
+    compress() was handed and holds fewer messages or tokens than the history did
+    (``messages[:] = out; return messages``), the host sees its no-op signal (same object),
+    discards the pass, and the engine never compacts. Returning the input unchanged (a real
+    no-op) is fine."""
+
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(
+            compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)),
+            "history",
+        )
+        snapshot, out = compress_keeping_snapshot("A4", MUST, engine, history)
+        if out is not snapshot or not isinstance(out, list):
+            return
+        before, after = count_messages(history), count_messages(out)
+        if len(out) < len(history) or after < before:
+            fail(
+                "A4",
+                MUST,
+                f"compress() on {len(history)} messages ({before} tokens)",
+                expected="a new list (the host treats the very list it passed as 'nothing to "
+                "compact' and keeps the old history)",
+                got=f"the input list itself, edited in place to {len(out)} messages ({after} "
+                "tokens): the host discards this compaction, so the engine never compacts "
+                "(return the new list instead of `messages[:] = out; return messages`)",
+            )
+
+    ctx.examples(body)
+
+
+@check(
+    "A4",
     "fits-budget-when-possible",
     level=SHOULD,
     practice="kit",
@@ -264,13 +306,15 @@ def check_a4_fits_budget_when_possible(ctx):
     "focus-topic-kept",
     level=SHOULD,
     requires=("focus",),
-    title="a fact about the focus topic, planted in the "
+    title="a fact about the focus topic, planted deep inside a long message in the "
     "compressible middle, survives compress(focus_topic)",
     examples=3,
 )
 def check_a5_focus_topic_kept(ctx):
     """A5 (SHOULD, engines declaring ``focus``): with ``focus_topic``, the planted fact's
-    codename is still in the compressed output."""
+    codename is still in the compressed output. The fact sits 400 to 3,000 characters into one
+    long user or assistant message, so a summary that keeps each message's opening (and not the
+    topic) loses it."""
 
     def body(draw):
         engine = ctx.new_engine()

@@ -145,6 +145,28 @@ def compress_like_host(
     )
 
 
+def compress_keeping_snapshot(
+    clause: str,
+    level: str,
+    engine: Any,
+    history: list[dict[str, Any]],
+    *,
+    focus_topic: str | None = None,
+    force: bool = False,
+) -> tuple[list[dict[str, Any]], Any]:
+    """``(snapshot, output)``: :func:`compress_like_host`, also returning the very list object
+    compress() was handed, so a check can see whether the engine returned it (the host's
+    "same object = nothing to do" signal, A4) and what became of it."""
+    snapshot = copy.deepcopy(history)
+    kwargs = calls.compress_kwargs(
+        engine, current_tokens=count_messages(history), focus_topic=focus_topic, force=force
+    )
+    out = invoke(
+        clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
+    )
+    return snapshot, out
+
+
 def select_like_host(
     clause: str,
     level: str,

@@ -359,11 +359,19 @@ def _reg_h(ctx, level):
         while count_messages(history) <= threshold + 1_000:
             history += filler_block(40, 3_000, k)
             k += 1
+        # the tail's length and its last role are drawn too: an engine keeps a fixed number of
+        # trailing messages, so which role meets the summary from the tail side depends on the
+        # parity of what follows it; with one parity a summary role that only clashes for the
+        # other (e.g. never merged into an assistant message) would never be seen
+        end_role = draw(st.sampled_from(["user", "assistant"]), "tail_last_role")
+        extra = draw(st.integers(0, 1), "tail_extra")
         roles = ["user", "assistant"] if tail_start == "user" else ["assistant", "user"]
-        for i in range(tail_size(ctx, engine)):
+        for i in range(tail_size(ctx, engine) + extra):
             history.append({"role": roles[i % 2], "content": f"tail {i}"})
-        if history[-1]["role"] != "user":
-            history.append({"role": "user", "content": "last"})
+        if history[-1]["role"] != end_role:
+            history.append(
+                {"role": end_role, "content": "last" if end_role == "user" else "last reply"}
+            )
         out = compress_like_host("B5", level, engine, history)
         if not isinstance(out, list):
             return
@@ -387,7 +395,8 @@ def _reg_h(ctx, level):
                     expected="no two same-role messages touching around the summary",
                     got=f"two {a.get('role')} messages ({short(text_of(a), 40)} / "
                     f"{short(text_of(b), 40)})",
-                    context=f"head ends on {head_end}, tail starts with {tail_start}",
+                    context=f"head ends on {head_end}, tail starts with {tail_start}, "
+                    f"{len(history)} messages ending on {end_role}",
                 )
 
     ctx.examples(body)

@@ -149,6 +149,10 @@ def _violation(
     expectation's)."""
     at = f" at {where}" if where else ""
     why = f" ({exp.why})" if exp.why else ""
+    said = next((t.error for _, t in run.turns if t.failed and t.error), "")
+    if said and said not in detail:  # what the provider said when a turn failed, in its words
+        failed = sum(1 for _, t in run.turns if t.failed)
+        detail += f" ({failed} turn(s) failed; the provider answered {said!r})"
     text = f"scenario {run.scenario.name!r}, expectation {exp.id!r}{at}: {detail}{why}"
     clause, level = under or (exp.clause, exp.level)
     return ContractViolation(
@@ -282,11 +286,13 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
         failed = [(label, t) for label, t in run.turns if t.failed]
         want = _bounds(len(failed), params)
         if want:
+            said = next((t.error for _, t in failed if t.error), "")
             return _violation(
                 run,
                 exp,
                 failed[0][0] if failed else "",
-                f"expected {want} failed turns, got {len(failed)}",
+                f"expected {want} failed turns, got {len(failed)}"
+                + (f"; the provider answered {said!r}" if said else ""),
             )
         return None
     if kind == "hygiene_runs":

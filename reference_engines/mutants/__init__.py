@@ -183,6 +183,34 @@ KILLS: dict[str, Kill] = {
         "B5", r"no two same-role messages touching around the summary"
     ),
     M + "b_compressor:StartsOver": Kill("B6", r"a summary that shares nothing with the first one"),
+    # faults plugin authors shipped (each with its correct twin in TWINS)
+    M + "v_messages:KeepsCompleteTurnsOnly": Kill(
+        "V2", r"newest assistant tool_calls message .* is gone from the output"
+    ),
+    M + "v_messages:StripsPendingCall": Kill(
+        "V2", r"newest assistant tool_calls message .* is gone from the output"
+    ),
+    M + "v_messages:TruncatesSystemPrompt": Kill(
+        "V4", r"does not start with the whole original system prompt \(the first 600 of"
+    ),
+    M + "v_messages:CounterInSystemPrompt": Kill(
+        "V4", r"expected message 0 byte-identical to the one compaction \d left"
+    ),
+    M + "v_messages:StoreRecordRows": Kill("V5", r"carries 'dag_node', 'raw'"),
+    M + "p_caching:CacheMarkedSummary": Kill("P5", r"carries cache_control on content part 0"),
+    M + "o_optional:PercentOfZeroWindow": Kill("O8", r"get_status\(\) raised: .*ZeroDivisionError"),
+    M + "a_surface:EditsInputInPlace": Kill(
+        "A4", r"got the input list itself, edited in place .* the engine never compacts"
+    ),
+    M + "a_surface:KeepsMessageOpenings": Kill(
+        "A5", r"to keep the planted fact 'QUARTZ-HERON-417'"
+    ),
+    M + "b5_user_summary:UserSummaryAfterSystem": Kill(
+        "B5", r"no two same-role messages touching around the summary, got two user messages"
+    ),
+    M + "b_compressor:FallbackReopensAnsweredAsks": Kill(
+        "B4", r"recorded as done, not as open work, got it under the heading 'Next Steps'"
+    ),
     M + "d_determinism:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
     M + "a4_summary_failure:DropsMiddleOnFailure": Kill(
         "A4", r"while the summariser failed .*removed with nothing in their place"
@@ -245,6 +273,17 @@ TWINS: dict[str, str] = {
     M + "a3_threshold:ThresholdFromUpdateModel": M + "a3_threshold:CachesFirstThreshold",
     M + "a3_threshold:HonoursPromptTokens": M + "a3_threshold:IgnoresPromptTokens",
     M + "u7_store_identity:UidKeyedStore": M + "u7_store_identity:PositionKeyedStore",
+    M + "v_messages:KeepsCurrentTurnWhole": M + "v_messages:KeepsCompleteTurnsOnly",
+    M + "v_messages:StripsOrphansNotInFlight": M + "v_messages:StripsPendingCall",
+    M + "v_messages:TrimsSummaryNotSystemPrompt": M + "v_messages:TruncatesSystemPrompt",
+    M + "v_messages:NoteInSystemPromptOnce": M + "v_messages:CounterInSystemPrompt",
+    M + "v_messages:StoreFieldsStayInStore": M + "v_messages:StoreRecordRows",
+    M + "p_caching:UnmarkedSummary": M + "p_caching:CacheMarkedSummary",
+    M + "o_optional:GuardsZeroWindow": M + "o_optional:PercentOfZeroWindow",
+    M + "a_surface:ReturnsNewList": M + "a_surface:EditsInputInPlace",
+    M + "a_surface:KeepsOpeningsAndTopic": M + "a_surface:KeepsMessageOpenings",
+    M + "b5_user_summary:UserSummaryMergedIntoUser": M + "b5_user_summary:UserSummaryAfterSystem",
+    M + "b_compressor:FallbackRecordsAnsweredAsks": M + "b_compressor:FallbackReopensAnsweredAsks",
 }
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.

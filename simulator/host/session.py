@@ -145,6 +145,9 @@ class TurnResult:
             "max_iterations".
         on_turn_complete_fired: whether H5's hook was called.
         requests: serialized requests sent this turn (bytes, in order).
+        error: the provider's answer that ended a failed turn, ``"<status>: <message>"`` in
+            the provider's own words (e.g. ``400: A maximum of 4 blocks with cache_control may
+            be provided. Found 5.``); "" otherwise.
     """
 
     reply: dict[str, Any] | None
@@ -156,6 +159,7 @@ class TurnResult:
     turn_exit_reason: str = "text_response"
     on_turn_complete_fired: bool = False
     requests: list[bytes] = field(default_factory=list)
+    error: str = ""
 
 
 def serialize_request(request: Mapping[str, Any]) -> bytes:
@@ -680,6 +684,7 @@ class HostSession:
                     err.status,
                 )
                 res.failed, res.turn_exit_reason = True, "provider_error"
+                res.error = str(err)
                 return res
             res.provider_calls += 1
             usage = canonical_usage(response.get("usage"))

@@ -17,7 +17,13 @@ import logging
 import pytest
 
 from benchmarks.histories import KINDS, history
-from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.expect import (
+    in_flight_calls,
+    v1_problems,
+    v2_problems,
+    v3_problems,
+    v4_problems,
+)
 from reference_engines._compressor import constants as C
 from reference_engines._compressor.messages import (
     STUB_TOOL_RESULT,
@@ -923,6 +929,27 @@ def test_b5_compress_repairs_a_call_whose_result_is_missing():
     ).compress(rows)
     assert problems(out) == []
     assert {"role": "tool", "tool_call_id": "y", "content": STUB_TOOL_RESULT} in out
+
+
+@pytest.mark.parametrize("ending", ["pending", "partial", "result"])
+def test_v2_a_trailing_chain_in_flight_is_kept_verbatim_without_stubs(ending):
+    """V2 in flight: the host compacts while the newest calls run (or right after a result);
+    that chain stays verbatim at the end, and a call without a result yet gets no stub."""
+    chain = [user("read both"), calls("p", "q")]
+    if ending in ("partial", "result"):
+        chain.append(result("p", "P " + filler(3, 30)))
+    if ending == "result":
+        chain.append(result("q", "Q " + filler(4, 30)))
+    rows = [system()] + chat(40, 60) + chain
+    out = ReferenceCompressor(
+        context_length=20_000, summarise=Recorder(), quiet_mode=True
+    ).compress(copy.deepcopy(rows))
+    assert len(out) < len(rows)
+    assert out[-(len(chain) - 1) :] == chain[1:]
+    assert not any(m.get("content") == STUB_TOOL_RESULT for m in out)
+    running = in_flight_calls(rows)
+    assert v2_problems(out, in_flight=running) == []
+    assert (v2_problems(out) == []) == (ending == "result")
 
 
 # -- B6 -----------------------------------------------------------------------------------------
