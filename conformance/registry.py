@@ -31,6 +31,7 @@ _CHECK_MODULES = (
     "conformance.checks.s_structure",
     "conformance.checks.a_surface",
     "conformance.checks.v_messages",
+    "conformance.checks.p_caching",
     "conformance.checks.o_optional",
     "conformance.checks.h_hooks",
     "conformance.checks.u_identity",

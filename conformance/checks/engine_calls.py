@@ -145,6 +145,28 @@ def compress_like_host(
     )
 
 
+def compress_keeping_snapshot(
+    clause: str,
+    level: str,
+    engine: Any,
+    history: list[dict[str, Any]],
+    *,
+    focus_topic: str | None = None,
+    force: bool = False,
+) -> tuple[list[dict[str, Any]], Any]:
+    """``(snapshot, output)``: :func:`compress_like_host`, also returning the very list object
+    compress() was handed, so a check can see whether the engine returned it (the host's
+    "same object = nothing to do" signal, A4) and what became of it."""
+    snapshot = copy.deepcopy(history)
+    kwargs = calls.compress_kwargs(
+        engine, current_tokens=count_messages(history), focus_topic=focus_topic, force=force
+    )
+    out = invoke(
+        clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
+    )
+    return snapshot, out
+
+
 def select_like_host(
     clause: str,
     level: str,
@@ -268,3 +290,56 @@ def usage(prompt: int, completion: int = 50) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+
+
+def compacts(ctx: Any, clause: str, level: str) -> str:
+    """Why the engine counts as one that compacts, or "" when it never does (checks of
+    compaction behaviour then skip: no clause asks an engine to compact).
+
+    It compacts when it declares the ``compressor`` capability, when a fresh engine's
+    ``should_compress(2 x threshold_tokens)`` answers True ("seen asking to"), or when a fresh
+    engine's compress() of a plain history over its threshold returns fewer rows. The probes
+    run on engines of their own (``ctx.new_engine()``); a probe that raises counts as "it
+    compacts" (the check then runs and reports the raise under ``clause`` at ``level``).
+    """
+    from conformance.strategies import filler_block
+
+    if "compressor" in (getattr(ctx, "capabilities", None) or ()):
+        return "it declares the 'compressor' capability"
+    try:
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        if invoke(clause, level, engine, "should_compress", 2 * threshold) is True:
+            return "it asks to compact at twice its threshold_tokens"
+        history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+        k = 0
+        while count_messages(history) <= threshold + 500 and k < 64:
+            history += filler_block(7, 2_000, k)
+            k += 1
+        history.append({"role": "user", "content": "and now?"})
+        out = compress_like_host(clause, level, ctx.new_engine(), history)
+    except Exception:
+        return "a probe of its compaction raised"
+    if isinstance(out, list) and len(out) < len(history):
+        return "its compress() drops rows from a history over its threshold_tokens"
+    return ""
+
+
+def skip_unless_compacts(ctx: Any, clause: str, level: str) -> str:
+    """:func:`compacts`, raising :class:`~conformance.errors.CheckSkipped` with the reason when
+    the engine never compacts.
+
+    Raises:
+        CheckSkipped: the engine declares no ``compressor``, never asks to compact and its
+            compress() removes nothing.
+    """
+    from conformance.errors import CheckSkipped
+
+    why = compacts(ctx, clause, level)
+    if not why:
+        raise CheckSkipped(
+            "the engine never compacts (no 'compressor' capability, should_compress() is False "
+            "at twice its threshold and compress() removes nothing): no clause asks an engine "
+            "to compact"
+        )
+    return why

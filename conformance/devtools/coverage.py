@@ -40,7 +40,11 @@ NOTES = """\
   messages, uncapped. Head decay (Hermes MAIN) is host practice against the seeds and is checked
   (REG-i) only for engines that declare the capability `head-decay`.
 - **V1-V4** are MUST on compress() output and SHOULD on select_context() replacements (the host
-  sends replacements through its sanitizers).
+  sends replacements through its sanitizers); **V5** is SHOULD on both. **P5** (no engine
+  `cache_control`) is MUST on both: no sanitizer strips a marker.
+- Faults plugin authors shipped (V2 in flight, V4 whole/stable prompt, V5, P5, O8 zero window,
+  A4 edited input, A5 deep fact, B4 answered asks, REG-h tail parity) each have a mutant and a
+  correct twin (`TWINS`) that must pass the whole stream clean; docs/contract-notes.md section 6.
 - **A6**: MUST "a compress() that changed the history increments compression_count"; SHOULD
   "every call counts" (seeds; Hermes does not count a no-op pass).
 - **O3**: the three last_* counters are 0 after on_session_reset (MUST); compression_count == 0 is

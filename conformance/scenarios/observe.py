@@ -62,6 +62,11 @@ class CompactionEvent:
         thread: the thread it ran on. engine_id: ``id()`` of the engine.
         committed: whether the host committed the pass (filled in by the runner).
         timed_out: whether the host timeout discarded it (TS2).
+        declined: the pass changed nothing: compress() returned its input object (the
+            engine's no-op signal) or a new list that moved no rows and no tokens (filled in
+            by the runner). A declined pass is legal (A4): it is never a missing compaction.
+        no_progress: the new-list kind of decline (an equal copy): its ``tokens_out`` still
+            counts where an expectation bounds the size after a compaction.
     """
 
     step: str
@@ -73,6 +78,8 @@ class CompactionEvent:
     engine_id: int
     committed: bool | None = None
     timed_out: bool = False
+    declined: bool = False
+    no_progress: bool = False
 
 
 @dataclass
@@ -145,6 +152,7 @@ class ScenarioRecorder(Recorder):
         step: label of the step running now (set by the runner).
         agents: ``id(engine) -> agent label`` (set by the runner as agents appear).
         provider_calls, compactions, select_mutations, engine_errors: observations, in order.
+        asked_to_compact: should_compress() answered True at least once (the engine compacts).
     """
 
     def __post_init__(self) -> None:
@@ -155,6 +163,7 @@ class ScenarioRecorder(Recorder):
         self.compactions: list[CompactionEvent] = []
         self.select_mutations: list[Finding] = []
         self.engine_errors: list[EngineError] = []
+        self.asked_to_compact = False
         self._obs_lock = threading.Lock()
         self._in_flight: dict[int, list[str]] = {}
 
@@ -234,6 +243,8 @@ class ScenarioRecorder(Recorder):
         elif method == "compress":
             with self._obs_lock:
                 self._compaction(engine, step, args, result)
+        elif method == "should_compress" and result is True:
+            self.asked_to_compact = True
         elif method == "select_context" and before is not None:
             after = (
                 list(args[:1]),

@@ -18,8 +18,13 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
                        ``on_session_start`` with the same session id, history restored from
                        the store (U2, U3)
 ``branch`` / ``rotate``  the store copies the session into a child; the agent continues there
-                       with the restored rows; ``on_session_start(child, old_session_id=,
-                       boundary_reason="branch" | "rotation")`` (kit practice) (U3)
+                       with the restored rows (U3): ``branch`` sends
+                       ``on_session_start(child, old_session_id=, boundary_reason="branch")``
+                       (kit practice), ``rotate`` what Hermes sends when a compaction rotates
+                       the session (``on_session_end(old)``, then ``on_session_start(child,
+                       boundary_reason="compression", old_session_id=old)``); with
+                       ``host.compression.in_place: false`` every committed compaction
+                       rotates, mid-turn too (L1)
 ``timeout_compactions``  later passes are treated as timed out by the host (TS2)
 ``subagent``           ``spawn_subagent`` (clone of the registered engine, C1, C2) runs ``steps``
 ``gateway``            a gateway message: B7 hygiene, then the turn, on the conversation's agent
@@ -35,6 +40,7 @@ Determinism: seeded text, seeded provider, the virtual clock; no wall clock deci
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -69,6 +75,7 @@ from simulator.provider.replies import (
 from simulator.store.memory import MemoryStore
 
 DEFAULT_MODEL = "sim-model"
+_RUN_IDS = itertools.count(1)
 _WORDS = (
     "alpha beta gamma delta config parser request index module handler cache token budget "
     "session compress summary output result record field value error retry build deploy"
@@ -136,6 +143,8 @@ class _Runner:
         self.context_length = int(host.get("context_length", DEFAULT_CONTEXT_LENGTH))
         self.config = HostConfig.from_config({"compression": host.get("compression") or {}})
         comp = host.get("compression") or {}
+        if "in_place" in comp:
+            self.config.compression_in_place = bool(comp["in_place"])
         if "failure_cooldown_seconds" in comp:
             self.config.failure_cooldown_seconds = float(comp["failure_cooldown_seconds"])
         for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):
@@ -153,7 +162,9 @@ class _Runner:
         )
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
-        self.store = MemoryStore()
+        # session ids never repeat across the runs of a process, as Hermes' do not: engines
+        # with a durable store (one file per HERMES_HOME) key state by session id
+        self.store = MemoryStore(id_prefix=f"{scenario.name}-run{next(_RUN_IDS)}")
         self.recorder = ScenarioRecorder()
         self.run = ScenarioRun(scenario, self.recorder, context_length=self.context_length)
         self.turn_no = 0
@@ -315,6 +326,8 @@ class _Runner:
                     ev = queue.pop(0)
                     ev.committed = bool(outcome.committed and not outcome.timed_out)
                     ev.timed_out = bool(outcome.timed_out)
+                    ev.declined = bool(outcome.noop or outcome.no_progress)
+                    ev.no_progress = bool(outcome.no_progress)
 
     # -- steps ----------------------------------------------------------------------------
     def run_steps(
@@ -447,7 +460,56 @@ class _Runner:
         self.run_steps(self.sc.steps, ("steps",))
         self.settle_passes()
         self.run.main = self.main
+        self.run.compacts = self.engine_compacts()
         return self.run
+
+    def engine_compacts(self) -> str:
+        """Why the engine counts as one that compacts (a non-empty reason), or "" when it
+        never does: it declares ``compressor``, asked to compact in this run, had a pass
+        committed, or, probed on a fresh engine, asks to at twice its threshold or drops rows
+        from a history over it. Expectations about compactions apply only to such engines
+        (no clause asks an engine to compact)."""
+        engine = getattr(self.main, "engine", None) or self.registered
+        if "compressor" in (getattr(engine, "conformance_capabilities", None) or ()):
+            return "it declares the 'compressor' capability"
+        if self.recorder.asked_to_compact:
+            return "its should_compress() answered True in this run"
+        if any(e.committed for e in self.recorder.compactions):
+            return "a compaction of it was committed in this run"
+        try:
+            return probe_compacts(self.factory, self.model, self.context_length)
+        except Exception:  # a probe that fails says nothing; the run's own record stands
+            return ""
+
+
+def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) -> str:
+    """Probe a fresh engine from ``factory`` outside the run (its calls are not recorded):
+    ``update_model(model, context_length)``, then ``should_compress(2 x threshold)``; if that
+    is not True, ``compress()`` of a plain history over the threshold. Returns the reason it
+    compacts, or "" (it never asked and removed no row)."""
+    from conformance.strategies import filler_block
+    from simulator.host.calls import compress_kwargs, update_model_kwargs
+    from simulator.provider.tokens import count_messages
+
+    engine = factory()
+    if callable(getattr(engine, "update_model", None)):
+        engine.update_model(**update_model_kwargs(model, context_length))
+    threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or context_length // 2
+    if engine.should_compress(2 * threshold) is True:
+        return "a fresh engine asks to compact at twice its threshold_tokens"
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    k = 0
+    while count_messages(history) <= threshold + 500 and k < 64:
+        history += filler_block(7, 2_000, k)
+        k += 1
+    history += [{"role": "user", "content": "and now?"}]
+    out = engine.compress(
+        [dict(m) for m in history],
+        **compress_kwargs(engine, current_tokens=count_messages(history)),
+    )
+    if isinstance(out, list) and len(out) < len(history):
+        return "a fresh engine drops rows when compress() is called over its threshold_tokens"
+    return ""
 
 
 def _brief(value: Any) -> str:
