@@ -87,8 +87,8 @@ CLAUSES: dict[str, Clause] = {
         ),
         _c(
             "A4",
-            "compress() returns a new valid list, not its edited input; a failed summary "
-            "declines or stands in",
+            "compress(): a new valid list, never its edited input; failed summaries decline "
+            "or stand in",
         ),
         _c("A5", "focus_topic: guided compaction keeps that topic first"),
         _c("A6", "the six int attributes the host reads; compression_count counts compactions"),

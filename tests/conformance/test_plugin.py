@@ -62,7 +62,12 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, g
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
     result = run(
-        kit_pytester, f"--engine={spec}", QUICK, "-k", "V4", "--conformance-json=verdict.json"
+        kit_pytester,
+        f"--engine={spec}",
+        QUICK,
+        "-k",
+        "V4-system-prompt-first",
+        "--conformance-json=verdict.json",
     )
     out = result.stdout.str()
     assert result.ret == 1
