@@ -111,6 +111,21 @@ class _ReplayDraw:
         return value
 
 
+#: Root causes (engine exceptions, by method, type and engine frame) already reported in this
+#: process: a later case that hits one stops at its first example, unshrunk, since the verdict
+#: points it to the first case anyway.
+SEEN_ROOT_CAUSES: set[str] = set()
+
+
+class _KnownRootCause(BaseException):
+    """Carries a finding whose root cause was reported before out of Hypothesis at once (a
+    BaseException: Hypothesis neither retries nor shrinks it)."""
+
+    def __init__(self, violation: ContractViolation):
+        super().__init__(str(violation))
+        self.violation = violation
+
+
 class BudgetSpent(BaseException):
     """The check's share of the drawing budget ran out: Hypothesis stops at once (a
     BaseException, so it does not retry or shrink it) and the check ends with what it found."""
@@ -282,6 +297,11 @@ class CheckContext:
                 found.append(exc)
                 if self.on_finding is not None:
                     self.on_finding(exc)
+                key = getattr(exc, "root_cause", None)
+                if key:
+                    if key in SEEN_ROOT_CAUSES:
+                        raise _KnownRootCause(exc) from None
+                    SEEN_ROOT_CAUSES.add(key)
                 raise
             finally:
                 CURRENT_DRAWS.reset(token)
@@ -289,15 +309,21 @@ class CheckContext:
                     share.examples += 1
 
         if self.replay is not None:
-            run_once(_ReplayDraw(self.replay))
+            try:
+                run_once(_ReplayDraw(self.replay))
+            except _KnownRootCause as known:
+                raise known.violation from None
             return
         if share is not None:
             share.asked = self.budget()
         if first is not None:
             try:  # a finding here stands unless Hypothesis finds (and shrinks) one of its own
                 run_once(_ReplayDraw(first))
-            except ContractViolation:
-                pass
+            except ContractViolation as exc:
+                # a root cause new here: Hypothesis gets to find and shrink it below
+                SEEN_ROOT_CAUSES.discard(getattr(exc, "root_cause", None) or "")
+            except _KnownRootCause as known:
+                raise known.violation from None
 
         @self.settings()
         @given(data=st.data())
@@ -312,6 +338,8 @@ class CheckContext:
             raise  # Hypothesis' own, shrunk counterexample
         except BudgetSpent:
             pass  # the share ran out: the smallest finding so far, if any, is the verdict
+        except _KnownRootCause as known:
+            raise known.violation from None
         except Flaky:
             # the share ran out (a test case then stops before drawing, which Hypothesis
             # reads as flaky data generation): what ran is the verdict, the smallest finding
