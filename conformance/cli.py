@@ -74,6 +74,10 @@ def _check(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 4
+    problem = _output_problem(args.json, args.state_dir)
+    if problem:
+        print(f"context-engine-kit check: error: {problem}", file=sys.stderr)
+        return 4
     import pytest
 
     state = (
@@ -198,6 +202,42 @@ COMMANDS = {
     "serve": _serve,
     "install-plugin": _install_plugin,
 }
+
+
+def _output_problem(json_path: str | None, state_dir: str | None) -> str:
+    """What is wrong with ``--json FILE`` or ``--state-dir DIR`` before anything runs ("" when
+    both can be written): a folder given as the file, a file in the way of a folder, a parent
+    that cannot be created or written."""
+    if state_dir:
+        if os.path.exists(state_dir) and not os.path.isdir(state_dir):
+            return f"--state-dir {state_dir}: a file is there; give a folder (it is created)."
+        problem = _unwritable(os.path.abspath(state_dir), "--state-dir")
+        if problem:
+            return problem
+    if json_path:
+        if os.path.isdir(json_path):
+            return (
+                f"--json {json_path}: a folder; give a file name (e.g. {json_path}/verdict.json)."
+            )
+        problem = _unwritable(os.path.dirname(os.path.abspath(json_path)), "--json")
+        if problem:
+            return problem
+    return ""
+
+
+def _unwritable(folder: str, option: str) -> str:
+    """ "" when ``folder`` exists and is writable or can be created, else the error text."""
+    probe = folder
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        return f"{option}: {probe} is a file, so {folder} cannot be created; choose another path."
+    if not os.access(probe, os.W_OK):
+        return f"{option}: {probe} is not writable; choose a path you can write to."
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from conformance.budget import SHRINK_GRACE_S
+from conformance.engine_frames import where
 from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
 from conformance.timeouts import HangBudget, calling, constructor_label
 from simulator.host.calls import accepted_kwargs, update_model_kwargs
@@ -232,13 +233,13 @@ class CheckContext:
                         engine.update_model(**kwargs)
                     except Exception as exc:
                         raise EngineUnavailable(
-                            f"update_model() raised {type(exc).__name__}: {exc}"
+                            f"update_model() raised {type(exc).__name__}: {exc}{where(exc)}"
                         ) from exc
         except EngineUnavailable:
             raise
         except Exception as exc:
             raise EngineUnavailable(
-                f"constructing the engine raised {type(exc).__name__}: {exc}"
+                f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}"
             ) from exc
         return engine
 

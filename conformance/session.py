@@ -34,6 +34,7 @@ from conformance import catalogue, replay
 from conformance.budget import DEFAULT_BUDGET_S, RunBudget
 from conformance.cases import compare_with_file
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
+from conformance.engine_frames import where
 from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
 from conformance.errors import (
     ContractViolation,
@@ -295,6 +296,7 @@ class ConformanceSession:
         self.scenario_runs: dict[str, Any] = {}
         #: runs handed in already played (``scenario_results(run=...)``): judged, not replayed
         self.given_runs: dict[str, Any] = {}
+        self._root_seen: dict[str, str] = {}  # root cause -> the first case that reported it
         self.scenario_attempts: dict[str, dict[str, Attempt]] = {}
         self._worker: Worker | None = None
         self.user_hermes_home = os.environ.get("HERMES_HOME") or None
@@ -353,7 +355,7 @@ class ConformanceSession:
             return Declarations(
                 capabilities=extra,
                 expected_failures=dict(self.options.xfails),
-                error=f"constructing the engine raised {type(exc).__name__}: {exc}",
+                error=f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}",
             )
         if not looks_like_engine(engine):
             return Declarations(
@@ -415,6 +417,8 @@ class ConformanceSession:
             base += f" --host-profile={o.host_profile}"
         if o.capabilities:
             base += f" --conformance-capabilities={','.join(sorted(o.capabilities))}"
+        if o.timeout != DEFAULT_CHECK_TIMEOUT_S and "--conformance-timeout" not in base:
+            base += f" --conformance-timeout={o.timeout:g}"  # it decides what a hang is
         return base
 
     @property
@@ -716,6 +720,9 @@ class ConformanceSession:
                 example_messages=size,
             )
         text = render(exc.clause, exc.level, _detail(exc), repro=self.repro(case, replay_file, exc))
+        earlier = self._root_seen.setdefault(cause, case.id) if cause else case.id
+        if earlier != case.id:
+            text += f" Same root cause as {earlier} (the verdict counts it once)."
         if appendix:
             text += "\n" + appendix
         return self._result(

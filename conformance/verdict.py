@@ -186,9 +186,9 @@ class Verdict:
             )
         lines.append(
             f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
-            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. "
-            f"errors), {totals['skipped']} skipped, {totals['xfailed']} xfailed, "
-            f"{totals['xpassed']} xpassed, {totals['error']} error"
+            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
+            f"included, one per root cause), {totals['skipped']} skipped, "
+            f"{totals['xfailed']} xfailed, {totals['xpassed']} xpassed, {totals['error']} error"
         )
         return lines
 

@@ -165,7 +165,11 @@ class Hangs(ReferenceCompressor):
     )
     assert len(hung) == 2, out
     for case in hung:  # each rerun on its own
-        assert f"Repro: pytest --engine=hangs:Hangs -k 'test_compression_snapshot[{case}]'" in out
+        repro = (
+            "Repro: pytest --engine=hangs:Hangs --conformance-timeout=1 "
+            f"-k 'test_compression_snapshot[{case}]'"
+        )
+        assert repro in out
     assert "not run: the engine hung in 2 checks (compress() x2)" in out
     assert "snapshot case(s) could not run)" in out
     assert "snapshot mismatch" not in out  # a hang is no mismatch
