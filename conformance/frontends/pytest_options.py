@@ -148,9 +148,9 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         type=float,
         metavar="SECONDS",
-        help=f"how long the checks may spend drawing examples, shared out among them; a check "
-        f"whose share runs out passes with what it tested (default {DEFAULT_BUDGET_S:g}; 0: no "
-        "budget).",
+        help=f"seconds the checks may spend inside the engine's calls while drawing examples, "
+        f"shared out among them; a check whose share runs out passes with what it tested "
+        f"(default {DEFAULT_BUDGET_S:g}; 0: no budget).",
     )
     add(
         "--conformance-memory-limit",
