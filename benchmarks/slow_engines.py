@@ -14,7 +14,10 @@ from reference_engines.mutants._base import MinimalEngine
 class OneSecondCompress(MinimalEngine):
     """Correct; compress() takes 1 s (a fast summary-LLM call)."""
 
-    name = "one-second-compress"
+    @property
+    def name(self) -> str:
+        """The engine's name (A1: a property)."""
+        return "one-second-compress"
 
     def compress(self, messages: list[dict[str, Any]], *a: Any, **k: Any) -> list[dict[str, Any]]:
         """MinimalEngine's compaction after a 1 s wait."""
@@ -25,7 +28,10 @@ class OneSecondCompress(MinimalEngine):
 class SlowEverything(MinimalEngine):
     """Correct; a 1.3 s constructor (loads a tokenizer, opens a store) and a 2.8 s compress()."""
 
-    name = "slow-everything"
+    @property
+    def name(self) -> str:
+        """The engine's name (A1: a property)."""
+        return "slow-everything"
 
     def __init__(self) -> None:
         time.sleep(1.3)
@@ -40,7 +46,10 @@ class SlowEverything(MinimalEngine):
 class DropsSystemPastForty(OneSecondCompress):
     """Buggy (V4): past 40 messages the system prompt is dropped; compress() takes 1 s."""
 
-    name = "drops-system-past-forty"
+    @property
+    def name(self) -> str:
+        """The engine's name (A1: a property)."""
+        return "drops-system-past-forty"
 
     def compress(self, messages: list[dict[str, Any]], *a: Any, **k: Any) -> list[dict[str, Any]]:
         """OneSecondCompress, minus message 0 when the input is longer than 40 messages."""
