@@ -884,6 +884,5 @@ class HostSession:
             boundary_reason="compression",
             old_session_id=old,
             platform=self.platform or "cli",
-            model=self.model,
             conversation_id=self.conversation_id,
-        )
+        )  # no model=: Hermes 0.19.0 sends none here (tests/host/test_hermes_profile.py)
