@@ -19,6 +19,7 @@ from typing import Any
 
 from conformance.errors import ContractViolation
 from simulator.host.sanitize import REASONING_KEYS
+from simulator.provider.fields import OPENAI_MESSAGE_KEYS
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
 
 MUST = "MUST"
@@ -206,18 +207,15 @@ def in_flight_calls(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     flight: their results are not appended yet, so they are not orphans. Returns ``[]`` when
     the history does not end mid tool chain or every call of its last one is answered.
     """
-    k = len(messages)
-    while k > 0 and isinstance(messages[k - 1], Mapping) and messages[k - 1].get("role") == "tool":
-        k -= 1
-    if k == 0 or not isinstance(messages[k - 1], Mapping):
-        return []
-    last = messages[k - 1]
-    if last.get("role") != "assistant" or not last.get("tool_calls"):
+    chain = trailing_chain(messages)
+    if not chain:
         return []
     owed = [
-        c.get("id") for c in last.get("tool_calls") or () if isinstance(c, Mapping) and c.get("id")
+        c.get("id")
+        for c in chain[0].get("tool_calls") or ()
+        if isinstance(c, Mapping) and c.get("id")
     ]
-    for m in messages[k:]:
+    for m in chain[1:]:
         cid = m.get("tool_call_id")
         if cid in owed:
             owed.remove(cid)
@@ -364,20 +362,7 @@ def v4_problems(
 #: reasoning fields the host passes through on assistant rows (docs/host.md, "One provider
 #: request"). Keys starting with ``_`` are the host's too: it strips them before the wire.
 KNOWN_MESSAGE_KEYS = (
-    frozenset(
-        {
-            "role",
-            "content",
-            "name",
-            "tool_calls",
-            "tool_call_id",
-            "function_call",
-            "refusal",
-            "audio",
-        }
-    )
-    | PERSISTENCE_ONLY_FIELDS
-    | REASONING_KEYS
+    (OPENAI_MESSAGE_KEYS - {"cache_control"}) | PERSISTENCE_ONLY_FIELDS | REASONING_KEYS
 )
 CACHE_CONTROL = "cache_control"
 

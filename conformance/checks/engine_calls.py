@@ -135,14 +135,15 @@ def compress_like_host(
     current_tokens: int | None = None,
 ) -> Any:
     """compress() on a deep snapshot with the kwargs the host would pass (A4, TS2)."""
-    snapshot = copy.deepcopy(history)
-    tokens = count_messages(history) if current_tokens is None else current_tokens
-    kwargs = calls.compress_kwargs(
-        engine, current_tokens=tokens, focus_topic=focus_topic, force=force
-    )
-    return invoke(
-        clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
-    )
+    return compress_keeping_snapshot(
+        clause,
+        level,
+        engine,
+        history,
+        focus_topic=focus_topic,
+        force=force,
+        current_tokens=current_tokens,
+    )[1]
 
 
 def compress_keeping_snapshot(
@@ -153,13 +154,15 @@ def compress_keeping_snapshot(
     *,
     focus_topic: str | None = None,
     force: bool = False,
+    current_tokens: int | None = None,
 ) -> tuple[list[dict[str, Any]], Any]:
     """``(snapshot, output)``: :func:`compress_like_host`, also returning the very list object
     compress() was handed, so a check can see whether the engine returned it (the host's
     "same object = nothing to do" signal, A4) and what became of it."""
     snapshot = copy.deepcopy(history)
+    tokens = count_messages(history) if current_tokens is None else current_tokens
     kwargs = calls.compress_kwargs(
-        engine, current_tokens=count_messages(history), focus_topic=focus_topic, force=force
+        engine, current_tokens=tokens, focus_topic=focus_topic, force=force
     )
     out = invoke(
         clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
