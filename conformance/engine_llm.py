@@ -33,7 +33,9 @@ def hermes_client_present() -> bool:
 def engine_llm(case_id: str) -> Iterator[tuple[Any, Callable[[Path], None] | None]]:
     """Serve a fresh LLM to the engines of one case; yields ``(ledger, seed_home)``.
 
-    ``ledger`` records the engine's own LLM calls (``ledger.as_dict()``); ``seed_home(dir)``
+    ``ledger`` records the engine's own LLM calls (``ledger.as_dict()``): those to the case's
+    LLM and to any LLM a check makes current inside the case (the faulted summariser of
+    :mod:`conformance.checks.summary_faults`), so a check's cost is all there; ``seed_home(dir)``
     writes the ``config.yaml`` a new engine home needs to reach the LLM and lays the home out
     as a launched Hermes does (None without hermes-agent: the shim needs no configuration).
     The seed of the LLM is the case id's CRC, so the same case gets the same summaries in any
@@ -48,7 +50,7 @@ def engine_llm(case_id: str) -> Iterator[tuple[Any, Callable[[Path], None] | Non
     )
 
     llm = EngineLLM(seed=zlib.crc32(case_id.encode()))
-    with use_llm(llm), collect_ledger(llm) as ledger:
+    with use_llm(llm), collect_ledger() as ledger:  # every LLM of the case (one case a time)
         if not hermes_client_present():
             yield ledger, None
             return
@@ -69,20 +71,37 @@ def engine_llm(case_id: str) -> Iterator[tuple[Any, Callable[[Path], None] | Non
             yield ledger, seed_home
 
 
+#: The counters of a ledger (:meth:`simulator.llm.ledger.Ledger.as_dict`) a run total sums:
+#: calls and requests (counts), then tokens; ``cost_usd`` (USD) is summed apart.
+TOTAL_KEYS = (
+    "calls",
+    "requests",
+    "failed_requests",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+)
+
+
+def ledger_row(ledger: dict[str, Any] | None) -> dict[str, Any]:
+    """What a :class:`~conformance.results.Result` carries as ``llm``: the case's ledger
+    (:meth:`simulator.llm.ledger.Ledger.as_dict`) when the engine made at least one LLM call
+    or request, else ``{}`` (so a row of an engine that never calls ``call_llm`` stays empty)."""
+    if not ledger or not (ledger.get("calls") or ledger.get("requests")):
+        return {}
+    return dict(ledger)
+
+
 def summarise_ledgers(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's total of per-case ledgers (``calls``, ``requests``, tokens, ``cost_usd``)."""
-    keys = (
-        "calls",
-        "requests",
-        "failed_requests",
-        "prompt_tokens",
-        "completion_tokens",
-        "cached_tokens",
-        "cache_write_tokens",
-    )
+    """The run's total of per-case ledgers: ``{"calls", "requests", "failed_requests",
+    "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens"}`` (counts and
+    tokens, ints) and ``cost_usd`` (USD, rounded to 1e-10); every value 0 when no row called
+    the LLM (empty rows count as zeros)."""
+    keys = TOTAL_KEYS
     out: dict[str, Any] = {k: sum(int(r.get(k, 0) or 0) for r in rows) for k in keys}
     out["cost_usd"] = round(sum(float(r.get("cost_usd", 0) or 0) for r in rows), 10)
     return out
 
 
-__all__ = ["engine_llm", "hermes_client_present", "summarise_ledgers"]
+__all__ = ["TOTAL_KEYS", "engine_llm", "hermes_client_present", "ledger_row", "summarise_ledgers"]

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from conformance.expect import MUST
@@ -31,6 +31,12 @@ class Result:
             frame, :func:`conformance.engine_frames.root_cause`); "" when unknown.
         examples_run, examples_asked: a Hypothesis check's examples (None for the others).
         budget_reached: the check stopped drawing because its share of the budget ran out.
+        llm: what the engine's own LLM calls (``call_llm``) cost during the case
+            (:mod:`conformance.engine_llm`): ``calls``, ``requests``, ``failed_requests``,
+            ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``,
+            ``cache_write_tokens`` (tokens), ``cost_usd`` (simulated USD), plus the ledger's
+            ``faults``, ``errors`` and ``models`` maps; empty when the engine made no LLM
+            call (a scenario's cost is on its first expectation's row only).
     """
 
     check: str
@@ -47,11 +53,13 @@ class Result:
     examples_run: int | None = None
     examples_asked: int | None = None
     budget_reached: bool = False
+    llm: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON verdict row: check, clause, level, outcome, message; plus ``examples``
-        (``{"run", "asked"}``) when the budget limited the check."""
-        keep = ("check", "clause", "level", "outcome", "message")
+        """The JSON verdict row: check, clause, level, outcome, message, ``llm`` (the engine's
+        own LLM calls, ``{}`` when none); plus ``examples`` (``{"run", "asked"}``) when the
+        budget limited the check."""
+        keep = ("check", "clause", "level", "outcome", "message", "llm")
         row = {k: v for k, v in asdict(self).items() if k in keep}
         if self.budget_reached:
             row["examples"] = {"run": self.examples_run, "asked": self.examples_asked}

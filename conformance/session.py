@@ -35,6 +35,7 @@ from conformance.budget import DEFAULT_BUDGET_S, RunBudget, ScenarioBudget
 from conformance.cases import compare_with_file
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
 from conformance.engine_frames import where
+from conformance.engine_llm import engine_llm, ledger_row
 from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
 from conformance.errors import (
     ContractViolation,
@@ -499,17 +500,21 @@ class ConformanceSession:
 
     def scenario_run(self, case: Any) -> Any:
         """A run of ``case``'s scenario in this process, played once (the HTML report plots it;
-        the verdict's own runs happen in the cases' children), in a sandbox, network blocked."""
+        the verdict's own runs happen in the cases' children), in a sandbox, network blocked,
+        served the same engine LLM as the verdict's run (:func:`conformance.engine_llm.
+        engine_llm` of its first expectation's id, so the plot matches the verdict's run)."""
         key = str(case.path)
         if key not in self.scenario_runs:
-            sandbox = Sandbox(self.user_hermes_home)
-            try:
-                with watching(sandbox):
-                    sandbox.new_home()
-                    with block_network():
-                        self.scenario_runs[key] = self.play_scenario(case)
-            finally:
-                sandbox.close()
+            first = self._scenario_group(case)[0]
+            with engine_llm(first.id) as (_ledger, seed_home):
+                sandbox = Sandbox(self.user_hermes_home, seed=seed_home)
+                try:
+                    with watching(sandbox):
+                        sandbox.new_home()
+                        with block_network():
+                            self.scenario_runs[key] = self.play_scenario(case)
+                finally:
+                    sandbox.close()
         return self.scenario_runs[key]
 
     @property
@@ -662,7 +667,14 @@ class ConformanceSession:
 
     def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
         """Turn an attempt into the case's result (in this process): the snapshot comparison,
-        the hang budget, expected failures, failure files, sandbox findings, budget notes."""
+        the hang budget, expected failures, failure files, sandbox findings, budget notes;
+        the result carries the attempt's engine-LLM ledger (:func:`conformance.engine_llm.
+        ledger_row`)."""
+        result = self._settle_outcome(case, att, started, extras)
+        result.llm = ledger_row(att.llm)
+        return result
+
+    def _settle_outcome(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
         if att.hang is not None and att.counted:
             att.counted = False
             self.hangs.record(att.hang or None)

@@ -14,12 +14,18 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
      "snapshot_errors": n,                           # snapshot cases that could not run
      "cases_run": n, "cases_total": n,               # an interrupted run says how far it got
      "root_causes": [{"key", "first", "cases", "clause", "level"}],  # one per root cause
+     "llm": {"calls", "requests", "failed_requests", "prompt_tokens", "completion_tokens",
+             "cached_tokens", "cache_write_tokens", "cost_usd"},  # the engine's own LLM calls
      "results": [{"check", "clause", "level", "outcome", "message",
+                  "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
                   "root_cause"?: <first case>, "examples"?: {"run", "asked"}}]}
 
 A failure's root cause is the same engine exception from the same engine frame (or the same
 hang, the same death): the verdict counts it once (``failures_by_level``), under its first
-case, and the other rows point to that case.
+case, and the other rows point to that case. ``llm`` totals what the engine's own summary
+calls (``call_llm``, answered by the kit's LLM) cost over the run
+(:func:`conformance.engine_llm.summarise_ledgers`; zeros when it made none); the host's own
+provider calls are not in it.
 """
 
 from __future__ import annotations
@@ -198,6 +204,14 @@ class Verdict:
                 + ", ".join(unplayed[:6])
                 + (" ..." if len(unplayed) > 6 else "")
             )
+        llm = self.llm_totals()
+        if llm["calls"]:
+            lines.append(
+                f"engine LLM: {llm['calls']} call(s), {llm['requests']} request(s) "
+                f"({llm['failed_requests']} failed), {llm['prompt_tokens']} prompt + "
+                f"{llm['completion_tokens']} completion tokens ({llm['cached_tokens']} cached), "
+                f"${llm['cost_usd']:.6f} simulated"
+            )
         lines.append(
             f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
             f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
@@ -231,8 +245,16 @@ class Verdict:
             "cases_run": len(self.results),
             "cases_total": self.total if self.total is not None else len(self.results),
             "root_causes": self.root_causes(),
+            "llm": self.llm_totals(),
             "results": self._rows(),
         }
+
+    def llm_totals(self) -> dict[str, Any]:
+        """The run's engine-LLM totals (calls, requests, tokens, ``cost_usd`` in USD) over
+        every result's ``llm`` ledger (:func:`conformance.engine_llm.summarise_ledgers`)."""
+        from conformance.engine_llm import summarise_ledgers
+
+        return summarise_ledgers([r.llm for r in self.results if r.llm])
 
     def _rows(self) -> list[dict[str, Any]]:
         firsts = {c: g["first"] for g in self.root_causes() for c in g["cases"] if c != g["first"]}

@@ -3,11 +3,13 @@
 :class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
 built; :func:`report_result` turns a case's :class:`~conformance.session.Result` into the
 pytest outcome and carries its verdict row in the item's ``user_properties`` (so xdist's
-controller and junit see the same outcome and message as every other front end).
+controller and junit see the same outcome, message and engine-LLM ledger, ``conformance_llm``,
+as every other front end).
 """
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
         ("conformance_root_cause", result.root_cause),
         ("conformance_examples", f"{result.examples_run or ''}/{result.examples_asked or ''}"),
         ("conformance_budget_reached", "1" if result.budget_reached else ""),
+        ("conformance_llm", llm_property(result.llm)),
     ]
     if result.outcome == "passed":
         return
@@ -62,6 +65,22 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
             )
         return
     raise ConformanceError(result.message)
+
+
+def llm_property(llm: dict[str, Any]) -> str:
+    """The ``conformance_llm`` user property of a case: its engine-LLM ledger
+    (:attr:`conformance.results.Result.llm`) as compact JSON with sorted keys, "" when the
+    engine made no LLM call (junit XML carries it as it is)."""
+    return json.dumps(llm, sort_keys=True, separators=(",", ":")) if llm else ""
+
+
+def _llm_of(text: str) -> dict[str, Any]:
+    """The ledger a ``conformance_llm`` property holds ({} for "" or unreadable text)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def case_properties(case: Any) -> list[tuple[str, str]]:
@@ -250,6 +269,7 @@ def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | Non
             examples_run=_int_or_none(props.get("conformance_examples", "/").split("/")[0]),
             examples_asked=_int_or_none(props.get("conformance_examples", "/").split("/")[-1]),
             budget_reached=bool(props.get("conformance_budget_reached")),
+            llm=_llm_of(props.get("conformance_llm", "")),
         )
     if report.when == "call" or report.failed or report.skipped:
         if report.skipped:

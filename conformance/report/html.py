@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.catalogue import anchor, sort_key
+from conformance.report.llm_tables import llm_section, scenario_llm_table
 from conformance.results import OUTCOMES
 
 CSS = """
@@ -112,7 +113,7 @@ def scenario_section(run: Any, results: list[Any], svg: str | None, note: str) -
     return (
         f'<section class="scenario" id="scenario-{_e(sc.name)}"><h3>{_e(sc.name)}</h3>'
         f'<p class="desc">{_e(sc.description)}</p><p class="desc">{_e(summary)}</p>{stopped}{plot}'
-        f"{results_table(mine) if mine else ''}</section>"
+        f"{scenario_llm_table(sc.name, mine)}{results_table(mine) if mine else ''}</section>"
     )
 
 
@@ -158,6 +159,7 @@ def render(
         f"<h2>Scenarios ({len(runs)})</h2>"
         + (f"<p class='note'>{_e(note)}</p>" if note and runs else "")
         + (sections or "<p class='desc'>No scenario ran.</p>")
+        + llm_section(results)
         + "<h2>All results</h2>"
         + results_table([r for r in results if not r.check.startswith("scenario:")])
         + "</body></html>\n"
