@@ -176,6 +176,11 @@ def test_pytest_carries_the_ledger_into_junit_and_the_json(kit_pytester):
     (row,) = data["results"]
     assert row["llm"] == ledger and data["llm"]["calls"] == ledger["calls"]
     assert any(line.startswith("engine LLM: ") for line in result.stdout.lines)
+    # the same case through run_conformance (another front end, this process) costs the same
+    (api,) = run_conformance(
+        load_engine_factory(LLM_ENGINE), profile="quick", only=["A4-compress-returns-list"]
+    )
+    assert api.llm == ledger
 
 
 def test_pytest_engine_without_llm_calls_has_an_empty_property(kit_pytester):
