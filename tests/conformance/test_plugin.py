@@ -219,9 +219,12 @@ def test_json_verdict_shape(kit_pytester):
         "cases_run",
         "cases_total",
         "root_causes",
+        "llm",
         "results",
     }
     assert data["cases_run"] == data["cases_total"] == len(data["results"])
+    assert data["llm"]["calls"] == data["llm"]["cost_usd"] == 0  # the engine calls no LLM
+    assert all(r["llm"] == {} for r in data["results"])
     assert data["root_causes"] == []
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
