@@ -36,7 +36,7 @@ class Result:
             ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``,
             ``cache_write_tokens`` (tokens), ``cost_usd`` (simulated USD), plus the ledger's
             ``faults``, ``errors`` and ``models`` maps; empty when the engine made no LLM
-            call (a scenario's cost is on its first expectation's row only).
+            call (a scenario file's cost is on one row only: its first expectation that ran).
     """
 
     check: str

@@ -599,6 +599,7 @@ class ConformanceSession:
             else:
                 attempts = self._supervised(("scenario", case.id), group)
                 self.scenario_budget.charge(_engine_time(attempts.values(), started))
+                _cost_on(attempts, case.id)
             self.scenario_attempts[str(case.path)] = attempts
             return self._settle(case, attempts[case.id], started, extras)
         share = self.budget.share(case.id) if case.kind != "snapshot" else None
@@ -944,6 +945,17 @@ def run_conformance(
     if json_path is not None:
         Verdict(results, total=len(results)).write_json(Path(json_path), session=session)
     return results
+
+
+def _cost_on(attempts: dict[str, Attempt], case_id: str) -> None:
+    """Put a scenario run's engine-LLM ledger on the attempt of ``case_id`` (the expectation
+    whose run it was, settled first: a skipped earlier expectation never hides the cost) and
+    none on the others, so the run's cost counts once."""
+    ledger = next((a.llm for a in attempts.values() if a.llm), {})
+    for a in attempts.values():
+        a.llm = {}
+    if case_id in attempts:
+        attempts[case_id].llm = ledger
 
 
 def scenario_results(

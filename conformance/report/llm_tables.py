@@ -76,7 +76,7 @@ def llm_section(results: Iterable[Any]) -> str:
 
 def scenario_llm_table(name: str, results: Iterable[Any]) -> str:
     """The engine-LLM table of one scenario's expectation ``results`` (its cost sits on the
-    first expectation's row), captioned; "" when the scenario's engine made no LLM call."""
+    first expectation that ran), captioned; "" when the scenario's engine made no LLM call."""
     table = llm_table(results, table_id=f"engine-llm-{name}")
     if not table:
         return ""
