@@ -979,7 +979,9 @@ def scenario_results(
         host_profile: ``documented`` or ``hermes-0.19``.
         timeout: the scenario's limit in seconds (default 120).
     Returns:
-        one :class:`Result` per expectation, in file order.
+        one :class:`Result` per expectation, in file order; the engine's own LLM calls of the
+        play are on the first row's ``llm`` (``{}`` everywhere for a ``run`` handed in: its
+        calls were made, unrecorded, where it was played).
     """
     from conformance.cases import ScenarioCase
 

@@ -207,3 +207,15 @@ def test_a_scenario_run_cost_goes_on_the_expectation_whose_run_it_was():
         "s:second": ledger,
         "s:third": {},
     }
+
+
+def test_scenario_results_record_the_engine_llm_calls_of_the_play():
+    from conformance.scenarios import library_paths
+    from conformance.scenarios.loader import load_scenario
+    from conformance.session import scenario_results
+
+    path = next(p for p in library_paths() if p.name == "l1_lifecycle.scenario.yaml")
+    rows = scenario_results(load_scenario(path), load_engine_factory(LLM_ENGINE))
+    assert rows[0].llm["calls"] > 0 and rows[0].llm["completion_tokens"] > 0
+    assert all(r.llm == {} for r in rows[1:])
+    assert scenario_results(load_scenario(path), load_engine_factory(NO_LLM_ENGINE))[0].llm == {}
