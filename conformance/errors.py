@@ -4,11 +4,13 @@ Every finding, failure and error the kit reports is one line in one grammar::
 
     [V2 MUST] compress() output: expected every tool call answered exactly once after it,
     got tool message at index 3 answers 'call_7', which no earlier assistant message calls
-    (history of 14 messages). See docs/contract.md#v2. Repro: pytest --engine=mypkg:Engine
+    (history of 14 messages). See docs/contract.md#v2 (context-engine-kit explain V2). Repro:
+    pytest --engine=mypkg:Engine
     --conformance-replay .conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
 
 :func:`render` builds it (error outcomes included: ``[A4 MUST] engine not available: ...``);
-the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`).
+the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`), followed by
+the command that explains the clause where the user is (an installed kit has no docs/ folder).
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from typing import Any
 
 
 def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
-    """The kit's one-line grammar: ``[CLAUSE LEVEL] detail See <anchor>.`` then ``Repro: ...``.
+    """The kit's one-line grammar: ``[CLAUSE LEVEL] detail See <anchor> (context-engine-kit
+    explain CLAUSE).`` then ``Repro: ...``.
 
     ``detail`` is the text after the prefix; a trailing period is not doubled. ``repro`` is a
-    shell command that reruns the case (empty: no ``Repro:`` part).
+    shell command that reruns the case (empty: no ``Repro:`` part). A clause the catalogue does
+    not know points at the contract alone.
     """
-    from conformance.catalogue import anchor
+    from conformance.catalogue import CLAUSES, anchor
 
     text = detail.rstrip()
     if text and not text.endswith((".", "!", "?")):
         text += "."
-    line = f"[{clause} {level}] {text} See {anchor(clause)}."
+    explain = f" (context-engine-kit explain {clause})" if clause in CLAUSES else ""
+    line = f"[{clause} {level}] {text} See {anchor(clause)}{explain}."
     return f"{line} Repro: {repro}" if repro else line
 
 

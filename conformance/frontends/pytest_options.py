@@ -323,13 +323,17 @@ def probe_or_raise(session: ConformanceSession) -> None:
         pytest.UsageError: naming the engine's options and what to do.
     """
     what = session.factory.cli_args() or repr(session.factory.target)
+    if len(what) > 300:
+        what = what[:240] + f"...<{len(what)} chars>"
     try:
         engine = build_engine(session.factory, session.options.timeout)
     except EngineTimeout as exc:
         raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: an engine must not end the run
         raise pytest.UsageError(
-            f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the "
+            f"{what}: constructing the engine raised {_exc_text(exc)}. Fix the "
             "constructor, or pass the arguments it needs with --engine-kwargs='{...}' (a JSON "
             "object), or give a factory function as MODULE:ATTR."
         ) from None
@@ -345,11 +349,21 @@ def probe_or_raise(session: ConformanceSession) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+def _exc_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, even when its ``__str__`` raises."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<its message could not be shown>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def header_lines(
     config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
 ) -> list[str]:
     """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
-    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder."""
+    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
+    and the number of cases by kind with the folder failure files go to."""
     from conformance import CONTRACT_VERSION, __version__
     from simulator.host.shim import abc_info
 
@@ -374,4 +388,15 @@ def header_lines(
         )
     if o.snapshots_dir is not None:
         lines.append(f"conformance snapshots: {o.snapshots_dir}")
+    if session.factory is not None:
+        try:
+            cases = session.cases()
+        except Exception:  # reported where the cases are collected, as a usage error
+            return lines
+        kinds = [c.kind if c.kind in ("scenario", "snapshot") else "check" for c in cases]
+        labels = {"check": "checks", "scenario": "scenario expectations", "snapshot": "snapshots"}
+        count = ", ".join(f"{kinds.count(k)} {v}" for k, v in labels.items() if kinds.count(k))
+        lines.append(
+            f"conformance: {len(kinds)} cases ({count}); failure files go to {o.failures_dir}"
+        )
     return lines

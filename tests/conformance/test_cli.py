@@ -1,14 +1,22 @@
-"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands): the same
-cases as pytest, exit codes, the JSON verdict, bad input."""
+"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands) and
+conformance.frontends.outputs: the same cases as pytest, exit codes, the JSON verdict (an
+``ERROR`` verdict when the run cannot start), what the first lines say, and bad input: every
+hostile input is one clear error line (what was wrong, what to do) and no traceback, found
+before the run starts."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO_ROOT
+
+MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 
 def cli(*args, cwd, **env_vars):
@@ -169,7 +177,7 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     from conformance.devtools.coverage import COVERAGE
 
     before = COVERAGE.stat().st_mtime_ns
-    for sub in ("check", "scenario", "mutants", "coverage", "serve", "install-plugin"):
+    for sub in ("check", "scenario", "explain", "mutants", "coverage", "serve", "install-plugin"):
         proc = cli(sub, "--help", cwd=tmp_path)
         assert proc.returncode == 0 and proc.stdout.startswith(
             f"usage: context-engine-kit {sub}"
@@ -273,3 +281,227 @@ def test_coverage_outside_a_source_checkout_is_a_clear_error(tmp_path, monkeypat
     assert (
         "coverage needs a source checkout of context-engine-kit" in err and "pip install -e" in err
     )
+
+
+ENGINES = """
+from reference_engines.mutants._base import MinimalEngine
+
+
+class ExitsInInit(MinimalEngine):
+    def __init__(self, **kwargs):
+        raise SystemExit(3)
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A folder with a plain file (no folder can be made under it), an engine module whose
+    constructor calls SystemExit, and inputs nested past every parser's depth."""
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    (tmp_path / "exits.py").write_text(ENGINES, encoding="utf-8")
+    (tmp_path / "deep.scenario.yaml").write_text(
+        "name: deep\nsteps: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8"
+    )
+    bomb = "name: bomb\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    (tmp_path / "bomb.scenario.yaml").write_text(bomb + "steps: *i\n", encoding="utf-8")
+    (tmp_path / "binary.scenario.yaml").write_bytes(b"\xff\xfe\x00name: x\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    return tmp_path
+
+
+DEEP_KWARGS = '{"a": ' * 3000 + "1" + "}" * 3000
+LIBRARY_FILE = str(
+    REPO_ROOT / "conformance" / "scenarios" / "library" / "c1_subagents.scenario.yaml"
+)
+
+#: (id, command line, exit status, what the one error line says, what it says to do). ``{d}`` is
+#: the test's folder, ``{f}`` a plain file in it. Each of these printed a Python traceback once.
+BAD_INPUTS = [
+    ("state-dir-under-a-file", ["check", MINIMAL, "--state-dir", "{f}/state"], 4,
+     "--state-dir {f}/state: cannot write there: {f} is a file", "Give a folder path"),
+    ("state-dir-is-a-file", ["check", MINIMAL, "--state-dir", "{f}"], 4,
+     "--state-dir {f}: cannot write there: it exists and is not a folder", "Give a folder path"),
+    ("json-under-a-file", ["check", MINIMAL, "--json", "{f}/v.json"], 4,
+     "--json {f}/v.json: cannot write there: {f} is a file", "Give a file path"),
+    ("json-is-a-folder", ["check", MINIMAL, "--json", "{d}"], 4,
+     "--json {d}: cannot write there: it is a folder", "give a file name"),
+    ("report-under-a-file", ["check", MINIMAL, "--conformance-report={f}/r.html"], 4,
+     "--conformance-report {f}/r.html: cannot write there", "Give a file path"),
+    ("junit-under-a-file", ["check", MINIMAL, "--junit-xml={f}/j.xml"], 4,
+     "--junit-xml {f}/j.xml: cannot write there", "Give a file path"),
+    ("failures-dir-under-a-file", ["check", MINIMAL, "--conformance-failures-dir={f}/x"], 4,
+     "--conformance-failures-dir {f}/x: cannot write there", "Give a folder path"),
+    ("snapshots-under-a-file",
+     ["check", MINIMAL, "--conformance-snapshots-dir={f}", "--snapshot-update"], 4,
+     "--snapshot-update {f}/reference_engines.mutants._base.MinimalEngine: cannot write there",
+     "Give a folder path"),
+    ("deep-engine-kwargs", ["check", MINIMAL, "--engine-kwargs", DEEP_KWARGS], 4,
+     "--engine-kwargs: the JSON nests deeper than 64 levels", "Give the engine a flat JSON"),
+    ("deep-engine-kwargs-scenario", ["scenario", "--engine", MINIMAL, "--engine-kwargs",
+     DEEP_KWARGS], 4, "--engine-kwargs: the JSON nests deeper than 64 levels", "Give the engine"),
+    ("system-exit-in-the-constructor", ["check", "exits:ExitsInInit"], 4,
+     "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
+    ("system-exit-in-the-constructor-scenario", ["scenario", "--engine", "exits:ExitsInInit"], 4,
+     "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
+    ("deep-scenario-yaml", ["scenario", "{d}/deep.scenario.yaml", "--engine", MINIMAL], 2,
+     "deep.scenario.yaml:0: nested deeper than 48 levels", "flat lists and objects"),
+    ("alias-bomb-scenario-yaml", ["scenario", "{d}/bomb.scenario.yaml", "--engine", MINIMAL], 2,
+     "values once aliases are expanded", "write its steps out"),
+    ("binary-scenario-file", ["scenario", "{d}/binary.scenario.yaml", "--engine", MINIMAL], 2,
+     "binary.scenario.yaml:0: not UTF-8 text", "save the scenario as UTF-8"),
+    ("deep-replay-json", ["check", MINIMAL, "--conformance-replay", "{d}/deep.json"], 4,
+     "--conformance-replay {d}/deep.json: cannot read it", "give a file written under"),
+    ("scenario-report-under-a-file",
+     ["scenario", LIBRARY_FILE, "--engine", MINIMAL, "--report", "{f}/r.html"], 2,
+     "--report {f}/r.html: cannot write there", "Give a file path"),
+    ("serve-port-out-of-range", ["serve", "--port", "99999"], 2,
+     "--port 99999: a port is a number from 0 to 65535. Pick", "Pick a free port"),
+    ("two-engines", ["check", MINIMAL, "reference_engines.router:ReferenceRouter"], 4,
+     "give one engine", "Run check once per engine"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv, status, what, todo", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what, todo):
+    sub = {"{d}": str(hostile), "{f}": str(hostile / "afile")}
+
+    def fill(text):
+        for key, value in sub.items():
+            text = text.replace(key, value)
+        return text
+
+    proc = cli(*[fill(a) for a in argv], cwd=hostile)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == status, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out[-3000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1, proc.stderr  # one line: what was wrong and what to do
+    assert fill(what) in errors[0] and todo in errors[0], errors[0]
+    assert not re.search(r"\s\.(\s|$)|[^.]\.\.(\s|$)", errors[0]), errors[0]  # no stray dots
+    assert "passed" not in proc.stdout  # refused before any case ran
+
+
+def test_json_verdict_is_written_on_usage_errors_too(hostile):
+    def verdict(*argv):
+        path = hostile / "v.json"
+        path.unlink(missing_ok=True)
+        proc = cli(*argv, "--json", str(path), cwd=hostile)
+        assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data["verdict"] == "ERROR" and data["results"] == [], data
+        assert data["counts"]["total"] == 0 and data["failures_by_level"] == {
+            "MUST": 0,
+            "SHOULD": 0,
+        }
+        assert data["error"] and data["error"] in proc.stderr.replace("\n", " "), (
+            data,
+            proc.stderr,
+        )
+        return data
+
+    assert "is not of the form MODULE:ATTR" in verdict("check", "nope")["error"]
+    assert "give the engine as MODULE:ATTR" in verdict("check")["error"]
+    assert (
+        "nests deeper than 64" in verdict("check", MINIMAL, "--engine-kwargs", DEEP_KWARGS)["error"]
+    )
+    assert verdict("check", MINIMAL, "--state-dir", str(hostile / "afile"))["engine"] == {
+        "spec": MINIMAL,
+        "kwargs": {},
+    }
+    # errors pytest reports: an option value it refuses, a constructor that exits
+    refused = verdict("check", MINIMAL, "--conformance-profile=bogus")
+    assert "argument --conformance-profile: invalid choice: 'bogus'" in refused["error"]
+    exits = verdict("check", "exits:ExitsInInit", "-n", "2")
+    assert exits["error"].startswith("--engine=exits:ExitsInInit: constructing the engine raised")
+    assert exits["engine"] == {"spec": "exits:ExitsInInit", "kwargs": {}}
+
+
+def test_pytest_writes_the_error_verdict_and_checks_output_paths_first(kit_pytester):
+    kit_pytester.makepyfile(exits=ENGINES)
+    (kit_pytester.path / "afile").write_text("x", encoding="utf-8")
+    base = ("-p", "conformance.plugin", "-p", "no:cacheprovider")
+    result = kit_pytester.runpytest_subprocess(
+        *base, "--engine=exits:ExitsInInit", "--conformance-json=out/v.json"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    data = json.loads((kit_pytester.path / "out" / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "ERROR" and "SystemExit: 3" in data["error"]
+    spec = kit_pytester.runpytest_subprocess(*base, "--engine=nope", "--conformance-json=v.json")
+    assert spec.ret == pytest.ExitCode.USAGE_ERROR
+    data = json.loads((kit_pytester.path / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "ERROR" and "is not of the form MODULE:ATTR" in data["error"]
+    assert data["engine"] == {"spec": "nope", "kwargs": {}}
+    bad = kit_pytester.runpytest_subprocess(
+        *base,
+        f"--engine={MINIMAL}",
+        "--conformance-report=afile/r.html",
+        "--conformance-json=v.json",
+    )
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --conformance-report afile/r.html: cannot write there: *"])
+    assert "passed" not in bad.stdout.str()  # refused before any case ran
+    assert "cannot write there" in json.loads((kit_pytester.path / "v.json").read_text())["error"]
+
+
+def test_output_paths_are_tried_without_leaving_folders(tmp_path):
+    from conformance.errors import KitUsageError
+    from conformance.frontends.outputs import check_writable
+
+    check_writable(tmp_path / "a" / "b" / "v.json", option="--json", kind="file")
+    check_writable(tmp_path / "c" / "d", option="--conformance-failures-dir", kind="dir")
+    assert list(tmp_path.iterdir()) == []
+    check_writable(tmp_path / "state", option="--state-dir", kind="dir", keep=True)
+    assert (tmp_path / "state").is_dir()
+    existing = tmp_path / "state" / "v.json"
+    existing.write_text("kept", encoding="utf-8")
+    check_writable(existing, option="--json", kind="file")
+    assert existing.read_text(encoding="utf-8") == "kept"
+    with pytest.raises(KitUsageError, match=r"--json .*: cannot write there: it is a folder"):
+        check_writable(tmp_path, option="--json", kind="file")
+
+
+def test_check_says_what_runs_and_where_state_goes(tmp_path):
+    proc = cli("check", "-k", "A1", MINIMAL, "--conformance-no-scenarios", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (
+        f"context-engine-kit check: the kit's conformance cases against --engine={MINIMAL}, run "
+        "by pytest (each item of the kit's suite file test_contract.py is one case)"
+    )
+    assert re.fullmatch(
+        r"context-engine-kit check: failure files go to \S+/context-engine-kit-\w+/failures "
+        r"\(a temp dir, removed if the run leaves it empty\)",
+        lines[1],
+    ), lines[1]
+    header = [ln for ln in lines if ln.startswith("conformance: ")]
+    assert f"conformance: engine --engine={MINIMAL} |" in header[0]
+    assert "| host ABC " in header[0] and "| profile default (derandomized)" in header[0]
+    assert re.fullmatch(
+        r"conformance: \d+ cases \(\d+ checks\); failure files go to \S+", header[1]
+    )
+    assert f"rootdir: {tmp_path}" in lines  # pytest's own lines name no temp folder
+    assert any(re.fullmatch(r"test_contract\.py \.\. +\[100%\]", ln) for ln in lines), lines
+
+
+def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_options(tmp_path):
+    help_text = cli("check", "--help", cwd=tmp_path).stdout
+    assert "-n 2" not in help_text and "--junit-xml" in help_text
+    # a value-taking option before the engine, and a replay file instead of the engine
+    state = tmp_path / "state"
+    failing = cli(
+        "check", "-k", "V4-system-prompt-first and compress",
+        "reference_engines.mutants.v4_drops_system:DropsSystemPrompt",
+        "--conformance-profile=quick", "--conformance-no-shrink", "--state-dir", str(state),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
+    (replay,) = state.glob("failures/*/*.json")
+    again = cli("check", "--conformance-replay", str(replay), cwd=tmp_path)
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr
+    assert "the engine named in" in again.stdout.splitlines()[0]
+    assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
