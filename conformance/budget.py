@@ -20,10 +20,15 @@ import threading
 import time
 from dataclasses import dataclass
 
+from conformance.timeouts import engine_seconds
+
 #: Default drawing budget of a run, seconds (``--conformance-budget``).
 DEFAULT_BUDGET_S = 120.0
 #: The least share a check gets, seconds (it always runs at least one example).
 MIN_SHARE_S = 1.0
+#: Seconds a check may go past its share to shrink a failure it found (then the smallest
+#: finding so far is reported as it stands).
+SHRINK_GRACE_S = 10.0
 
 
 @dataclass
@@ -41,17 +46,25 @@ class Share:
     examples: int = 0
     asked: int = 0
     reached: bool = False
+    engine_at_start: float = 0.0
 
     def start(self) -> None:
         """Start the clock (when the check's first example begins)."""
         if self.started is None:
             self.started = time.monotonic()
+            self.engine_at_start = engine_seconds()
 
-    def spent(self) -> bool:
-        """True when the share has run out and at least one example ran (then drawing stops)."""
+    def engine_elapsed(self) -> float:
+        """Seconds the engine's own calls took since :meth:`start` (what the share counts)."""
+        return 0.0 if self.started is None else engine_seconds() - self.engine_at_start
+
+    def spent(self, grace: float = 0.0) -> bool:
+        """True when the engine's calls have used the share (plus ``grace`` seconds) and at
+        least one example ran (then drawing stops). The kit's own time (drawing, shrinking,
+        the host) does not count, so a fast engine never runs out, whatever the load."""
         if self.started is None or self.examples < 1:
             return False
-        over = time.monotonic() - self.started > self.seconds
+        over = self.engine_elapsed() > self.seconds + grace
         if over:
             self.reached = True
         return over
@@ -97,6 +110,12 @@ class RunBudget:
             weight = self.weights.get(case_id, 1.0)
             return Share(max(MIN_SHARE_S, left * weight / max(pending, weight)))
 
+    def restrict(self, case_ids: set[str]) -> None:
+        """Share among ``case_ids`` only (the cases selected to run); no-op when empty."""
+        if case_ids:
+            with self._lock:
+                self.weights = {c: w for c, w in self.weights.items() if c in case_ids}
+
     def charge(self, case_id: str, seconds: float) -> None:
         """Record that ``case_id`` ran for ``seconds`` (its unspent share goes back)."""
         with self._lock:
@@ -104,4 +123,4 @@ class RunBudget:
             self.spent += max(0.0, seconds)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "MIN_SHARE_S", "RunBudget", "Share"]
+__all__ = ["DEFAULT_BUDGET_S", "MIN_SHARE_S", "SHRINK_GRACE_S", "RunBudget", "Share"]

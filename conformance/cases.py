@@ -7,17 +7,19 @@ iterates this stream (the pytest plugin, ``run_conformance()``, ``context-engine
 and ``scenario``, the conftest fixture route), so they give the same result set.
 
 A case has ``id``, ``clause``, ``level``, ``kind``, ``title``, ``needs`` (host features),
-``requires``/``excludes`` (capabilities), ``examples`` (its Hypothesis budget), and
-``execute(session, ctx, **extras)``, which returns None when the case holds and raises its
-finding otherwise (:class:`~conformance.errors.ContractViolation`, ...). The session
-(:mod:`conformance.session`) turns that into a :class:`~conformance.session.Result` with one
-skip rule, one xfail rule, one renderer and one ``Repro:`` rule for every kind.
+``requires``/``excludes`` (capabilities), ``examples`` (its Hypothesis budget) and ``repro()``.
+A check runs with ``execute(session, ctx)``, which returns None when it holds and raises its
+finding otherwise (:class:`~conformance.errors.ContractViolation`, ...); a snapshot case
+``capture(ctx)``s the engine's output; a scenario expectation is judged on its file's run. The
+session (:mod:`conformance.session`, :mod:`conformance.execution`) turns each into a
+:class:`~conformance.results.Result` with one skip rule, one xfail rule, one renderer and one
+``Repro:`` rule for every kind.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,27 +80,6 @@ class ScenarioCase:
         feature = catalogue.get(self.clause).host_feature
         return frozenset([feature]) if feature else frozenset()
 
-    def prepare(self, session: Any) -> None:
-        """Play the scenario (once per session and file), bounded by its own time limit
-        (``--conformance-timeout``), outside the case's own limit."""
-        session.scenario_run(self)
-
-    def prepared(self, session: Any) -> bool:
-        """True when this run already played the scenario (its expectations are judged even
-        after the hang budget is spent: the run was counted once)."""
-        return str(self.path) in session.scenario_runs
-
-    def execute(self, session: Any, ctx: Any, **extras: Any) -> None:
-        """Judge this expectation on the scenario's run (played by :meth:`prepare`).
-
-        Raises:
-            ContractViolation, CheckSkipped, HostileEngine, CaseError: see
-                :func:`conformance.scenarios.expectations.judge_expectation`.
-        """
-        from conformance.scenarios.expectations import judge_expectation
-
-        judge_expectation(session.scenario_run(self), self.expectation)
-
     def repro(self, base: str, violation: Any = None) -> str:
         """The command rerunning this expectation: the library's by id, a user file by path."""
         if self.bundled:
@@ -131,27 +112,19 @@ class SnapshotCase:
         """What the case checks."""
         return f"compress()/select_context() output of corpus case {self.case_id!r} is unchanged"
 
-    def execute(
-        self, session: Any, ctx: Any, *, compare: Callable[[str], None] | None = None
-    ) -> None:
-        """Capture the engine's output for the corpus case and compare it with the stored one.
-
-        ``compare(text)`` raises the mismatch (under pytest: syrupy's assertion,
-        :func:`conformance.snapshots.mismatch.compare_with_syrupy`); without one the stored
-        file is read directly (:func:`compare_with_file`).
-
-        Raises:
-            ContractViolation: a mismatch or a missing snapshot (D1 SHOULD, with the diff).
-        """
+    def capture(self, ctx: Any) -> str:
+        """The engine's output for the corpus case as snapshot text (in the case's child, each
+        engine in its own home); the session compares it with the stored snapshot in the
+        parent (syrupy under pytest, else :func:`compare_with_file`), where
+        ``--snapshot-update`` writes."""
         from conformance.snapshots import corpus
         from conformance.snapshots.canonical import snapshot_text
         from conformance.snapshots.capture import capture_case
 
-        text = snapshot_text(capture_case(ctx.engine_factory, corpus.get(self.case_id)))
-        if compare is None:
-            compare_with_file(session.snapshots_dir(), self.case_id, text)
-        else:
-            compare(text)
+        def fresh() -> Any:
+            return ctx.new_engine(configure=False)
+
+        return snapshot_text(capture_case(fresh, corpus.get(self.case_id)))
 
     def repro(self, base: str, violation: Any = None) -> str:
         """The command rerunning this snapshot case, and how to accept or create the snapshot."""

@@ -66,12 +66,13 @@ _SC, _TC, _CL, _MT, _UID = (
     "message_uid",
 )
 
-#: Every clause: the kit clauses S0 and D1, then the contract's in document order.
+#: Every clause: the kit clauses S0, D1 and E1, then the contract's in document order.
 CLAUSES: dict[str, Clause] = {
     c.id: c
     for c in (
         _c("S0", "structural gate: every signature problem of the engine in one message", side=KIT),
         _c("D1", "determinism: same input, same output once uids are masked", side=KIT),
+        _c("E1", "sandbox: loopback only, no processes, writes only under its home", side=KIT),
         _c("R1", "exactly one engine is active; context.engine selects it", side=HOST),
         _c("R2", "a plugin engine is activated only by an explicit context.engine", side=HOST),
         _c("R3", "resolution order: bundled, user directory, general plugins, built-in", side=HOST),
@@ -80,15 +81,23 @@ CLAUSES: dict[str, Clause] = {
         _c("R6", "engine.name equals the configured name and plugin.yaml's name"),
         _c("A1", "name is a property returning a short identifier string"),
         _c("A2", "update_from_response(usage) updates the last_* token counters"),
-        _c("A3", "should_compress(prompt_tokens=None) returns a bool"),
-        _c("A4", "compress() returns a new, valid, possibly shorter list"),
+        _c(
+            "A3",
+            "should_compress(prompt_tokens=None): a bool, for the argument and today's threshold",
+        ),
+        _c(
+            "A4",
+            "compress(): a new valid list, never its edited input; failed summaries decline "
+            "or stand in",
+        ),
         _c("A5", "focus_topic: guided compaction keeps that topic first"),
         _c("A6", "the six int attributes the host reads; compression_count counts compactions"),
         _c("A7", "no compaction on the -1 sentinel right after one", practice="host"),
         _c("V1", "a list of dicts with a role in system/user/assistant/tool"),
-        _c("V2", "every tool call answered exactly once; no orphan results"),
+        _c("V2", "every tool call answered once, no orphans; a call in flight is kept as is"),
         _c("V3", "content is a str, a list of parts, or None only where allowed"),
-        _c("V4", "the system prompt, if any, stays first"),
+        _c("V4", "the whole system prompt stays first; later compactions leave it byte-identical"),
+        _c("V5", "output and replacement rows carry only message keys the host knows"),
         _c("O1", "on_session_start(session_id, **kwargs)"),
         _c("O2", "on_session_end(session_id, messages) at a real boundary only"),
         _c("O3", "on_session_reset() zeroes the counters"),
@@ -96,7 +105,7 @@ CLAUSES: dict[str, Clause] = {
         _c("O5", "get_tool_schemas() returns a list"),
         _c("O6", "handle_tool_call() answers an unknown tool with a JSON error"),
         _c("O7", "should_compress_preflight(messages) returns a bool"),
-        _c("O8", "get_status() keys; last_prompt_tokens never negative"),
+        _c("O8", "get_status() keys; never negative; no raise and 0% on a zero window"),
         _c("O9", "select_context() returns None or a list", host_feature=_SC),
         _c("O10", "on_turn_complete() accepts the host's kwargs", host_feature=_TC),
         _c("O11", "clone_for_agent() returns an engine", host_feature=_CL),
@@ -104,7 +113,7 @@ CLAUSES: dict[str, Clause] = {
         _c("H2", "identity skipping: default hooks are never called", side=HOST),
         _c(
             "H3",
-            "select_context replaces one request; history is never rewritten",
+            "select_context replaces one request, live turn kept; history never rewritten",
             host_feature=_SC,
         ),
         _c("H4", "request order: assemble, select_context, sanitizers, cache control", side=HOST),
@@ -117,7 +126,7 @@ CLAUSES: dict[str, Clause] = {
         _c("U4", "uids kept across content rewrites", host_feature=_UID),
         _c("U5", "merges keep the first uid and record the others", side=HOST, host_feature=_UID),
         _c("U6", "rows the engine stamps keep the engine's uid", host_feature=_UID),
-        _c("U7", "a uid names a logical message; two rows may share it", host_feature=_UID),
+        _c("U7", "a uid names a logical message; a store holds it once", host_feature=_UID),
         _c(
             "U8",
             "tool-call identity: _tool_call_uids and _tool_call_uid",
@@ -131,7 +140,7 @@ CLAUSES: dict[str, Clause] = {
         _c("C1", "every agent gets its own engine via clone_for_agent()", host_feature=_CL),
         _c("C2", "a child's update_model() never changes the parent's budget"),
         _c("C3", "a clone that raises falls back to the built-in compressor", side=HOST),
-        _c("L1", "the lifecycle order; no engine call raises"),
+        _c("L1", "the lifecycle order, compaction boundaries kept; no engine call raises"),
         _c(
             "K1",
             "compression.model_thresholds applied by the base update_model()",
@@ -156,6 +165,7 @@ CLAUSES: dict[str, Clause] = {
         _c("P2", "cache marker placement by content shape", side=HOST),
         _c("P3", "a cache hit needs an exact prefix", side=HOST),
         _c("P4", "caching on for Claude models", side=HOST),
+        _c("P5", "cache markers are the host's: engine rows carry no cache_control"),
     )
 }
 

@@ -227,7 +227,7 @@ def _check(argv: list[str]) -> int:
 
     def usage_error(message: str) -> int:
         print(f"context-engine-kit check: error: {message}", file=sys.stderr)
-        if json_path and not _output_problem(json_path, "--json"):
+        if json_path and not _unwritable_file(json_path, "--json"):
             outputs.write_error_verdict(
                 json_path, message, engine=_engine_record(args), profile=_profile(rest)
             )
@@ -343,7 +343,7 @@ def _check(argv: list[str]) -> int:
     return code
 
 
-def _output_problem(path: str, option: str) -> str | None:
+def _unwritable_file(path: str, option: str) -> str | None:
     """Why ``path`` cannot be written (None: it can), without raising."""
     from conformance.frontends import outputs
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +24,13 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 
+from conformance.budget import SHRINK_GRACE_S
+from conformance.engine_frames import where
 from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
-from conformance.timeouts import CURRENT_CALL, HangBudget, constructor_label
-from simulator.host.calls import update_model_kwargs
+from conformance.timeouts import HangBudget, calling, constructor_label
+from simulator.host.calls import accepted_kwargs, update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
 
 #: Default model window used by checks, in tokens.
@@ -110,6 +112,32 @@ class _ReplayDraw:
         return value
 
 
+#: Root causes (engine exceptions, by method, type and engine frame) already reported in this
+#: process: a later case that hits one stops at its first example, unshrunk, since the verdict
+#: points it to the first case anyway.
+SEEN_ROOT_CAUSES: set[str] = set()
+
+
+class _KnownRootCause(BaseException):
+    """Carries a finding whose root cause was reported before out of Hypothesis at once (a
+    BaseException: Hypothesis neither retries nor shrinks it)."""
+
+    def __init__(self, violation: ContractViolation):
+        super().__init__(str(violation))
+        self.violation = violation
+
+
+class BudgetSpent(BaseException):
+    """The check's share of the drawing budget ran out: Hypothesis stops at once (a
+    BaseException, so it does not retry or shrink it) and the check ends with what it found."""
+
+
+def _example_size(exc: Any) -> int:
+    """Messages in a finding's drawn transcripts (the smallest finding is the one reported)."""
+    draws = (getattr(exc, "example", None) or {}).get("draws") or {}
+    return sum(len(v) for v in draws.values() if isinstance(v, list))
+
+
 def _unique(values: Mapping[str, Any], label: str) -> str:
     if label not in values:
         return label
@@ -139,6 +167,12 @@ class CheckContext:
         capabilities: the engine's declared capabilities plus the command line's.
         hangs: the run's :class:`~conformance.timeouts.HangBudget`.
         check: the check being run (its registered budget sizes :meth:`examples`).
+        sandbox: the case's :class:`~conformance.sandbox.Sandbox` (each new engine gets its own
+            home in it), or None outside a case.
+        share: the check's :class:`~conformance.budget.Share` of the run's drawing budget (None:
+            unlimited).
+        on_finding: called with each finding as :meth:`examples` meets it (the session hands it
+            to the parent process at once, so a later death or hang cannot lose it).
     """
 
     engine_factory: Callable[[], Any]
@@ -155,14 +189,18 @@ class CheckContext:
     capabilities: frozenset = frozenset()
     hangs: HangBudget = field(default_factory=HangBudget)
     check: Any = None
+    sandbox: Any = None
+    share: Any = None
+    on_finding: Any = None
 
     def __post_init__(self) -> None:
         if in_ci():
             self.derandomize = True
 
-    def for_check(self, chk: Any, *, replay: dict[str, Any] | None = None) -> CheckContext:
-        """A copy of this context for running ``chk`` (and, for a replay, its recorded draws)."""
-        return dataclasses.replace(self, check=chk, replay=replay)
+    def for_check(self, chk: Any, **changes: Any) -> CheckContext:
+        """A copy of this context for running ``chk`` (``changes``: replay draws, the sandbox,
+        the budget share, the finding callback)."""
+        return dataclasses.replace(self, check=chk, **changes)
 
     def new_engine(
         self, *, window: int | None = None, configure: bool = True, model: str = CHECK_MODEL
@@ -170,33 +208,39 @@ class CheckContext:
         """A fresh engine; with ``configure``, ``update_model(model, window)`` is called with the
         host's keyword arguments (:func:`simulator.host.calls.update_model_kwargs`).
 
-        While the constructor and update_model run they are recorded in
-        :data:`~conformance.timeouts.CURRENT_CALL`, so a hang there is reported as
-        ``MyEngine(): did not return within N s`` (or ``update_model()``).
+        In a case, the engine first gets its own home (:meth:`Sandbox.new_home
+        <conformance.sandbox.Sandbox.new_home>`). While the constructor and update_model run
+        they are the call in flight (:func:`~conformance.timeouts.calling`), so a hang there is
+        reported as ``MyEngine(): did not return within N s`` (or ``update_model()``).
+        ``update_model`` gets the host's keywords that its signature accepts.
 
         Raises:
             EngineUnavailable: the factory or update_model raised.
         """
-        me = threading.get_ident()
-        CURRENT_CALL[me] = (None, None, constructor_label(self.engine_factory)[:-2])
+        if self.sandbox is not None:
+            self.sandbox.new_home()  # HOME, HERMES_HOME, TMPDIR and the cwd: this engine's own
         try:
-            engine = self.engine_factory()
+            with calling(constructor_label(self.engine_factory)[:-2]):
+                engine = self.engine_factory()
             if configure and callable(getattr(engine, "update_model", None)):
-                CURRENT_CALL[me] = (None, None, "update_model")
-                try:
-                    engine.update_model(**update_model_kwargs(model, window or self.window))
-                except Exception as exc:
-                    raise EngineUnavailable(
-                        f"update_model() raised {type(exc).__name__}: {exc}"
-                    ) from exc
+                # the keywords the host passes that the signature accepts: an update_model()
+                # without api_mode= is O4's finding (and S0's), not every other check's
+                kwargs = accepted_kwargs(
+                    engine.update_model, update_model_kwargs(model, window or self.window)
+                )
+                with calling("update_model"):
+                    try:
+                        engine.update_model(**kwargs)
+                    except Exception as exc:
+                        raise EngineUnavailable(
+                            f"update_model() raised {type(exc).__name__}: {exc}{where(exc)}"
+                        ) from exc
         except EngineUnavailable:
             raise
         except Exception as exc:
             raise EngineUnavailable(
-                f"constructing the engine raised {type(exc).__name__}: {exc}"
+                f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}"
             ) from exc
-        finally:
-            CURRENT_CALL.pop(me, None)
         return engine
 
     def budget(self) -> int:
@@ -221,28 +265,66 @@ class CheckContext:
         base.update(overrides)
         return settings(**base)
 
-    def examples(self, body: Callable[[Callable[[Any, str], Any]], None]) -> None:
+    def examples(
+        self,
+        body: Callable[[Callable[[Any, str], Any]], None],
+        *,
+        first: Mapping[str, Any] | None = None,
+    ) -> None:
         """Run ``body(draw)`` over Hypothesis examples (:meth:`budget` of them), or once over
-        the replayed draws.
+        the replayed draws. ``first`` (values by draw label) is tried before any draw, as a
+        fixed example (:mod:`conformance.probes`): a long input a slow engine must not escape.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
         :class:`~conformance.errors.ContractViolation` raised by ``body`` gets the (shrunk)
         draws attached as its example, for the replay file.
         """
 
+        share = self.share
+        found: list[Any] = []
+
         def run_once(draw: Any) -> None:
+            if share is not None:
+                share.start()
+                # out of budget: stop drawing (what ran is the verdict); a finding gets a
+                # grace to shrink in
+                if share.spent(SHRINK_GRACE_S if found else 0.0):
+                    raise BudgetSpent()
             token = CURRENT_DRAWS.set(draw.values)
             try:
                 body(draw)
             except ContractViolation as exc:
                 exc.attach_draws(draw.values)
+                found.append(exc)
+                if self.on_finding is not None:
+                    self.on_finding(exc)
+                key = getattr(exc, "root_cause", None)
+                if key:
+                    if key in SEEN_ROOT_CAUSES:
+                        raise _KnownRootCause(exc) from None
+                    SEEN_ROOT_CAUSES.add(key)
                 raise
             finally:
                 CURRENT_DRAWS.reset(token)
+                if share is not None:
+                    share.examples += 1
 
         if self.replay is not None:
-            run_once(_ReplayDraw(self.replay))
+            try:
+                run_once(_ReplayDraw(self.replay))
+            except _KnownRootCause as known:
+                raise known.violation from None
             return
+        if share is not None:
+            share.asked = self.budget()
+        if first is not None:
+            try:  # a finding here stands unless Hypothesis finds (and shrinks) one of its own
+                run_once(_ReplayDraw(first))
+            except ContractViolation as exc:
+                # a root cause new here: Hypothesis gets to find and shrink it below
+                SEEN_ROOT_CAUSES.discard(getattr(exc, "root_cause", None) or "")
+            except _KnownRootCause as known:
+                raise known.violation from None
 
         @self.settings()
         @given(data=st.data())
@@ -251,7 +333,22 @@ class CheckContext:
 
         if not self.derandomize and self.seed is not None:
             test = hyp_seed(self.seed)(test)
-        test()
+        try:
+            test()
+        except ContractViolation:
+            raise  # Hypothesis' own, shrunk counterexample
+        except BudgetSpent:
+            pass  # the share ran out: the smallest finding so far, if any, is the verdict
+        except _KnownRootCause as known:
+            raise known.violation from None
+        except Flaky:
+            # the share ran out (a test case then stops before drawing, which Hypothesis
+            # reads as flaky data generation): what ran is the verdict, the smallest finding
+            # so far, if any, stands
+            if not (share is not None and share.reached):
+                raise
+        if found:
+            raise min(found, key=_example_size)
 
     def exposes(self, engine: Any, *names: str) -> bool:
         """True when the engine itself (its instance or its own class, not only the ABC)

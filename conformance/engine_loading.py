@@ -313,7 +313,9 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
             "Install your package in this environment (pip install -e .) or add its folder to "
             "PYTHONPATH."
         ) from None
-    except Exception as exc:
+    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+        # an engine module that raises SystemExit or KeyboardInterrupt at import must not end
+        # the run with exit 0 and no verdict: it is a usage error like any other import error
         raise EngineSpecError(
             f"--engine={spec!r}: importing module {module_name!r} raised "
             f"{type(exc).__name__}: {exc}. Fix the error in your module (run "

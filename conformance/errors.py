@@ -64,6 +64,12 @@ class ContractViolation(AssertionError):
         """The message without a ``Repro:`` part (:func:`render`)."""
         return render(self.clause, self.level, self.detail)
 
+    def __reduce__(self) -> tuple:
+        """Pickles (a supervised case's child hands its finding to the parent) without the
+        engine's own exception object (``cause``), which need not pickle."""
+        state = {k: v for k, v in self.__dict__.items() if k != "cause"}
+        return (type(self), (self.clause, self.level, self.detail, self.example), state)
+
     def attach_draws(self, draws: dict[str, Any]) -> None:
         """Record the (shrunk) Hypothesis draws that produced this failure (for replay)."""
         example = dict(self.example or {})
@@ -90,6 +96,11 @@ class HostileEngine(BaseException):
         """The message without a ``Repro:`` part: ``[C L] method(): detail See ...``."""
         call = f"{self.method}(): " if self.method else ""
         return render(self.clause, self.level, f"{call}{self.detail}")
+
+    def __reduce__(self) -> tuple:
+        """Pickles with its attributes (see :meth:`ContractViolation.__reduce__`)."""
+        state = {k: v for k, v in self.__dict__.items() if k != "cause"}
+        return (type(self), (self.clause, self.level, self.method, self.detail), state)
 
 
 class CheckSkipped(Exception):

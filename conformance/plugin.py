@@ -16,10 +16,7 @@ snapshot fixture, the HTML report and the output checks (``pytest_plugins`` belo
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +27,6 @@ from conformance.frontends.pytest_session import (
     SESSION_KEY,
     SessionPlugin,
     conformance_session,
-    session_plugin,
 )
 from conformance.session import ConformanceSession
 
@@ -85,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     route = fixture_route(config)
     try:
-        plugin = _activate(config, fixture_route=route)
+        _activate(config, fixture_route=route)
     except pytest_options.Inert:
         return
     except pytest.UsageError as exc:
@@ -96,10 +92,6 @@ def pytest_configure(config: pytest.Config) -> None:
     shim.install()
     if not route and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
-    if "HERMES_HOME" not in os.environ:
-        # engines written for Hermes write under $HERMES_HOME: keep them in a temp dir.
-        plugin.hermes_home = tempfile.mkdtemp(prefix="conformance-hermes-home-")
-        os.environ["HERMES_HOME"] = plugin.hermes_home
 
 
 def _activate(config: pytest.Config, *, fixture_route: bool) -> SessionPlugin:
@@ -114,15 +106,6 @@ def _activate(config: pytest.Config, *, fixture_route: bool) -> SessionPlugin:
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "conformance-session")
     return plugin
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Remove the temp ``HERMES_HOME`` this plugin made (and unset it again)."""
-    plugin = session_plugin(config)
-    home = plugin.hermes_home if plugin is not None else None
-    if home and os.environ.get("HERMES_HOME") == home:
-        del os.environ["HERMES_HOME"]
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -31,6 +31,7 @@ _CHECK_MODULES = (
     "conformance.checks.s_structure",
     "conformance.checks.a_surface",
     "conformance.checks.v_messages",
+    "conformance.checks.p_caching",
     "conformance.checks.o_optional",
     "conformance.checks.h_hooks",
     "conformance.checks.u_identity",
@@ -42,6 +43,7 @@ _CHECK_MODULES = (
     "conformance.checks.b_compressor",
     "conformance.checks.r_plugin",
     "conformance.checks.d_determinism",
+    "conformance.checks.e_sandbox",
     "conformance.checks.reg_cases",
 )
 #: Kinds of case (tiers): the structural gate, Hypothesis contract checks, the lifecycle state

@@ -27,6 +27,10 @@ class Result:
         example_messages: messages in the shrunk counterexample (the longest drawn transcript).
         kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
         title: what the case checks (the registry's title; the HTML report shows it).
+        root_cause: the key of a failure's root cause (the same engine exception from the same
+            frame, :func:`conformance.engine_frames.root_cause`); "" when unknown.
+        examples_run, examples_asked: a Hypothesis check's examples (None for the others).
+        budget_reached: the check stopped drawing because its share of the budget ran out.
     """
 
     check: str
@@ -39,11 +43,19 @@ class Result:
     example_messages: int | None = None
     kind: str = "contract"
     title: str = ""
+    root_cause: str = ""
+    examples_run: int | None = None
+    examples_asked: int | None = None
+    budget_reached: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON verdict row: check, clause, level, outcome, message."""
+        """The JSON verdict row: check, clause, level, outcome, message; plus ``examples``
+        (``{"run", "asked"}``) when the budget limited the check."""
         keep = ("check", "clause", "level", "outcome", "message")
-        return {k: v for k, v in asdict(self).items() if k in keep}
+        row = {k: v for k, v in asdict(self).items() if k in keep}
+        if self.budget_reached:
+            row["examples"] = {"run": self.examples_run, "asked": self.examples_asked}
+        return row
 
 
 def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:

@@ -21,18 +21,36 @@ in a case's child process only (or, in-process, once, and active only while a ca
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conformance.errors import NetworkBlocked
-from conformance.netguard import is_loopback
+
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def is_loopback(host: Any) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost names (None: no address, allowed)."""
+    if host is None:
+        return True
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    host = str(host).strip("[]").lower()
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
 
 #: The kit clause of an engine reaching outside its sandbox (docs/coverage.md#e1).
 CLAUSE = "E1"
@@ -87,29 +105,43 @@ class Sandbox:
     Args:
         user_hermes_home: the ``HERMES_HOME`` the user set (its config is copied into every
             engine home), or None.
+        seed: called with each new home's ``HERMES_HOME`` folder to write what the engine
+            needs there (the engine LLM's ``config.yaml``), or None.
     """
 
-    def __init__(self, user_hermes_home: str | None = None) -> None:
+    def __init__(
+        self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
+    ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="conformance-case-")).resolve()
         self.user_hermes_home = user_hermes_home
+        self.seed = seed
         self._count = 0
         self._saved = {k: os.environ.get(k) for k in _ENV}
         self._cwd = os.getcwd()
         self._tempdir = tempfile.tempdir
         self.current: Path | None = None
+        self._seeded = False
 
     def new_home(self) -> Path:
         """A fresh home for the next engine: ``HOME``, ``HERMES_HOME``, ``TMPDIR`` and the cwd
         point into it from now on. Returns its folder."""
-        self._count += 1
-        home = self.root / f"engine-{self._count}"
-        for sub in ("home", "hermes", "cwd", "tmp"):
-            (home / sub).mkdir(parents=True, exist_ok=True)
-        if self.user_hermes_home:
-            for name in ("config.yaml", ".env"):
-                source = Path(self.user_hermes_home) / name
-                if source.is_file():
-                    shutil.copyfile(source, home / "hermes" / name)
+        if self.current is not None and self._untouched(self.current):
+            home = self.current  # the last engine left its home empty: it is as good as new
+        else:
+            self._count += 1
+            home = self.root / f"engine-{self._count}"
+            for sub in ("home", "hermes", "cwd", "tmp"):
+                (home / sub).mkdir(parents=True, exist_ok=True)
+            self._seeded = False
+        if not self._seeded:
+            if self.user_hermes_home:
+                for name in ("config.yaml", ".env"):
+                    source = Path(self.user_hermes_home) / name
+                    if source.is_file():
+                        shutil.copyfile(source, home / "hermes" / name)
+            if self.seed is not None:
+                self.seed(home / "hermes")  # e.g. where Hermes' auxiliary client finds its LLM
+            self._seeded = True
         os.environ["HOME"] = str(home / "home")
         os.environ["HERMES_HOME"] = str(home / "hermes")
         os.environ["TMPDIR"] = str(home / "tmp")
@@ -117,6 +149,18 @@ class Sandbox:
         os.chdir(home / "cwd")
         self.current = home
         return home
+
+    def _untouched(self, home: Path) -> bool:
+        """True when nothing was written in ``home`` beyond the copied configuration."""
+        seeded = {"config.yaml", ".env"} if self._seeded else set()
+        for sub in ("home", "hermes", "cwd", "tmp"):
+            try:
+                names = {entry.name for entry in os.scandir(home / sub)}
+            except OSError:
+                return False
+            if names - (seeded if sub == "hermes" else set()):
+                return False
+        return True
 
     def watched_dirs(self) -> list[Path]:
         """The current engine's HOME, HERMES_HOME, cwd and temp dir (what TS2 watches)."""
@@ -153,6 +197,7 @@ class _Watch:
 
     def __init__(self) -> None:
         self.sandbox: Sandbox | None = None
+        self.network_blocks = 0  # block_network() depth: the network rule alone
         self.reaches: list[Reach] = []
         self.lock = threading.Lock()
         self.installed = False
@@ -188,7 +233,7 @@ def _hook(event: str, args: tuple) -> None:
     if event not in _EVENTS:
         return  # the hook sees every audit event of the process: leave the others fast
     sandbox = _WATCH.sandbox
-    if sandbox is None or getattr(_WATCH.inside, "busy", False):
+    if (sandbox is None and not _WATCH.network_blocks) or getattr(_WATCH.inside, "busy", False):
         return
     _WATCH.inside.busy = True  # the hook's own work raises no further events for it
     try:
@@ -219,6 +264,8 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
                 f"look up {host!r}",
                 NetworkBlocked(f"name lookups outside loopback are blocked by the kit ({host!r})"),
             )
+    elif sandbox is None:
+        return  # only the network rule is on (block_network outside a case)
     elif event in _SPAWN_EVENTS:
         what = args[1] if len(args) > 1 and event != "os.system" else args[0] if args else ""
         _refuse(
@@ -249,6 +296,24 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
             )
 
 
+@contextlib.contextmanager
+def network_blocked() -> Iterator[None]:
+    """Block non-loopback connections, datagrams and name lookups for the duration (re-entrant,
+    process-wide), also outside a sandbox; attempts are recorded when a sandbox is watched."""
+    install_audit_hook()
+    with _WATCH.lock:
+        _WATCH.network_blocks += 1
+    try:
+        yield
+    finally:
+        with _WATCH.lock:
+            _WATCH.network_blocks -= 1
+
+
+#: The name callers outside the sandbox use (the report plugin, the scenario CLI).
+block_network = network_blocked
+
+
 def install_audit_hook() -> None:
     """Install the audit hook in this process (once; it is active only while :func:`watching`)."""
     if not _WATCH.installed:
@@ -263,11 +328,20 @@ def watching(sandbox: Sandbox) -> Iterator[list[Reach]]:
     install_audit_hook()
     with _WATCH.lock:
         _WATCH.reaches = []
-    _WATCH.sandbox = sandbox
+    _WATCH.sandbox = sandbox  # the network rule is part of the sandbox
     try:
         yield _WATCH.reaches
     finally:
         _WATCH.sandbox = None
 
 
-__all__ = ["CLAUSE", "Reach", "Sandbox", "install_audit_hook", "watching"]
+__all__ = [
+    "CLAUSE",
+    "Reach",
+    "Sandbox",
+    "block_network",
+    "install_audit_hook",
+    "is_loopback",
+    "network_blocked",
+    "watching",
+]

@@ -21,20 +21,22 @@ the conftest fixture route).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import time
-import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conformance import catalogue, replay
-from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext
+from conformance.budget import DEFAULT_BUDGET_S, RunBudget
+from conformance.cases import compare_with_file
+from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
+from conformance.engine_frames import where
 from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
 from conformance.errors import (
-    CaseError,
-    CheckSkipped,
     ContractViolation,
     EngineTimeout,
     EngineUnavailable,
@@ -42,17 +44,24 @@ from conformance.errors import (
     KitUsageError,
     render,
 )
-from conformance.expect import CURRENT_CASE
-from conformance.netguard import block_network
+from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
+from conformance.expect import MUST
 from conformance.replay import load as load_failure
 from conformance.results import OUTCOMES, Result, exit_code
-from conformance.stable_draws import no_local_constants
+from conformance.sandbox import CLAUSE as E1
+from conformance.sandbox import Sandbox, block_network, install_audit_hook, watching
+from conformance.supervisor import (
+    DEFAULT_MEMORY_LIMIT,
+    ISOLATIONS,
+    Died,
+    Hung,
+    Worker,
+    fork_available,
+)
 from conformance.timeouts import (
-    CURRENT_CALL,
     DEFAULT_MAX_TIMEOUTS,
     HangBudget,
     build_engine,
-    run_with_timeout,
 )
 from simulator.host.profiles import PROFILES as HOST_PROFILES
 from simulator.host.profiles import get_profile
@@ -70,7 +79,8 @@ class RunOptions:
         profile: ``quick``, ``default`` or ``thorough`` (Hypothesis budget).
         derandomize: a deterministic verdict (True unless ``--conformance-random``).
         seed: Hypothesis seed when random (drawn and recorded when None).
-        timeout: per-case limit in seconds (``--conformance-timeout``).
+        timeout: the limit of one engine call in seconds (``--conformance-timeout``): a call
+            longer than that is a hang.
         max_timeouts: hung cases after which the rest are not run (0: no cap).
         shrink: shrink counterexamples.
         strict: SHOULD failures and XPASS fail the run too.
@@ -86,6 +96,11 @@ class RunOptions:
         plugin_dir: an engine plugin folder for the R checks.
         window: the check window in tokens (None: the kit's default).
         only: case ids, id prefixes or clause ids to run (empty: all).
+        budget: seconds the run's checks may spend drawing examples (``--conformance-budget``;
+            0: no budget), shared out among the checks (:mod:`conformance.budget`).
+        memory_limit: a case child's address-space cap in bytes (``--conformance-memory-limit``;
+            None: none).
+        isolation: ``fork`` (each case in a supervised child) or ``inprocess``.
     """
 
     profile: str = "default"
@@ -107,6 +122,9 @@ class RunOptions:
     plugin_dir: str | None = None
     window: int | None = None
     only: tuple = ()
+    budget: float = DEFAULT_BUDGET_S
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    isolation: str = "fork"
 
     def validate(self) -> None:
         """Check every value.
@@ -125,7 +143,24 @@ class RunOptions:
         if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < float("inf")):
             raise KitUsageError(
                 f"--conformance-timeout={self.timeout}: give a positive, finite number of seconds "
-                f"(the per-case time limit; default {DEFAULT_CHECK_TIMEOUT_S:g})"
+                f"(the limit of one engine call; default {DEFAULT_CHECK_TIMEOUT_S:g})"
+            )
+        if not (isinstance(self.budget, (int, float)) and 0 <= self.budget < float("inf")):
+            raise KitUsageError(
+                f"--conformance-budget={self.budget}: give a finite number of seconds, 0 or more "
+                f"(the time the checks may spend drawing examples; 0: no budget; default "
+                f"{DEFAULT_BUDGET_S:g})"
+            )
+        if self.memory_limit is not None and not (
+            isinstance(self.memory_limit, int) and self.memory_limit >= 256 * 1024**2
+        ):
+            raise KitUsageError(
+                f"--conformance-memory-limit: {self.memory_limit!r} bytes is too small or not a "
+                "number; give at least 0.25 GiB (default 4 GiB), or 0 for no cap"
+            )
+        if self.isolation not in ISOLATIONS:
+            raise KitUsageError(
+                f"--conformance-isolation={self.isolation!r}: use one of {', '.join(ISOLATIONS)}"
             )
         if not isinstance(self.max_timeouts, int) or self.max_timeouts < 0:
             raise KitUsageError(
@@ -223,22 +258,6 @@ def example_messages(example: Any) -> int | None:
     return best
 
 
-def in_flight(worker_ident: int | None, before: Mapping[int, Any]) -> Any:
-    """The ``(clause, level, method)`` of the engine call a timed-out case is stuck in, or None.
-
-    The case's worker thread first; else a call started during the case on a thread it
-    spawned: an entry of :data:`~conformance.timeouts.CURRENT_CALL` that was not there in
-    ``before``. Ties go to the method name first in sort order (the same message every run).
-    """
-    current = dict(CURRENT_CALL)
-    if worker_ident in current:
-        return current[worker_ident]
-    started = sorted(
-        (v for k, v in current.items() if before.get(k) != v), key=lambda v: (v[2], str(v[0]))
-    )
-    return started[0] if started else None
-
-
 class ConformanceSession:
     """The one run state (module doc).
 
@@ -275,6 +294,13 @@ class ConformanceSession:
         self.hangs = HangBudget(options.max_timeouts)
         self.results: list[Result] = []
         self.scenario_runs: dict[str, Any] = {}
+        #: runs handed in already played (``scenario_results(run=...)``): judged, not replayed
+        self.given_runs: dict[str, Any] = {}
+        self._root_seen: dict[str, str] = {}  # root cause -> the first case that reported it
+        self.scenario_attempts: dict[str, dict[str, Attempt]] = {}
+        self._worker: Worker | None = None
+        self.user_hermes_home = os.environ.get("HERMES_HOME") or None
+        self.budget = RunBudget(options.budget)
         if options.seed is None and not options.derandomize:
             options.seed = random.SystemRandom().randrange(2**32)  # printed in failure files
         if factory is not None:
@@ -285,6 +311,7 @@ class ConformanceSession:
         """Use ``factory`` for this run's engines (idempotent for the same factory)."""
         if self.factory is not None and (self.factory is factory or self.factory.target is factory):
             return
+        self.close()  # a child forked for another factory must not serve this one
         self.factory = as_factory(factory)
         self._declarations = None
         self._context = None
@@ -300,10 +327,24 @@ class ConformanceSession:
             self._declarations = self._probe()
         return self._declarations
 
+    @contextlib.contextmanager
+    def probe_home(self) -> Iterator[None]:
+        """A sandbox for an engine the kit builds outside a case (the declarations probe): its
+        own home, what it reaches for refused, all removed afterwards."""
+        sandbox = Sandbox(self.user_hermes_home)
+        try:
+            with watching(sandbox):
+                sandbox.new_home()
+                with block_network():
+                    yield
+        finally:
+            sandbox.close()
+
     def _probe(self) -> Declarations:
         extra = self.options.capabilities  # validated by RunOptions.validate()
         try:
-            engine = build_engine(self.factory, self.options.timeout)
+            with self.probe_home():
+                engine = build_engine(self.factory, self.options.timeout)
         except EngineTimeout as exc:
             return Declarations(
                 capabilities=extra, expected_failures=dict(self.options.xfails), error=str(exc)
@@ -314,7 +355,7 @@ class ConformanceSession:
             return Declarations(
                 capabilities=extra,
                 expected_failures=dict(self.options.xfails),
-                error=f"constructing the engine raised {type(exc).__name__}: {exc}",
+                error=f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}",
             )
         if not looks_like_engine(engine):
             return Declarations(
@@ -376,6 +417,8 @@ class ConformanceSession:
             base += f" --host-profile={o.host_profile}"
         if o.capabilities:
             base += f" --conformance-capabilities={','.join(sorted(o.capabilities))}"
+        if o.timeout != DEFAULT_CHECK_TIMEOUT_S and "--conformance-timeout" not in base:
+            base += f" --conformance-timeout={o.timeout:g}"  # it decides what a hang is
         return base
 
     @property
@@ -407,7 +450,19 @@ class ConformanceSession:
                 keys = list(o.only)
                 out = [c for c in out if any(c.id.startswith(k) or c.clause == k for k in keys)]
             self._cases = out
+            self.budget.weights = {
+                c.id: float(budget(o.profile, getattr(c, "examples", None)))
+                for c in out
+                if c.kind not in ("scenario", "snapshot")
+            }
         return self._cases
+
+    def extend(self, cases: Iterable[Any]) -> None:
+        """Add cases to this run's stream (a scenario built in code, a check made in a test);
+        a supervised child forked before knows none of them, so it is ended."""
+        self.cases().extend(cases)
+        self._by_id = None
+        self.close()
 
     def case(self, case_id: str) -> Any:
         """The case with id ``case_id``.
@@ -426,26 +481,40 @@ class ConformanceSession:
         """The engine's snapshot folder (None: the tier is off)."""
         return self.options.snapshots_dir
 
+    def play_scenario(self, case: Any) -> Any:
+        """Play ``case``'s scenario on this run's engine (this run's host profile, the per-call
+        limit, the kit's built-in as the C3 fallback); returns the
+        :class:`~conformance.scenarios.run.ScenarioRun`."""
+        from conformance.engine_loading import load_engine_factory
+        from conformance.scenarios.runner import run_scenario
+
+        return run_scenario(
+            case.scenario,
+            self.factory,
+            host_profile=self.options.host_profile,
+            timeout=self.options.timeout,
+            builtin_factory=load_engine_factory(BUILTIN_SPEC),
+        )
+
     def scenario_run(self, case: Any) -> Any:
-        """The run of ``case``'s scenario file: played once per session (network blocked, this
-        run's host profile and limit, the kit's built-in as the C3 fallback)."""
+        """A run of ``case``'s scenario in this process, played once (the HTML report plots it;
+        the verdict's own runs happen in the cases' children), in a sandbox, network blocked."""
         key = str(case.path)
         if key not in self.scenario_runs:
-            from conformance.engine_loading import load_engine_factory
-            from conformance.scenarios.runner import run_scenario
-
-            builtin = load_engine_factory(BUILTIN_SPEC)
-            run = run_scenario(
-                case.scenario,
-                self.factory,
-                host_profile=self.options.host_profile,
-                timeout=self.options.timeout,
-                builtin_factory=builtin,
-            )
-            self.scenario_runs[key] = run
-            if run.timed_out:
-                self.hangs.record(_hung_method(run.stopped[1] if run.stopped else ""))
+            sandbox = Sandbox(self.user_hermes_home)
+            try:
+                with watching(sandbox):
+                    sandbox.new_home()
+                    with block_network():
+                        self.scenario_runs[key] = self.play_scenario(case)
+            finally:
+                sandbox.close()
         return self.scenario_runs[key]
+
+    @property
+    def replay_draws(self) -> dict[str, Any] | None:
+        """The replayed failure file's draws (None when not replaying)."""
+        return replay.draws(self.options.replay) if self.options.replay is not None else None
 
     # -- running a case -----------------------------------------------------------------
     def skip_reason(self, case: Any) -> str | None:
@@ -495,118 +564,177 @@ class ConformanceSession:
     def run_case(self, case: Any, **extras: Any) -> Result:
         """Run one case by the session's rules (module doc); never raises but KeyboardInterrupt.
 
-        ``extras`` go to ``case.execute`` (the snapshot tier's syrupy ``compare``).
+        Checks and snapshot captures run in a supervised child (:mod:`conformance.supervisor`),
+        in a sandbox of their own (:mod:`conformance.sandbox`), with their share of the drawing
+        budget (:mod:`conformance.budget`); a scenario file is played once, in one child, and
+        all its expectations judged there. ``extras``: the snapshot tier's syrupy ``compare``.
         """
         started = time.perf_counter()
-        kind = getattr(case, "kind", "contract")
-
-        def result(outcome: str, message: str = "", **kw: Any) -> Result:
-            clause, level = kw.pop("clause", case.clause), kw.pop("level", case.level)
-            elapsed = time.perf_counter() - started
-            title = getattr(case, "title", "")
-            return Result(
-                case.id, clause, level, outcome, message, elapsed, kind=kind, title=title, **kw
-            )
-
-        def error(detail: str) -> Result:
-            return result("error", render(case.clause, case.level, detail, repro=self.repro(case)))
-
+        if not any(c is case for c in self.cases()):
+            self.extend([case])  # a case made outside the stream (a test's, say)
         try:
             reason = self.skip_reason(case)
         except EngineUnavailable as exc:
-            return error(f"engine not available: {exc}")
+            return self._error(case, f"engine not available: {exc}", started)
         if reason:
-            return result("skipped", reason)
-        prepared = getattr(case, "prepared", None)
-        if self.hangs.exhausted() and not (prepared is not None and prepared(self)):
-            return error(self.hangs.reason())
-        prepare = getattr(case, "prepare", None)
-        if prepare is not None:  # e.g. play the scenario: bounded by its own limit, once per file
-            try:
-                with block_network():
-                    prepare(self)
-            except KeyboardInterrupt:
-                raise
-            except (
-                BaseException
-            ) as exc:  # a kit bug in the runner; the engine's errors are recorded
-                text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-                return error(f"check could not complete: {text[:500]}")
-        xfails = self.declarations.expected_failures
-        xfail = _xfail_reason(case, xfails)
-        draws = replay.draws(self.options.replay) if self.options.replay is not None else None
-        ctx = self.context.for_check(case, replay=draws)
+            return self._result(case, "skipped", reason, started)
+        cached = self.scenario_attempts.get(str(getattr(case, "path", "")), {})
+        if case.id in cached:
+            return self._settle(case, cached[case.id], started, extras)
+        if self.hangs.exhausted():
+            return self._error(case, self.hangs.reason(), started)
+        if case.kind == "scenario":
+            group = self._scenario_group(case)
+            attempts = self._supervised(("scenario", case.id), group)
+            self.scenario_attempts[str(case.path)] = attempts
+            self.budget.charge(case.id, time.perf_counter() - started)
+            return self._settle(case, attempts[case.id], started, extras)
+        share = self.budget.share(case.id) if case.kind != "snapshot" else None
+        attempts = self._supervised(("case", case.id, share), [case])
+        self.budget.charge(case.id, time.perf_counter() - started)
+        return self._settle(case, attempts[case.id], started, extras)
 
-        def body() -> None:
-            token = CURRENT_CASE.set(case)
-            try:
-                with block_network(), no_local_constants():
-                    case.execute(self, ctx, **extras)
-            finally:
-                CURRENT_CASE.reset(token)
+    def _scenario_group(self, case: Any) -> list[Any]:
+        """Every case of ``case``'s scenario file (its expectations), in file order."""
+        return [c for c in self.cases() if getattr(c, "path", None) == case.path] or [case]
 
-        before = dict(CURRENT_CALL)  # calls abandoned by earlier cases (still hung there)
-        try:
-            hung = run_with_timeout(body, ctx.timeout)
-        except KeyboardInterrupt:
-            raise
-        except CheckSkipped as exc:
-            return result("skipped", str(exc))
-        except (ContractViolation, HostileEngine) as exc:
-            return self._failed(case, exc, xfail, result)
-        except EngineUnavailable as exc:
-            return error(f"engine not available: {exc}")
-        except CaseError as exc:
-            return error(str(exc))
-        except BaseException as exc:  # kit bugs, Hypothesis errors
-            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            return error(f"check could not complete: {text[:500]}")
-        if hung is not None:
-            clause, level, method = in_flight(hung.ident, before) or (None, None, "")
-            self.hangs.record(method or None)
-            what = "" if method else "the check "
-            exc = HostileEngine(
-                clause or case.clause,
-                level or case.level,
-                method,
-                f"{what}did not return within {ctx.timeout:g} s (check {case.id} timed out; the "
-                "call was abandoned on a daemon thread and the run continued)",
+    def serve(self, task: tuple) -> dict[str, Attempt]:
+        """Run one task (in the supervised child, or here): ``("case", id, share)`` or
+        ``("scenario", id)``; returns the attempts by case id."""
+        if task[0] == "scenario":
+            return attempt_scenario(self, self._scenario_group(self.case(task[1])))
+        return {task[1]: attempt(self, self.case(task[1]), task[2])}
+
+    def _supervised(self, task: tuple, cases: list[Any]) -> dict[str, Attempt]:
+        """``task`` in the supervised child (or here without fork); a child that died or hung
+        gives every case of ``cases`` the attempt that says so."""
+        o = self.options
+        if o.isolation == "inprocess" or not fork_available():
+            return self.serve(task)
+        self.context  # noqa: B018 - built before the child forks, so it inherits it
+        if self._worker is None:
+            self._worker = Worker(
+                self.serve, memory_limit=o.memory_limit, on_start=install_audit_hook
             )
-            if kind == "snapshot":  # a hang is no snapshot mismatch: the case could not run
-                return error(_detail(exc))
-            return self._failed(case, exc, xfail, result)
-        if xfail is not None:
-            return result("xpassed", f"expected failure did not happen ({xfail})")
-        self._clear_stale_failure(case)
-        return result("passed")
+        outcome = self._worker.call(
+            task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
+        )
+        if isinstance(outcome, (Died, Hung)):
+            return {c.id: from_death(c, outcome, self) for c in cases}
+        return outcome
 
-    def _failed(self, case: Any, exc: Any, xfail: str | None, result: Callable) -> Result:
+    def close(self) -> None:
+        """End the supervised child, if any (a later case forks a new one)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def case_cap(self) -> float:
+        """Seconds a whole case may take before its child is killed as a kit fault: the budget
+        and the per-call limit bound the work, so this is a generous backstop."""
+        o = self.options
+        return max(600.0, 20 * o.timeout + (o.budget if o.budget > 0 else 0))
+
+    def _result(self, case: Any, outcome: str, message: str, started: float, **kw: Any) -> Result:
+        clause, level = kw.pop("clause", case.clause), kw.pop("level", case.level)
+        return Result(
+            case.id,
+            clause,
+            level,
+            outcome,
+            message,
+            time.perf_counter() - started,
+            kind=getattr(case, "kind", "contract"),
+            title=getattr(case, "title", ""),
+            **kw,
+        )
+
+    def _error(self, case: Any, detail: str, started: float) -> Result:
+        message = render(case.clause, case.level, detail, repro=self.repro(case))
+        return self._result(case, "error", message, started)
+
+    def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
+        """Turn an attempt into the case's result (in this process): the snapshot comparison,
+        the hang budget, expected failures, failure files, sandbox findings, budget notes."""
+        if att.hang is not None and att.counted:
+            att.counted = False
+            self.hangs.record(att.hang or None)
+        if case.kind == "snapshot" and att.outcome == "passed":
+            compare = extras.get("compare")
+            try:
+                if compare is None:
+                    compare_with_file(self.snapshots_dir(), case.case_id, att.value)
+                else:
+                    compare(att.value)
+            except ContractViolation as exc:
+                att = Attempt(case.id, "finding", finding=exc, reaches=att.reaches)
+        xfail = _xfail_reason(case, self.declarations.expected_failures)
+        if att.outcome == "skipped":
+            return self._result(case, "skipped", att.text, started)
+        if att.outcome == "error":
+            return self._error(case, att.text, started)
+        if att.outcome == "finding":
+            if case.kind == "snapshot" and att.hang is not None:  # no mismatch: it did not run
+                return self._error(case, _detail(att.finding), started)
+            result = self._failed(case, att.finding, xfail, started)
+            if att.reaches:
+                result.message += " Also: " + _reach_text(att.reaches)
+            return result
+        if att.reaches:
+            finding = ContractViolation(E1, MUST, _reach_detail(att.reaches))
+            finding.root_cause = "E1|" + "|".join(r.detail for r in att.reaches[:1])
+            return self._failed(case, finding, None, started)
+        note = _budget_note(att)
+        if xfail is not None:
+            text = f"expected failure did not happen ({xfail})"
+            return self._result(case, "xpassed", text, started)
+        self._clear_stale_failure(case)
+        return self._result(
+            case,
+            "passed",
+            note,
+            started,
+            examples_run=att.examples if att.asked else None,
+            examples_asked=att.asked or None,
+            budget_reached=att.budget_reached,
+        )
+
+    def _failed(self, case: Any, exc: Any, xfail: str | None, started: float) -> Result:
         """A finding: its failure file, xfail rule and ``Repro:`` line."""
         replay_file = self._write_failure(case, exc)
         xfails = self.declarations.expected_failures
         why = xfail if xfail is not None else xfail_for_clause(exc.clause, xfails)
         size = example_messages(getattr(exc, "example", None))
         appendix = getattr(exc, "appendix", "")
+        cause = getattr(exc, "root_cause", "")
         if why is not None:
             text = render(exc.clause, exc.level, _detail(exc)) + f" [expected failure: {why}]"
-            return result(
+            return self._result(
+                case,
                 "xfailed",
                 text,
+                started,
                 clause=exc.clause,
                 level=exc.level,
                 replay_file=replay_file,
                 example_messages=size,
             )
         text = render(exc.clause, exc.level, _detail(exc), repro=self.repro(case, replay_file, exc))
+        earlier = self._root_seen.setdefault(cause, case.id) if cause else case.id
+        if earlier != case.id:
+            text += f" Same root cause as {earlier} (the verdict counts it once)."
         if appendix:
             text += "\n" + appendix
-        return result(
+        return self._result(
+            case,
             "failed",
             text,
+            started,
             clause=exc.clause,
             level=exc.level,
             replay_file=replay_file,
             example_messages=size,
+            root_cause=cause,
         )
 
     def failure_file(self, case: Any) -> Path | None:
@@ -650,9 +778,41 @@ class ConformanceSession:
 
     def run_all(self) -> list[Result]:
         """Run every case of the stream in order; returns (and records) their results."""
-        out = [self.run_case(c) for c in self.cases()]
-        self.results.extend(out)
+        out: list[Result] = []
+        try:
+            for case in self.cases():
+                result = self.run_case(case)
+                out.append(result)
+                self.results.append(result)
+        finally:
+            self.close()
         return out
+
+
+def _reach_text(reaches: list[Any]) -> str:
+    return render(E1, MUST, _reach_detail(reaches))
+
+
+def _reach_detail(reaches: list[Any]) -> str:
+    """E1's text: what the engine reached for outside its sandbox (blocked)."""
+    shown = "; ".join(r.describe() for r in reaches[:3])
+    more = f" (+{len(reaches) - 3} more)" if len(reaches) > 3 else ""
+    return (
+        f"the engine reached outside its sandbox: expected loopback only, no processes and "
+        f"writes only under its own home, got: {shown}{more} (blocked: the engine got an "
+        "OSError; the finding stands even when the engine swallowed it)"
+    )
+
+
+def _budget_note(att: Any) -> str:
+    """``passed: 9 of 40 examples in 11.2 s, budget reached`` when the share ran out, else ""."""
+    if not att.budget_reached:
+        return ""
+    return (
+        f"passed: {att.examples} of {att.asked} examples in {att.seconds:.1f} s, budget reached "
+        "(--conformance-budget: the engine's calls are slow, so the check stopped drawing; no "
+        "failure)"
+    )
 
 
 def _detail(exc: Any) -> str:
@@ -660,14 +820,6 @@ def _detail(exc: Any) -> str:
     if isinstance(exc, HostileEngine) and exc.method:
         return f"{exc.method}(): {exc.detail}"
     return exc.detail
-
-
-def _hung_method(stopped: str) -> str | None:
-    """The method named in a timed-out scenario run's ``stopped`` text, or None."""
-    import re
-
-    match = re.match(r"timeout: ([A-Za-z_][\w.]*)\(\)", stopped or "")
-    return match.group(1) if match else None
 
 
 def run_conformance(
@@ -690,6 +842,9 @@ def run_conformance(
     capabilities: Iterable[str] = (),
     strict: bool = False,
     json_path: Path | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    isolation: str = "fork",
 ) -> list[Result]:
     """Run every case of the stream (checks and bundled scenario expectations) against
     ``engine_factory``, without pytest: the same cases, outcomes and messages as
@@ -711,6 +866,9 @@ def run_conformance(
         capabilities: capabilities to add to the engine's declared ones.
         strict: the JSON verdict's exit rule (SHOULD failures fail too).
         json_path: write the JSON verdict there.
+        budget: seconds the checks may spend drawing examples (0: no budget).
+        memory_limit: a case child's address-space cap in bytes (None: none).
+        isolation: ``fork`` (each case in a supervised child) or ``inprocess``.
     Returns:
         one :class:`Result` per case, in stream order.
     Raises:
@@ -734,13 +892,22 @@ def run_conformance(
         plugin_dir=plugin_dir,
         window=window,
         only=tuple(only or ()),
+        budget=budget,
+        memory_limit=memory_limit,
+        isolation=isolation,
     )
     session = ConformanceSession(options, engine_factory)
-    results = session.run_all()
-    if json_path is not None:
-        from conformance.verdict import Verdict
+    from conformance.verdict import Verdict
 
-        Verdict(results).write_json(Path(json_path), session=session)
+    try:
+        results = session.run_all()
+    except KeyboardInterrupt:  # the user's Ctrl-C: the verdict says how far the run got
+        if json_path is not None:
+            verdict = Verdict(list(session.results), interrupted=True, total=len(session.cases()))
+            verdict.write_json(Path(json_path), session=session)
+        raise
+    if json_path is not None:
+        Verdict(results, total=len(results)).write_json(Path(json_path), session=session)
     return results
 
 
@@ -780,8 +947,13 @@ def scenario_results(
     path = Path(scenario.source)
     if run is not None:
         session.scenario_runs[str(path)] = run
+        session.given_runs[str(path)] = run
     cases = [ScenarioCase(path, scenario, exp, bundled=False) for exp in scenario.expectations]
-    return [session.run_case(c) for c in cases]
+    session.extend(cases)
+    try:
+        return [session.run_case(c) for c in cases]
+    finally:
+        session.close()
 
 
 __all__ = [

@@ -2,23 +2,24 @@
 
 Whatever the engine does by accident (``os._exit``, a segfault, a memory cap reached, a call
 blocked in C, a non-daemon thread that never ends), the child ends, not the run. The parent
-(the pytest process, ``run_conformance``) gets one of three answers from :func:`supervise`:
+(the pytest process, ``run_conformance``) gets one of three answers from :meth:`Worker.call`:
 
-- the child's return value (its :class:`~conformance.results.Result` rows, pickled over a
-  pipe);
+- the child's answer to a task (the case's attempt, pickled over a pipe);
 - :class:`Died`: the child ended without an answer (exit code or signal, the engine call in
   flight, whether the memory cap was reached);
 - :class:`Hung`: an engine call stayed in flight longer than the per-call limit, so the child
   was killed (the method and how long).
 
-The child reports every engine call it starts and ends on the same pipe (:func:`call_started`,
-:func:`call_ended`, called by :func:`conformance.timeouts.calling` and the host's recorder), so
+One child (:class:`Worker`) serves the cases of a run one after another, and is forked anew
+after a death or a hang. The child reports every engine call it starts and ends on the same
+pipe (:func:`call_started`, :func:`call_ended`, called by :func:`conformance.timeouts.calling`
+and the host's recorder), so
 the parent knows the method in flight when the child dies or hangs, on any thread. The per-call
 limit is real time (a hung call can only be timed out that way); nothing else of the kit's clock
 decides a verdict.
 
-Where ``os.fork`` does not exist (Windows), or with ``isolation="inprocess"``, the function runs in
-the calling process on a watched thread instead (:func:`supervise_inprocess`): hangs are still
+Where ``os.fork`` does not exist (Windows), or with ``isolation="inprocess"``, cases run in the
+calling process on a watched thread instead (:func:`supervise_inprocess`): hangs are still
 reported, a dying engine then ends the run.
 """
 
@@ -32,6 +33,7 @@ import struct
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +45,13 @@ DEFAULT_MEMORY_LIMIT = 4 * 1024**3
 #: Largest answer a child may send (bytes); bigger is a kit bug or a hostile value.
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
-_CALL, _RETURN, _ANSWER, _ERROR = b"C", b"R", b"A", b"E"
+_CALL, _RETURN, _ANSWER, _ERROR, _PROGRESS = b"C", b"R", b"A", b"E", b"P"
+#: The child's last message before it retires (its engine left threads running): a flag byte
+#: sent right after the answer.
+_RETIRE = b"Z"
+#: Threads a child may hold before it retires after its answer, so engine threads that never
+#: end cannot pile up across cases (non-daemon ones retire it at once).
+MAX_CHILD_THREADS = 32
 _HEADER = struct.Struct("!cI")
 
 
@@ -62,6 +70,7 @@ class Died:
         signal: the signal number that ended it (None for a plain exit).
         memory_cap: True when the child had reported reaching the memory cap.
         seconds: how long the child ran.
+        progress: the last finding the child reported before it ended (or None).
     """
 
     method: str
@@ -69,6 +78,7 @@ class Died:
     signal: int | None
     memory_cap: bool = False
     seconds: float = 0.0
+    progress: Any = None
 
     def describe(self) -> str:
         """``exited with code 0 (os._exit?)`` / ``was killed by signal 11 (SIGSEGV)``."""
@@ -88,11 +98,15 @@ class Hung:
     Attributes:
         method: the engine call in flight. seconds: how long it had been in flight.
         thread: the child's thread id running it.
+        progress: the last finding the child reported before it was killed (or None).
+        case_limit: True when the whole case outlasted its cap (a kit fault), not one call.
     """
 
     method: str
     seconds: float
     thread: int = 0
+    progress: Any = None
+    case_limit: bool = False
 
 
 @dataclass
@@ -137,71 +151,188 @@ def supervised() -> bool:
     return _MONITOR is not None
 
 
-def supervise(
-    fn: Callable[[], Any],
-    *,
-    call_limit: float,
-    case_limit: float,
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-    isolation: str = "fork",
-    on_start: Callable[[], None] | None = None,
-) -> Any:
-    """Run ``fn()`` supervised and return its value, or :class:`Died` / :class:`Hung`.
+def report_progress(value: Any) -> None:
+    """In a supervised child: hand the parent ``value`` now (a finding found so far), so it is
+    not lost if the child dies or hangs later (while shrinking, say). No-op elsewhere.
+
+    Raises:
+        pickle.PicklingError: ``value`` does not pickle (a kit bug).
+    """
+    monitor = _MONITOR
+    if monitor is not None:
+        monitor.send(_PROGRESS, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class Worker:
+    """A supervised child process that runs tasks one after another (the parent's side).
+
+    The child is forked on the first :meth:`call` and serves tasks until it dies, hangs (then
+    it is killed) or :meth:`close`; the next :meth:`call` forks a fresh one. Keeping one child
+    for many cases keeps the caches a run warms (token counts, Hypothesis' strategies), while a
+    death or a hang still ends only the case in flight.
 
     Args:
-        fn: runs in the child; its return value must pickle (the case's rows).
-        call_limit: seconds one engine call may stay in flight (``--conformance-timeout``).
-        case_limit: seconds the whole case may take before the child is killed as a kit
-            fault (a generous cap: the check budget and the per-call limit bound the work).
+        serve: ``serve(task) -> answer``, run in the child for each task (the answer pickles).
         memory_limit: the child's address-space cap in bytes (``RLIMIT_AS``; None: none).
-        isolation: ``fork`` (a child per call) or ``inprocess`` (a watched thread here).
-        on_start: runs first in the child (installs the sandbox's audit hooks, say).
-    Raises:
-        BaseException: whatever ``fn`` raised in the child, re-raised here when it pickles
-            (KeyboardInterrupt in the parent stops the run).
+        on_start: runs first in each new child (installs the sandbox's audit hook, say).
     """
-    if isolation == "inprocess" or not fork_available():
-        return supervise_inprocess(fn, call_limit=call_limit, case_limit=case_limit)
-    read_fd, write_fd = os.pipe()
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(read_fd)
-        _child(fn, write_fd, memory_limit, on_start)
-    os.close(write_fd)
-    try:
-        return _watch(pid, read_fd, started, call_limit, case_limit)
-    finally:
-        os.close(read_fd)
+
+    def __init__(
+        self,
+        serve: Callable[[Any], Any],
+        *,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
+        self.serve = serve
+        self.memory_limit = memory_limit
+        self.on_start = on_start
+        self.pid: int | None = None
+        self._tasks = -1  # parent -> child
+        self._answers = -1  # child -> parent
+        self.spawned = 0
+
+    def _spawn(self) -> None:
+        task_read, task_write = os.pipe()
+        answer_read, answer_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(task_write)
+            os.close(answer_read)
+            _child_loop(self.serve, task_read, answer_write, self.memory_limit, self.on_start)
+        os.close(task_read)
+        os.close(answer_write)
+        self.pid, self._tasks, self._answers = pid, task_write, answer_read
+        self.spawned += 1
+        # a Worker that is forgotten (its session dropped) must not leave its child behind
+        self._finalizer = weakref.finalize(self, _end_child, pid, task_write, answer_read)
+
+    def call(self, task: Any, *, call_limit: float, case_limit: float) -> Any:
+        """Run ``task`` in the child: its answer, or :class:`Died` / :class:`Hung` (then the
+        child is gone and the next call forks a new one).
+
+        Raises:
+            BaseException: what ``serve`` raised in the child, re-raised here when it pickles.
+        """
+        if self.pid is None:
+            self._spawn()
+        data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_all(self._tasks, _HEADER.pack(b"T", len(data)) + data)
+        except OSError:  # the child is gone already
+            outcome = self._reap(Died("", None, None))
+            return outcome
+        flags: dict[str, bool] = {}
+        try:
+            outcome = _watch(
+                self.pid, self._answers, time.monotonic(), call_limit, case_limit, flags
+            )
+        finally:
+            if flags.get("retire") and self.pid is not None:
+                self._reap(None)  # it answered and exits: the next call forks a new one
+        if isinstance(outcome, (Died, Hung)):
+            self._reap(outcome)
+        return outcome
+
+    def _reap(self, outcome: Any) -> Any:
+        """Forget the child (it died or was killed): kill it if need be, close its pipes."""
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()  # runs once: closes the pipes, kills and reaps the child
+        self.pid = None
+        return outcome
+
+    def close(self) -> None:
+        """End the child (it exits when its task pipe closes)."""
+        if self.pid is not None:
+            self._reap(None)
 
 
-def _child(fn: Callable[[], Any], fd: int, memory_limit: int | None, on_start: Any) -> None:
+def _end_child(pid: int, *fds: int) -> None:
+    """Close a child's pipes, then kill and reap it (idempotent enough to run at exit)."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _kill(pid)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        view = view[n:]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    out = b""
+    while len(out) < size:
+        try:
+            chunk = os.read(fd, size - len(out))
+        except InterruptedError:
+            continue
+        if not chunk:
+            return None
+        out += chunk
+    return out
+
+
+def _child_loop(
+    serve: Callable[[Any], Any], tasks: int, fd: int, memory_limit: int | None, on_start: Any
+) -> None:
     global _MONITOR
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _MONITOR = _Monitor(fd)
+        from conformance.timeouts import CALL_HOOKS
+
+        CALL_HOOKS[:] = [(call_started, call_ended)]
         if memory_limit:
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
         if on_start is not None:
             on_start()
-        try:
-            value = fn()
-            kind = _ANSWER
-        except BaseException as exc:  # noqa: BLE001 - handed to the parent
-            value, kind = _portable(exc), _ERROR
-        try:
-            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # an answer that does not pickle is a kit bug
-            payload = pickle.dumps(RuntimeError(f"the case's answer does not pickle: {exc}"))
-            kind = _ERROR
-        _MONITOR.send(kind, payload)
+        while True:
+            header = _read_exact(tasks, _HEADER.size)
+            if header is None:
+                break  # the parent closed the pipe: done
+            _, size = _HEADER.unpack(header)
+            task = pickle.loads(_read_exact(tasks, size) or b"")
+            try:
+                value = serve(task)
+                kind = _ANSWER
+            except BaseException as exc:  # noqa: BLE001 - handed to the parent
+                value, kind = _portable(exc), _ERROR
+            try:
+                payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # an answer that does not pickle is a kit bug
+                payload = pickle.dumps(RuntimeError(f"the case's answer does not pickle: {exc}"))
+                kind = _ERROR
+            retire = _threads_left_behind()
+            if retire:
+                _MONITOR.send(_RETIRE, b"")
+            _MONITOR.send(kind, payload)
+            if retire:
+                break
     except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
         code = 70
     finally:
         os._exit(code)  # no atexit, no non-daemon threads: the engine's threads end here
+
+
+def _threads_left_behind() -> bool:
+    """True when the engine left a non-daemon thread running, or too many threads."""
+    alive = threading.enumerate()
+    main = threading.main_thread()
+    return len(alive) > MAX_CHILD_THREADS or any(
+        t is not main and not t.daemon and t.is_alive() for t in alive
+    )
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -214,23 +345,33 @@ def _portable(exc: BaseException) -> BaseException:
         return RuntimeError(f"{type(exc).__name__}: {exc}\n{text[-2000:]}")
 
 
-def _watch(pid: int, fd: int, started: float, call_limit: float, case_limit: float) -> Any:
-    """The parent's side: read call starts/ends and the answer; kill on a hang."""
+def _watch(
+    pid: int,
+    fd: int,
+    started: float,
+    call_limit: float,
+    case_limit: float,
+    flags: dict[str, bool] | None = None,
+) -> Any:
+    """The parent's side: read call starts/ends, progress and the answer; kill on a hang.
+    ``flags["retire"]`` is set when the child says it ends after this answer."""
     buffer = b""
-    in_flight: dict[int, tuple[str, float]] = {}
+    stacks: dict[int, list[tuple[str, float]]] = {}  # thread -> calls in flight, innermost last
     answer: tuple[bytes, bytes] | None = None
-    memory_cap = False
-    eof = False
-    while not eof and answer is None:
+    progress: Any = None
+    while answer is None:
         now = time.monotonic()
-        oldest = min(in_flight.items(), key=lambda kv: kv[1][1], default=None)
+        tops = [(ident, stack[-1]) for ident, stack in stacks.items() if stack]
+        oldest = min(tops, key=lambda t: t[1][1], default=None)
         if oldest is not None and now - oldest[1][1] > call_limit:
             _kill(pid)
-            return Hung(oldest[1][0], now - oldest[1][1], oldest[0])
+            return _with_progress(Hung(oldest[1][0], now - oldest[1][1], oldest[0]), progress)
         if now - started > case_limit:
             _kill(pid)
             method = oldest[1][0] if oldest else ""
-            return Hung(method, now - started, oldest[0] if oldest else 0)
+            hung = Hung(method, now - started, oldest[0] if oldest else 0)
+            hung.case_limit = True
+            return _with_progress(hung, progress)
         wait = case_limit - (now - started)
         if oldest is not None:
             wait = min(wait, call_limit - (now - oldest[1][1]))
@@ -239,8 +380,7 @@ def _watch(pid: int, fd: int, started: float, call_limit: float, case_limit: flo
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
-            eof = True
-            break
+            break  # the child closed the pipe: it ended
         buffer += chunk
         while len(buffer) >= _HEADER.size:
             kind, size = _HEADER.unpack_from(buffer)
@@ -253,22 +393,40 @@ def _watch(pid: int, fd: int, started: float, call_limit: float, case_limit: flo
             buffer = buffer[_HEADER.size + size :]
             if kind == _CALL:
                 ident, _, method = payload.decode("utf-8", "replace").partition("\x00")
-                in_flight[int(ident)] = (method, time.monotonic())
+                stacks.setdefault(int(ident), []).append((method, time.monotonic()))
             elif kind == _RETURN:
-                in_flight.pop(int(payload.decode()), None)
+                stack = stacks.get(int(payload.decode()))
+                if stack:
+                    stack.pop()
+            elif kind == _PROGRESS:
+                progress = pickle.loads(payload)
+            elif kind == _RETIRE:
+                if flags is not None:
+                    flags["retire"] = True
             else:
                 answer = (kind, payload)
                 break
-    _, status = os.waitpid(pid, 0)
-    if answer is not None:
+    if answer is not None:  # the child goes on serving: it is not reaped here
         value = pickle.loads(answer[1])
         if answer[0] == _ERROR:
+            if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
+                raise RuntimeError(f"the case's child raised {type(value).__name__}: {value}")
             raise value
         return value
-    method = min(in_flight.values(), key=lambda v: v[1])[0] if in_flight else ""
+    _, status = os.waitpid(pid, 0)
+    tops = [stack[-1] for stack in stacks.values() if stack]
+    method = min(tops, key=lambda t: t[1])[0] if tops else ""
+    elapsed = time.monotonic() - started
     if os.WIFSIGNALED(status):
-        return Died(method, None, os.WTERMSIG(status), memory_cap, time.monotonic() - started)
-    return Died(method, os.WEXITSTATUS(status), None, memory_cap, time.monotonic() - started)
+        died = Died(method, None, os.WTERMSIG(status), False, elapsed)
+    else:
+        died = Died(method, os.WEXITSTATUS(status), None, False, elapsed)
+    return _with_progress(died, progress)
+
+
+def _with_progress(outcome: Any, progress: Any) -> Any:
+    outcome.progress = progress
+    return outcome
 
 
 def _kill(pid: int) -> None:
@@ -283,10 +441,16 @@ def _kill(pid: int) -> None:
 
 
 def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit: float) -> Any:
-    """The fallback without fork: ``fn()`` on a daemon thread here, watched for hung calls
-    through :data:`conformance.timeouts.CURRENT_CALL`. A hung call's thread is abandoned (Python
-    cannot kill a thread); an engine that ends the process ends the run."""
-    from conformance.timeouts import CURRENT_CALL
+    """``fn()`` on a daemon thread here, watched for hung calls: the value, or :class:`Hung`
+    when one engine call (any thread that started during ``fn``) stayed in flight longer than
+    ``call_limit`` seconds, or ``fn`` outlasted ``case_limit``. A hung call's thread is
+    abandoned (Python cannot kill a thread). Used in a case's child (where it names the hang
+    with the case's context) and without fork.
+
+    Raises:
+        BaseException: whatever ``fn`` raised.
+    """
+    from conformance.timeouts import CALL_STARTED, CURRENT_CALL
 
     box: dict[str, Any] = {}
 
@@ -296,22 +460,26 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             box["error"] = exc
 
-    before = dict(CURRENT_CALL)
-    seen: dict[tuple, float] = {}
-    worker = threading.Thread(target=run, name="conformance-case", daemon=True)
+    before = {k: CALL_STARTED.get(k) for k in CURRENT_CALL}  # calls hung in earlier cases
+    # In a supervised child the case thread is not a daemon, like the host's main thread, so
+    # threads the engine starts inherit what they would in Hermes (a hang kills the child
+    # anyway); in this process it must be one, so that a hung call can be abandoned.
+    worker = threading.Thread(target=run, name="conformance-case", daemon=not supervised())
     started = time.monotonic()
     worker.start()
     while worker.is_alive():
         worker.join(0.05)
         now = time.monotonic()
-        for ident, (_, _, method) in list(CURRENT_CALL.items()):
-            if before.get(ident) == CURRENT_CALL.get(ident):
+        for ident, since in list(CALL_STARTED.items()):
+            if before.get(ident) == since or since is None:
                 continue
-            first = seen.setdefault((ident, method), now)
-            if now - first > call_limit:
-                return Hung(method, now - first, ident)
+            if now - since > call_limit:
+                entry = CURRENT_CALL.get(ident)
+                return Hung(entry[2] if entry else "", now - since, ident)
         if now - started > case_limit:
-            return Hung("", now - started, worker.ident or 0)
+            hung = Hung("", now - started, worker.ident or 0)
+            hung.case_limit = True
+            return hung
     if "error" in box:
         raise box["error"]
     return box.get("value")
@@ -325,7 +493,8 @@ __all__ = [
     "call_ended",
     "call_started",
     "fork_available",
-    "supervise",
+    "report_progress",
+    "Worker",
     "supervise_inprocess",
     "supervised",
 ]

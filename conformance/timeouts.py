@@ -1,10 +1,13 @@
-"""Time limits on engine code: one helper for checks, scenario runs and engine construction.
+"""The engine call in flight, per thread, and the time limits on engine code.
 
-Every call the kit makes into engine code runs under the per-check limit
-(``--conformance-timeout``, :data:`conformance.context.DEFAULT_CHECK_TIMEOUT_S` by default):
-the call runs on a daemon thread, and when the limit expires the caller goes on and the
-thread is abandoned (Python cannot kill a thread). Serves the kit's "nothing hangs" rule
-and the TS/L1 clauses' hang reporting.
+Every call the kit makes into engine code is wrapped in :func:`calling`, which records the
+method in :data:`CURRENT_CALL` (and its start in :data:`CALL_STARTED`) and tells the
+supervisor (:mod:`conformance.supervisor`, through :data:`CALL_HOOKS`), so a hang or a death
+names the method in flight. A hang is one engine call longer than the per-call limit
+(``--conformance-timeout``, :data:`conformance.context.DEFAULT_CHECK_TIMEOUT_S` by default);
+:func:`build_engine` and :func:`call_with_timeout` bound single calls the kit makes outside a
+case (the constructor probe). Serves the kit's "nothing hangs" rule and the TS/L1 clauses'
+hang reporting.
 """
 
 from __future__ import annotations
@@ -21,22 +24,45 @@ from conformance.errors import EngineTimeout
 #: (clause and level None: the check's own). Set by the drivers (conformance.checks.engine_calls)
 #: and by engine construction, read when a check times out to name the method that hung.
 CURRENT_CALL: dict[int, tuple[str | None, str | None, str]] = {}
+#: thread ident -> ``time.monotonic()`` when its call in flight started.
+CALL_STARTED: dict[int, float] = {}
+#: ``(started, ended)`` callables told of every engine call (the supervised child's pipe).
+CALL_HOOKS: list[tuple[Callable[[str], None], Callable[[], None]]] = []
+
+
+_ENGINE_SECONDS = [0.0]
+_ENGINE_LOCK = threading.Lock()
+
+
+def engine_seconds() -> float:
+    """Seconds spent inside outermost engine calls (:func:`calling`) in this process so far,
+    summed over threads: what the drawing budget counts, so that a fast engine's checks draw
+    the same examples on a loaded machine as on an idle one."""
+    return _ENGINE_SECONDS[0]
 
 
 @contextlib.contextmanager
 def calling(method: str, clause: str | None = None, level: str | None = None) -> Iterator[None]:
     """Record ``method`` as the engine call in flight on this thread while the block runs (so a
-    case that times out there names it); restores what was recorded before."""
+    case that hangs or dies there names it); restores what was recorded before."""
     me = threading.get_ident()
-    previous = CURRENT_CALL.get(me)
+    previous = CURRENT_CALL.get(me), CALL_STARTED.get(me)
     CURRENT_CALL[me] = (clause, level, method)
+    CALL_STARTED[me] = time.monotonic()
+    for started, _ in CALL_HOOKS:
+        started(method)
     try:
         yield
     finally:
-        if previous is None:
+        for _, ended in CALL_HOOKS:
+            ended()
+        if previous[0] is None:
+            with _ENGINE_LOCK:
+                _ENGINE_SECONDS[0] += time.monotonic() - CALL_STARTED.get(me, time.monotonic())
             CURRENT_CALL.pop(me, None)
+            CALL_STARTED.pop(me, None)
         else:
-            CURRENT_CALL[me] = previous
+            CURRENT_CALL[me], CALL_STARTED[me] = previous[0], previous[1] or time.monotonic()
 
 
 class _Worker(threading.Thread):

@@ -5,7 +5,7 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
 
     {"engine": {"spec", "kwargs"} | {"plugin"},     # how replay files name it too
      "kit_version", "contract_version", "host_abc", "host_profile", "profile",
-     "verdict": "PASS" | "FAIL" | "NO CHECK RAN",   # the exit rule (see Verdict.word); "ERROR"
+     "verdict": "PASS" | "FAIL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word; "ERROR"
                                                      # with "error" when a usage error stopped
                                                      # the run (frontends.outputs.error_verdict)
      "strict": bool,                                 # --conformance-strict was given
@@ -14,7 +14,14 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
      "other_failures": n,                            # failed non-conformance tests of the session
      "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
      "snapshot_errors": n,                           # snapshot cases that could not run
-     "results": [{"check", "clause", "level", "outcome", "message"}]}
+     "cases_run": n, "cases_total": n,               # an interrupted run says how far it got
+     "root_causes": [{"key", "first", "cases", "clause", "level"}],  # one per root cause
+     "results": [{"check", "clause", "level", "outcome", "message",
+                  "root_cause"?: <first case>, "examples"?: {"run", "asked"}}]}
+
+A failure's root cause is the same engine exception from the same engine frame (or the same
+hang, the same death): the verdict counts it once (``failures_by_level``), under its first
+case, and the other rows point to that case.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.catalogue import sort_key
+from conformance.catalogue import METHOD_CLAUSES, sort_key
 from conformance.expect import MUST, SHOULD
 from conformance.results import OUTCOMES, Result, exit_code, verdict_word
 
@@ -37,10 +44,14 @@ class Verdict:
     Attributes:
         results: one :class:`~conformance.session.Result` per case.
         other_failures: failed tests of the pytest session that are not conformance cases.
+        interrupted: the run was stopped (Ctrl-C) before every case ran.
+        total: how many cases the run had (for an interrupted run's "N of M").
     """
 
     results: list[Result] = field(default_factory=list)
     other_failures: int = 0
+    interrupted: bool = False
+    total: int | None = None
 
     def add(self, result: Result) -> None:
         """Record one result."""
@@ -70,6 +81,8 @@ class Verdict:
         (exit 1) on a blocking failure (:meth:`has_blocking_failure`), a failed
         non-conformance test or a snapshot mismatch or error; else ``"PASS"`` (exit 0, SHOULD
         failures allowed without ``strict``)."""
+        if self.interrupted:
+            return "INTERRUPTED"
         word = verdict_word(exit_code(self.results, strict=strict))
         blocking = self.other_failures or self.snapshot_mismatches or self.snapshot_errors
         return "FAIL" if word == "PASS" and blocking else word
@@ -80,9 +93,42 @@ class Verdict:
         out.update({o: sum(r.outcome == o for r in self.results) for o in OUTCOMES})
         return out
 
+    def root_causes(self) -> list[dict[str, Any]]:
+        """One entry per root cause shared by several failures: ``{"key", "first", "cases",
+        "clause", "level"}``; ``first`` is the case that owns it (the one of the raising
+        method's clause, else the first in contract order)."""
+        groups: dict[str, list[Result]] = {}
+        for r in self.results:
+            if r.outcome == "failed" and r.root_cause:
+                groups.setdefault(r.root_cause, []).append(r)
+        out = []
+        for key, rows in groups.items():
+            if len(rows) < 2:
+                continue
+            method = key.split("|", 1)[0]
+            owner = METHOD_CLAUSES.get(method)
+            rows = sorted(rows, key=lambda r: sort_key(r.check))
+            first = next((r for r in rows if r.clause == owner), rows[0])
+            out.append(
+                {
+                    "key": key,
+                    "first": first.check,
+                    "cases": [r.check for r in rows],
+                    "clause": first.clause,
+                    "level": first.level,
+                }
+            )
+        return sorted(out, key=lambda g: sort_key(g["first"]))
+
     def failures_by_level(self) -> dict[str, int]:
-        """``{"MUST": n, "SHOULD": n}``: failed and errored results per level."""
-        bad = [r for r in self.results if r.outcome in ("failed", "error")]
+        """``{"MUST": n, "SHOULD": n}``: failed and errored results per level, a root cause
+        shared by several failures counted once (under its first case's level)."""
+        duplicates = {c for g in self.root_causes() for c in g["cases"] if c != g["first"]}
+        bad = [
+            r
+            for r in self.results
+            if r.outcome in ("failed", "error") and r.check not in duplicates
+        ]
         return {MUST: sum(r.level == MUST for r in bad), SHOULD: sum(r.level != MUST for r in bad)}
 
     @property
@@ -125,11 +171,26 @@ class Verdict:
             )
         if self.snapshot_errors:
             word += f" ({self.snapshot_errors} snapshot case(s) could not run)"
+        if self.interrupted:
+            word += f" ({len(self.results)} of {self.total or '?'} cases ran before the stop)"
+        for group in self.root_causes():
+            lines.append(
+                f"root cause: {len(group['cases'])} failures share one ({group['key']}); "
+                f"reported under {group['first']}, the others point to it"
+            )
+        limited = [r for r in self.results if r.budget_reached]
+        if limited:
+            lines.append(
+                f"budget: {len(limited)} check(s) ran fewer examples than the profile asks "
+                "(--conformance-budget; slow engine calls): "
+                + ", ".join(f"{r.check} {r.examples_run}/{r.examples_asked}" for r in limited[:6])
+                + (" ..." if len(limited) > 6 else "")
+            )
         lines.append(
             f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
-            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD incl. "
-            f"errors), {totals['skipped']} skipped, {totals['xfailed']} xfailed, "
-            f"{totals['xpassed']} xpassed, {totals['error']} error"
+            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
+            f"included, one per root cause), {totals['skipped']} skipped, "
+            f"{totals['xfailed']} xfailed, {totals['xpassed']} xpassed, {totals['error']} error"
         )
         return lines
 
@@ -155,8 +216,21 @@ class Verdict:
             "other_failures": self.other_failures,
             "snapshot_mismatches": self.snapshot_mismatches,
             "snapshot_errors": self.snapshot_errors,
-            "results": [r.as_dict() for r in sorted(self.results, key=lambda r: r.check)],
+            "cases_run": len(self.results),
+            "cases_total": self.total if self.total is not None else len(self.results),
+            "root_causes": self.root_causes(),
+            "results": self._rows(),
         }
+
+    def _rows(self) -> list[dict[str, Any]]:
+        firsts = {c: g["first"] for g in self.root_causes() for c in g["cases"] if c != g["first"]}
+        rows = []
+        for r in sorted(self.results, key=lambda r: r.check):
+            row = r.as_dict()
+            if r.check in firsts:
+                row["root_cause"] = firsts[r.check]
+            rows.append(row)
+        return rows
 
     def write_json(self, path: Path, **kwargs: Any) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8, indented)."""

@@ -25,11 +25,17 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   (see :mod:`reference_engines._compressor.summariser`), budget = content tokens x 0.20,
   at most ``max_summary_tokens``, at least 2 000 (the floor wins when the ceiling is
   lower, as in Hermes). The summariser input is sized to ``summary_context_length``:
-  when the middle does not fit, focus rows and then the newest rows are sent. On failure a
-  warning is logged and the middle is dropped with no summary.
+  when the middle does not fit, focus rows and then the newest rows are sent. On failure
+  (an exception, or no text) a warning is logged and a deterministic fallback summary in
+  the template stands in for the middle (:func:`fallback_summary`: what was removed, the
+  previous summary, the last ask; A4: never head + tail with nothing for the middle, as
+  Hermes main does it).
 - B5 Phase 4: head (the compaction note appended to the system prompt on the first
   compaction only) + summary row (role chosen so no two same roles touch; merged into
-  the first tail row when neither role fits) + tail; orphans repaired.
+  the first tail row when neither role fits) + tail; orphans repaired. A history that ends
+  mid tool chain (right after a tool result, or on calls whose results are not appended
+  yet) keeps that newest chain verbatim at the end of the tail, and a call still in flight
+  gets no stub result (V2's in-flight exception).
 - B6 later compactions pass the previous summary (found in the messages) to be updated.
 - A3 automatic compaction stops after 2 ineffective passes; A7 never on the -1 sentinel.
 - A6 ``compression_count`` counts every compress() call, a no-op pass included (seeds:
@@ -91,6 +97,46 @@ def _fraction(name: str, value: Any, low: float, high: float) -> float:
     ):
         raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
     return float(value)
+
+
+def fallback_summary(rows: list[Mapping[str, Any]], previous: str | None, error: str) -> str:
+    """A4/B4: the stand-in summary of ``rows`` when the summariser failed, built without a
+    model (deterministic): the structured template with the number and roles of the removed
+    messages, the previous summary carried over (B6), the last user ask and the file paths
+    mentioned, each cut short."""
+    users = [msgs.content_text(r.get("content")) for r in rows if r.get("role") == "user"]
+    roles: dict[str, int] = {}
+    for r in rows:
+        roles[str(r.get("role"))] = roles.get(str(r.get("role")), 0) + 1
+    files = sorted(
+        {
+            w.strip("\"',.;:()[]{}")
+            for r in rows
+            for w in msgs.content_text(r.get("content")).split()
+            if "/" in w and "." in w.rsplit("/", 1)[-1] and len(w) < 120
+        }
+    )[:12]
+    counts = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    last_ask = " ".join(users[-1].split())[:400] if users else "(none)"
+    sections = {
+        "## Goal": [f"- {' '.join(users[0].split())[:300]}" if users else "- (none)"],
+        "### Done": [
+            f"- {len(rows)} earlier messages ({counts}) were compacted without a model "
+            "summary (the summary model failed)"
+        ],
+        "### In Progress": [f"- Last request before the compacted range: {last_ask}"],
+        "## Relevant Files": [f"- {f}" for f in files] or ["- (none)"],
+        "## Critical Context": [f"- Summary unavailable: {error[:200]}"],
+    }
+    lines: list[str] = []
+    for heading in C.TEMPLATE_HEADINGS:
+        lines.append(heading)
+        if heading != "## Progress":
+            lines += sections.get(heading, ["- (none)"])
+    text = "\n".join(lines)
+    if previous:
+        text = previous.strip() + "\n\n" + text
+    return text
 
 
 class ReferenceCompressor(ContextEngine):
@@ -282,18 +328,21 @@ class ReferenceCompressor(ContextEngine):
         self._awaiting_usage = False
 
     def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """O2: forget per-session compaction state (previous summary, A3 count, the count of
-        compactions that decides the B5 note and, with ``head_decay``, the B3 head)."""
+        """O2: nothing to flush. The compaction state is kept: Hermes also calls this right
+        after every committed compaction, followed by ``on_session_start(boundary_reason=
+        "compression")``, and that boundary is not a new conversation (L1); ``/new`` and
+        ``/reset`` clear it through :meth:`on_session_reset`."""
+
+    def on_session_reset(self) -> None:
+        """O3: zero the counters (base behaviour) and forget the per-session compaction state
+        (previous summary, A3 count, the count of compactions that decides the B5 note and,
+        with ``head_decay``, the B3 head)."""
+        super().on_session_reset()
         self._previous_summary = None
         self.compactions = 0
         self.ineffective_compressions = 0
         self._awaiting_usage = False
         self.last_summary_error = None
-
-    def on_session_reset(self) -> None:
-        """O3: zero the counters (base behaviour) and the per-session compaction state."""
-        super().on_session_reset()
-        self.on_session_end("", [])
 
     def update_model(
         self,
@@ -458,6 +507,9 @@ class ReferenceCompressor(ContextEngine):
         cut = bnd.tail_cut(messages, head, raw, budget, self.protect_last_n)
         if s >= head and cut <= s:
             cut = bnd.align_forward(messages, s + 1)
+        chain = bnd.trailing_chain_start(messages)
+        if head <= chain < cut:
+            cut = chain  # V2: the newest tool chain stays verbatim in the tail
         user = bnd.last_real_user(messages, head)
         live = user if head <= user < cut else -1
         pure_summary = s >= 0 and msgs.is_pure_summary(messages[s])
@@ -560,14 +612,18 @@ class ReferenceCompressor(ContextEngine):
             text = self.summarise(request)
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"summariser returned no text ({text!r})")
-        except Exception as exc:  # B4: any failure drops the middle with no summary
+        except Exception as exc:  # B4/A4: a failed summary is never a silent drop
             self.last_summary_error = f"{type(exc).__name__}: {exc}"
             logger.warning(
-                "context summary failed (%s); dropping %d middle messages with no summary",
+                "context summary failed (%s); a deterministic fallback summary stands in for "
+                "%d middle messages",
                 self.last_summary_error,
                 len(middle),
             )
-            return None
+            plan["stats"]["summary_fallback"] = True
+            return fallback_summary(
+                [self._view(messages, plan, i) for i in middle], previous, self.last_summary_error
+            )
         text, was_cut = split_tokens(text.strip(), budget)
         plan["stats"]["summary_truncated"] = was_cut
         return text
@@ -645,7 +701,9 @@ class ReferenceCompressor(ContextEngine):
             else:
                 middle_rows.append({"role": role, "content": block})
             plan["stats"]["summary_role"] = role or f"merged into {tail[0].get('role')}"
-        return msgs.repair_tool_pairs(head + middle_rows + tail)
+        return msgs.repair_tool_pairs(
+            head + middle_rows + tail, in_flight=bnd.calls_in_flight(messages)
+        )
 
     @staticmethod
     def _summary_role(head: list[Message], tail: list[Message]) -> str | None:

@@ -4,21 +4,35 @@ from __future__ import annotations
 
 import inspect
 import re
+from typing import Any
 
 from hypothesis import strategies as st
 
 from conformance.checks.engine_calls import (
     compactable_shape,
+    compress_keeping_snapshot,
     compress_like_host,
     head_size,
     invoke,
+    skip_unless_compacts,
     tail_size,
     threshold_of,
+    update_model_like_host,
     usage,
 )
-from conformance.expect import MUST, SHOULD, fail, short, v1_problems
+from conformance.errors import CheckSkipped
+from conformance.expect import (
+    MUST,
+    SHOULD,
+    declined,
+    fail,
+    removed_and_new,
+    row_key,
+    short,
+    v1_problems,
+)
 from conformance.registry import check
-from conformance.strategies import compactable_histories, transcripts, usage_dicts
+from conformance.strategies import compactable_histories, filler_block, transcripts, usage_dicts
 from simulator.provider.tokens import count_messages
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -198,6 +212,47 @@ def check_a4_compress_one_message(ctx):
 
 @check(
     "A4",
+    "returns-new-list",
+    level=MUST,
+    title="a compaction comes back as a new list, not as the input list edited in place (the "
+    "host reads the same object as 'nothing to do')",
+    examples=3,
+)
+def check_a4_returns_new_list(ctx):
+    """A4: compress() on a history over the threshold; when the output is the very list object
+    compress() was handed and holds fewer messages or tokens than the history did
+    (``messages[:] = out; return messages``), the host sees its no-op signal (same object),
+    discards the pass, and the engine never compacts. Returning the input unchanged (a real
+    no-op) is fine."""
+
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(
+            compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)),
+            "history",
+        )
+        snapshot, out = compress_keeping_snapshot("A4", MUST, engine, history)
+        if out is not snapshot or not isinstance(out, list):
+            return
+        before, after = count_messages(history), count_messages(out)
+        if len(out) < len(history) or after < before:
+            fail(
+                "A4",
+                MUST,
+                f"compress() on {len(history)} messages ({before} tokens)",
+                expected="a new list (the host treats the very list it passed as 'nothing to "
+                "compact' and keeps the old history)",
+                got=f"the input list itself, edited in place to {len(out)} messages ({after} "
+                "tokens): the host discards this compaction, so the engine never compacts "
+                "(return the new list instead of `messages[:] = out; return messages`)",
+            )
+
+    ctx.examples(body)
+
+
+@check(
+    "A4",
     "fits-budget-when-possible",
     level=SHOULD,
     practice="kit",
@@ -208,7 +263,9 @@ def check_a4_compress_one_message(ctx):
 def check_a4_fits_budget_when_possible(ctx):
     """A4 (SHOULD, kit practice): a history over the threshold whose bulk sits in the middle
     (short head, short messages at the end) is brought below ``threshold_tokens``, counted
-    with the simulator's cl100k count."""
+    with the simulator's cl100k count. Engines that never compact skip (no clause asks an
+    engine to compact)."""
+    skip_unless_compacts(ctx, "A4", SHOULD)
 
     def body(draw):
         engine = ctx.new_engine()
@@ -249,13 +306,15 @@ def check_a4_fits_budget_when_possible(ctx):
     "focus-topic-kept",
     level=SHOULD,
     requires=("focus",),
-    title="a fact about the focus topic, planted in the "
+    title="a fact about the focus topic, planted deep inside a long message in the "
     "compressible middle, survives compress(focus_topic)",
     examples=3,
 )
 def check_a5_focus_topic_kept(ctx):
     """A5 (SHOULD, engines declaring ``focus``): with ``focus_topic``, the planted fact's
-    codename is still in the compressed output."""
+    codename is still in the compressed output. The fact sits 400 to 3,000 characters into one
+    long user or assistant message, so a summary that keeps each message's opening (and not the
+    topic) loses it."""
 
     def body(draw):
         engine = ctx.new_engine()
@@ -324,7 +383,10 @@ def _check_ints(engine, when):
     title="compression_count goes up when compress() changes the history",
 )
 def check_a6_compression_count_increments(ctx):
-    """A6: a compress() whose output differs from its input increments ``compression_count``."""
+    """A6: a compress() that compacted (removed input rows) increments ``compression_count``;
+    a pass that declined (removed nothing: the input back, or only old tool outputs
+    cleared, as Hermes main's abort does) is no compaction, and A6's SHOULD rule judges
+    whether it counts."""
 
     def body(draw):
         engine = ctx.new_engine()
@@ -333,7 +395,7 @@ def check_a6_compression_count_increments(ctx):
         before = getattr(engine, "compression_count", 0)
         out = compress_like_host("A6", MUST, engine, history)
         after = getattr(engine, "compression_count", 0)
-        changed = isinstance(out, list) and out != history
+        changed = isinstance(out, list) and out != history and not declined(history, out)
         if changed and not (isinstance(after, int) and isinstance(before, int) and after > before):
             fail(
                 "A6",
@@ -420,5 +482,136 @@ def check_a7_no_compress_on_sentinel(ctx):
                 got=short(shown),
                 host_practice=True,
             )
+
+    ctx.examples(body)
+
+
+def _has_text(m: Any) -> bool:
+    return bool(row_key(m)[1].strip()) if isinstance(m, dict) and m.get("role") != "tool" else False
+
+
+@check(
+    "A4",
+    "summary-failure-not-silent",
+    level=MUST,
+    practice="host",
+    title="when the engine's summariser fails (context too small, 5xx, timeout, empty reply) "
+    "compress() declines or puts a stand-in where the removed messages were",
+    examples=8,
+)
+def check_a4_summary_failure_not_silent(ctx):
+    """A4 (host practice: Hermes main replaced seed 002's "the middle is dropped with no
+    summary"): with the engine's summariser failing (:mod:`conformance.checks.summary_faults`:
+    the host's LLM for engines that call ``call_llm``, the ``summarise`` seam otherwise; a
+    drawn kind, from a drawn call on), compress() of a history over the threshold either
+    removes no input row (it declined: the same list back, the host's no-op signal) or puts
+    at least one new message with text in the output for the rows it removed. Head + tail
+    with nothing for the middle fails."""
+    from conformance.checks.summary_faults import KINDS, failing_summariser, seam_of
+
+    probe = ctx.new_engine()
+    threshold = threshold_of(probe, ctx.window // 2)
+    shape = compactable_shape(ctx, probe)
+    sample = [{"role": "system", "content": "You are terse."}] + [
+        m for k in range(6) for m in filler_block(3, 400 + threshold, k)
+    ]
+    seam = seam_of(ctx, probe, sample, "A4", MUST)
+    if not seam:
+        raise CheckSkipped(
+            "the engine's summariser cannot be made to fail: its compress() made no "
+            "agent.auxiliary_client.call_llm call and it has no callable 'summarise' attribute "
+            "(docs/write-your-own-engine.md: the two seams)"
+        )
+
+    def body(draw):
+        engine = ctx.new_engine()
+        history = draw(compactable_histories(min_tokens=threshold + 1_000, **shape), "history")
+        kind = draw(st.sampled_from(KINDS), "failure")
+        first = draw(st.integers(0, 2), "first_failing_call")
+        with failing_summariser(engine, seam, kind, first):
+            out = compress_like_host("A4", MUST, engine, history)
+        if not isinstance(out, list) or v1_problems(out):
+            return  # A4's list check and V1 report it
+        removed, new = removed_and_new(history, out)
+        if removed and not any(_has_text(out[i]) for i in new):
+            fail(
+                "A4",
+                MUST,
+                f"compress() output while the summariser failed ({kind}, from call {first + 1} "
+                f"on, through the {'host LLM' if seam == 'llm' else 'summarise seam'})",
+                expected="the input back (declined: nothing dropped) or a stand-in message "
+                "where the removed messages were",
+                got=f"{removed} of {len(history)} messages removed with nothing in their place "
+                f"({len(out)} messages: head + tail)",
+                context="seed 002 drops the middle with no summary; Hermes main replaced it",
+            )
+
+    ctx.examples(body)
+
+
+#: A3's model switches: (first window, second window), in tokens; each pair differs enough
+#: that a trigger kept from the first model is on the wrong side of the new threshold.
+WINDOW_PAIRS = (
+    (1_000_000, 131_072),
+    (200_000, 32_000),
+    (32_000, 200_000),
+    (128_000, 400_000),
+    (400_000, 64_000),
+)
+
+
+@check(
+    "A3",
+    "answers-for-current-threshold",
+    level=MUST,
+    title="after a model switch should_compress() answers for the new threshold_tokens: for "
+    "its prompt_tokens argument when given, for the last usage when not",
+    examples=6,
+)
+def check_a3_answers_for_current_threshold(ctx):
+    """A3: ``update_model(first)``, ``update_model(second)`` (a switch), then with T the engine's
+    new ``threshold_tokens`` and d = T/5 (a drawn share of it): ``should_compress(T + d)`` is
+    True and ``should_compress(T - d)`` False, each against a last usage on the other side (the
+    argument, the host's pre-call estimate, wins), and without the argument the last usage
+    decides the same way. Engines that never compact skip."""
+    skip_unless_compacts(ctx, "A3", MUST)
+
+    def body(draw):
+        first, second = draw(st.sampled_from(WINDOW_PAIRS), "windows")
+        share = draw(st.sampled_from([5, 10, 20]), "margin_percent")
+        engine = ctx.new_engine(configure=False)
+        update_model_like_host("A3", MUST, engine, "sim-big", first)
+        update_model_like_host("A3", MUST, engine, "sim-small", second)
+        t = threshold_of(engine, 0)
+        if not 0 < t <= second:
+            return  # O4 reports a threshold outside the new window
+        d = max(1, t * share // 100)
+        above, below = t + d, max(0, t - d)
+        where = f"after update_model({first}) then update_model({second}): threshold_tokens {t}"
+        for arg, last, want in ((above, below, True), (below, above, False)):
+            invoke("A3", MUST, engine, "update_from_response", usage(last))
+            got = invoke("A3", MUST, engine, "should_compress", arg)
+            if got is not want:
+                fail(
+                    "A3",
+                    MUST,
+                    f"should_compress({arg}) with the last usage at {last} tokens",
+                    expected=f"{want} ({arg} is {'over' if want else 'under'} the new threshold; "
+                    "the argument is the host's estimate and wins over the last usage)",
+                    got=repr(got),
+                    context=where,
+                )
+        for last, want in ((above, True), (below, False)):
+            invoke("A3", MUST, engine, "update_from_response", usage(last))
+            got = invoke("A3", MUST, engine, "should_compress")
+            if got is not want:
+                fail(
+                    "A3",
+                    MUST,
+                    f"should_compress() with the last usage at {last} tokens",
+                    expected=f"{want} ({last} is {'over' if want else 'under'} the new threshold)",
+                    got=repr(got),
+                    context=where,
+                )
 
     ctx.examples(body)

@@ -10,6 +10,7 @@ behaviour (gateway hygiene; host tests).
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from conformance.checks.engine_calls import (
@@ -21,9 +22,10 @@ from conformance.checks.engine_calls import (
     threshold_of,
 )
 from conformance.errors import CheckSkipped
-from conformance.expect import MUST, fail, short
+from conformance.expect import MUST, SHOULD, declined, fail, short
 from conformance.registry import check
 from conformance.strategies import (
+    answered_asks,
     compactable_histories,
     filler_block,
     head_exchange,
@@ -277,8 +279,9 @@ def check_b3_head_and_tail_protected(ctx):
 
 
 def out_is_input(before, after) -> bool:
-    """True when compress() returned its input unchanged (nothing to judge)."""
-    return after == before
+    """True when compress() declined: it returned its input, or removed no row (A4; nothing to
+    judge)."""
+    return after == before or declined(before, after)
 
 
 @check(
@@ -322,6 +325,76 @@ def check_b4_summary_template(ctx):
     ctx.examples(body)
 
 
+#: B4: headings under which a summary presents work as still open.
+OPEN_WORK = re.compile(
+    r"in progress|blocked|next steps?|pending"
+    r"|open (?:items?|requests?|asks?|work|tasks?|questions?)"
+    r"|remaining|to-?do|outstanding|unfinished|unresolved|current (?:task|request|ask)|active task",
+    re.I,
+)
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s*(.+?)\s*#*|\*\*(.+?)\*\*:?|([A-Z][\w &/-]{2,40}):)\s*$")
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """``(heading, line)`` for every line of ``text``: the nearest heading above it (a markdown
+    ``#`` heading, a ``**bold**`` line or a short ``Label:`` line; ``""`` before the first)."""
+    heading, out = "", []
+    for line in text.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            heading = next(g for g in m.groups() if g)
+            continue
+        out.append((heading, line))
+    return out
+
+
+@check(
+    "B4",
+    "answered-ask-not-open",
+    level=SHOULD,
+    requires=CAP,
+    title="a summary never presents an ask answered in the summarised turns as open work",
+    examples=3,
+)
+def check_b4_answered_ask_not_open(ctx):
+    """B4 (SHOULD): a user ask answered by the assistant in the compressible middle (a drawn
+    ask with a phrase its answer does not repeat) is not listed under an open-work heading
+    (In Progress, Blocked, Next Steps, Pending, ...) of the compaction's new messages. Judged
+    by where the ask's phrase appears, never by how often: recording it under Done, or not at
+    all, is fine (hermes-agent #49307: a fallback summary that re-opened answered asks)."""
+
+    def body(draw):
+        engine = ctx.new_engine()
+        ask, answer, phrase = draw(answered_asks(), "ask")
+        history = draw(
+            compactable_histories(
+                min_tokens=threshold_of(engine, ctx.window // 2) + 1_000,
+                answered_ask=(ask, answer),
+                **compactable_shape(ctx, engine),
+            ),
+            "history",
+        )
+        out = compress_like_host("B4", SHOULD, engine, history)
+        if not isinstance(out, list) or out == history:
+            return
+        needle = phrase.lower()
+        for i in new_messages(history, out):
+            for heading, line in sections(text_of(out[i])):
+                if needle in line.lower() and OPEN_WORK.search(heading):
+                    fail(
+                        "B4",
+                        SHOULD,
+                        f"the summary (message {i}) of a compaction",
+                        expected=f"the ask {ask!r}, answered in the summarised turns "
+                        f"({answer[:40]!r}...), recorded as done, not as open work",
+                        got=f"it under the heading {heading!r}: {short(line.strip(), 100)}",
+                        context="judged by the section the ask appears in; a summary that "
+                        "re-opens answered asks makes the agent redo them",
+                    )
+
+    ctx.examples(body)
+
+
 @check(
     "B5",
     "note-added-once",
@@ -331,12 +404,13 @@ def check_b4_summary_template(ctx):
     examples=2,
 )
 def check_b5_note_added_once(ctx):
-    """B5: after one and after two compactions the system prompt holds the note exactly once."""
+    """B5: after one and after two compactions the system prompt holds the note exactly once
+    (a pass that declined, removing nothing, is no compaction: nothing to judge; A4)."""
 
     def body(draw):
         engine, h1, out1, h2, out2 = two_compactions(ctx, "B5", draw)
-        for n, out in ((1, out1), (2, out2)):
-            if not out or out[0].get("role") != "system":
+        for n, before, out in ((1, h1, out1), (2, h2, out2)):
+            if not out or out[0].get("role") != "system" or declined(before, out):
                 continue
             count = text_of(out[0]).count(NOTE_MARKER)
             if count != 1:

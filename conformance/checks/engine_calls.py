@@ -16,12 +16,13 @@ check that times out can say which method hung.
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any
 
+from conformance.engine_frames import root_cause, where
 from conformance.errors import ContractViolation, HostileEngine
 from conformance.expect import MAX_VALUE_BYTES, approx_size, short
-from conformance.timeouts import CURRENT_CALL
+from conformance.supervisor import supervised
+from conformance.timeouts import calling
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
@@ -37,43 +38,44 @@ def invoke(
 ) -> Any:
     """Call ``engine.<method>``; an exception is a violation of ``clause``.
 
+    The call is the one in flight on this thread while it runs
+    (:func:`~conformance.timeouts.calling`), so a hang or a death names it. An exception's
+    message ends with the engine's own frames (``raised at mypkg/engine.py:42 in compress``,
+    :mod:`conformance.engine_frames`), and the finding carries its root cause (the same
+    exception from the same engine frame is one root cause across cases).
+
     Raises:
         ContractViolation: the method raised an Exception.
         HostileEngine: the method raised SystemExit (or another BaseException) or
             returned more than MAX_VALUE_BYTES.
-        KeyboardInterrupt: passed through (Ctrl-C stops the run).
+        KeyboardInterrupt: passed through outside a supervised case (Ctrl-C stops the run);
+            inside one the child ignores SIGINT, so a KeyboardInterrupt there is the engine's
+            own and is reported like SystemExit.
     """
     __tracebackhide__ = True
-    me = threading.get_ident()
-    CURRENT_CALL[me] = (clause, level, method)
     try:
-        out = getattr(engine, method)(*args, **kwargs)
-    except ContractViolation:
+        with calling(method, clause, level):
+            out = getattr(engine, method)(*args, **kwargs)
+    except (ContractViolation, HostileEngine):
         raise
-    except KeyboardInterrupt:
-        raise
-    except HostileEngine:
-        raise
+    except KeyboardInterrupt as exc:
+        if not supervised():
+            raise
+        raise _ended_the_process(clause, level, method, exc) from None
     except Exception as exc:
         raised = f"{type(exc).__name__}: {short(str(exc), 200)}"
         violation = ContractViolation(
-            clause, level, f"{method}() raised: expected a normal return, got {raised}.", example
+            clause,
+            level,
+            f"{method}() raised: expected a normal return, got {raised}{where(exc)}.",
+            example,
         )
         violation.raised = raised  # the exception text, for checks that reword the finding (H1)
         violation.cause = exc  # the engine's exception (fail-open callers, O10's TypeError)
+        violation.root_cause = root_cause(exc, method)
         raise violation from None
-    except (
-        BaseException
-    ) as exc:  # SystemExit, GeneratorExit from an engine: never let it end the run
-        raise HostileEngine(
-            clause,
-            level,
-            method,
-            f"raised {type(exc).__name__}({', '.join(repr(a)[:40] for a in exc.args)}); "
-            "an engine must not end the host process. The run continued.",
-        ) from None
-    finally:
-        CURRENT_CALL.pop(me, None)
+    except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never end the run
+        raise _ended_the_process(clause, level, method, exc) from None
     if out is not None and not isinstance(out, (bool, int, float)):
         size = approx_size(out, MAX_VALUE_BYTES)
         if size > MAX_VALUE_BYTES:
@@ -85,6 +87,20 @@ def invoke(
                 "MB (measured before copying or printing it); output was discarded",
             )
     return out
+
+
+def _ended_the_process(clause: str, level: str, method: str, exc: BaseException) -> Any:
+    """The finding of an engine that raised SystemExit, KeyboardInterrupt, GeneratorExit."""
+    args = ", ".join(repr(a)[:40] for a in exc.args)
+    finding = HostileEngine(
+        clause,
+        level,
+        method,
+        f"raised {type(exc).__name__}({args}){where(exc)}; an engine must not end the host "
+        "process. The run continued.",
+    )
+    finding.root_cause = root_cause(exc, method)
+    return finding
 
 
 def fail_open(call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -119,14 +135,39 @@ def compress_like_host(
     current_tokens: int | None = None,
 ) -> Any:
     """compress() on a deep snapshot with the kwargs the host would pass (A4, TS2)."""
+    return compress_keeping_snapshot(
+        clause,
+        level,
+        engine,
+        history,
+        focus_topic=focus_topic,
+        force=force,
+        current_tokens=current_tokens,
+    )[1]
+
+
+def compress_keeping_snapshot(
+    clause: str,
+    level: str,
+    engine: Any,
+    history: list[dict[str, Any]],
+    *,
+    focus_topic: str | None = None,
+    force: bool = False,
+    current_tokens: int | None = None,
+) -> tuple[list[dict[str, Any]], Any]:
+    """``(snapshot, output)``: :func:`compress_like_host`, also returning the very list object
+    compress() was handed, so a check can see whether the engine returned it (the host's
+    "same object = nothing to do" signal, A4) and what became of it."""
     snapshot = copy.deepcopy(history)
     tokens = count_messages(history) if current_tokens is None else current_tokens
     kwargs = calls.compress_kwargs(
         engine, current_tokens=tokens, focus_topic=focus_topic, force=force
     )
-    return invoke(
+    out = invoke(
         clause, level, engine, "compress", snapshot, example={"history": history}, **kwargs
     )
+    return snapshot, out
 
 
 def select_like_host(
@@ -252,3 +293,56 @@ def usage(prompt: int, completion: int = 50) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+
+
+def compacts(ctx: Any, clause: str, level: str) -> str:
+    """Why the engine counts as one that compacts, or "" when it never does (checks of
+    compaction behaviour then skip: no clause asks an engine to compact).
+
+    It compacts when it declares the ``compressor`` capability, when a fresh engine's
+    ``should_compress(2 x threshold_tokens)`` answers True ("seen asking to"), or when a fresh
+    engine's compress() of a plain history over its threshold returns fewer rows. The probes
+    run on engines of their own (``ctx.new_engine()``); a probe that raises counts as "it
+    compacts" (the check then runs and reports the raise under ``clause`` at ``level``).
+    """
+    from conformance.strategies import filler_block
+
+    if "compressor" in (getattr(ctx, "capabilities", None) or ()):
+        return "it declares the 'compressor' capability"
+    try:
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        if invoke(clause, level, engine, "should_compress", 2 * threshold) is True:
+            return "it asks to compact at twice its threshold_tokens"
+        history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+        k = 0
+        while count_messages(history) <= threshold + 500 and k < 64:
+            history += filler_block(7, 2_000, k)
+            k += 1
+        history.append({"role": "user", "content": "and now?"})
+        out = compress_like_host(clause, level, ctx.new_engine(), history)
+    except Exception:
+        return "a probe of its compaction raised"
+    if isinstance(out, list) and len(out) < len(history):
+        return "its compress() drops rows from a history over its threshold_tokens"
+    return ""
+
+
+def skip_unless_compacts(ctx: Any, clause: str, level: str) -> str:
+    """:func:`compacts`, raising :class:`~conformance.errors.CheckSkipped` with the reason when
+    the engine never compacts.
+
+    Raises:
+        CheckSkipped: the engine declares no ``compressor``, never asks to compact and its
+            compress() removes nothing.
+    """
+    from conformance.errors import CheckSkipped
+
+    why = compacts(ctx, clause, level)
+    if not why:
+        raise CheckSkipped(
+            "the engine never compacts (no 'compressor' capability, should_compress() is False "
+            "at twice its threshold and compress() removes nothing): no clause asks an engine "
+            "to compact"
+        )
+    return why

@@ -8,7 +8,10 @@ fire, or not fire, on an early exit (seeds: future work).
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
+
+from hypothesis import strategies as st
 
 from conformance.checks.engine_calls import (
     RAISED,
@@ -20,7 +23,7 @@ from conformance.checks.engine_calls import (
     usage,
 )
 from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import MUST, SHOULD, fail
+from conformance.expect import MUST, SHOULD, fail, short
 from conformance.registry import check
 from conformance.strategies import filler_block, transcripts
 from simulator.provider.tokens import count_messages
@@ -296,3 +299,136 @@ def check_h6_cache_reuse(ctx):
             got=f"{share:.0%} ({read} of {total} tokens)",
             context=f"model {CACHE_MODEL}, provider simulator",
         )
+
+
+#: What a ``pre_llm_call`` hook appends to the request's user message (H7), drawn.
+HOOK_TEXTS = (
+    "<memory-context>\nThe user prefers short answers; the repo uses pytest.\n</memory-context>",
+    "[recalled] Earlier you agreed to keep the public API stable.",
+)
+
+
+def _structure(rows: list[Any]) -> list[tuple]:
+    """(role, tool-call ids or tool_call_id) per row: this turn's rows, content aside."""
+    out = []
+    for m in rows:
+        if not isinstance(m, dict):
+            out.append(("?",))
+            continue
+        calls = tuple(str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, dict))
+        out.append((m.get("role"), calls, m.get("tool_call_id")))
+    return out
+
+
+def _decorate(message: dict[str, Any], text: str) -> None:
+    """Append ``text`` to a user message the way the host's pre_llm_call stage does (H7)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        message["content"] = list(content) + [{"type": "text", "text": text}]
+    else:
+        message["content"] = "\n\n".join([content or "", text])
+
+
+@check(
+    "H3",
+    "replacement-keeps-live-turn",
+    level=MUST,
+    practice="kit",
+    title="a select_context() replacement ends with the request's own current user message, "
+    "byte-identical (pre_llm_call text included), then only this turn's assistant/tool rows",
+    examples=8,
+)
+def check_h3_replacement_keeps_live_turn(ctx):
+    """H3 (kit practice): statefully, as the host calls it: earlier turns go through
+    ``on_turn_complete`` (and select_context), then select_context runs on the live turn with
+    ``request_messages`` unlike ``conversation_messages``: the request's user message carries
+    a ``pre_llm_call`` text (H7), and/or the request rows are sanitized copies (no uid fields)
+    while the conversation has no system prompt; the live turn may be inside a tool loop.
+    A list replacement must end with that user message, content byte-identical, followed by
+    exactly this turn's assistant/tool rows (same roles and call ids, in order)."""
+    from conformance.strategies import text_from_seed, tool_turn
+    from simulator.host.sanitize import strip_persistence_fields
+
+    _need(ctx.new_engine(), "select_context")
+
+    def body(draw):
+        history = draw(
+            transcripts(min_turns=2, max_turns=8, system=True, end_with_user=False), "history"
+        )
+        engine = ctx.new_engine()
+        ends = [i for i, m in enumerate(history) if m.get("role") == "user" and i > 1]
+        for n, end in enumerate(ends + [len(history)], 1):  # the earlier turns, as the host
+            done = copy.deepcopy(history[:end])
+            if overrides(engine, "select_context"):
+                fail_open(select_like_host, "H3", MUST, engine, done)
+            if overrides(engine, "on_turn_complete"):
+                fail_open(
+                    turn_complete_like_host,
+                    "H3",
+                    MUST,
+                    engine,
+                    done,
+                    usage(count_messages(done)),
+                    turn_id=f"t{n}",
+                )
+        seed = draw(st.integers(0, 10_000), "live_seed")
+        user = {
+            "role": "user",
+            "content": "Now: " + text_from_seed(seed, "en_US", 2),
+            "message_uid": f"{seed:032x}"[-32:],
+        }
+        live = [user]
+        if draw(st.booleans(), "inside_tool_loop"):
+            live += draw(tool_turn(first_call=9_000, long_outputs=False), "this_turn_tools")
+        conversation = copy.deepcopy(history) + copy.deepcopy(live)
+        request = copy.deepcopy(conversation)
+        differs = draw(st.sampled_from(["pre_llm_call", "sanitized", "both"]), "request_differs")
+        cur = len(history)  # the live user message's index in the request
+        if differs in ("pre_llm_call", "both"):
+            _decorate(request[cur], draw(st.sampled_from(HOOK_TEXTS), "hook_text"))
+        if differs in ("sanitized", "both"):
+            request = strip_persistence_fields(request)
+            conversation = conversation[1:]  # the persisted conversation has no system prompt
+        incoming = copy.deepcopy(user)
+        out = fail_open(
+            select_like_host,
+            "H3",
+            MUST,
+            engine,
+            history,
+            request=request,
+            conversation=conversation,
+            incoming=incoming,
+        )
+        if out is RAISED or not isinstance(out, list) or not out:
+            return  # None: the request goes unchanged; raises and non-lists: H1, O9
+        if not all(isinstance(m, dict) for m in out):
+            return  # the host ignores it (H3)
+        at = next((i for i in range(len(out) - 1, -1, -1) if out[i].get("role") == "user"), None)
+        where = f"request of {len(request)} messages, request differs: {differs}"
+        want = request[cur]
+        if at is None or json.dumps(out[at].get("content"), ensure_ascii=False) != json.dumps(
+            want.get("content"), ensure_ascii=False
+        ):
+            got_text = "no user message" if at is None else short(out[at].get("content"), 120)
+            fail(
+                "H3",
+                MUST,
+                "the last user message of the select_context() replacement",
+                expected=f"the request's own current user message, byte-identical "
+                f"({short(want.get('content'), 120)})",
+                got=got_text,
+                context=where,
+            )
+        if _structure(out[at + 1 :]) != _structure(request[cur + 1 :]):
+            fail(
+                "H3",
+                MUST,
+                "the rows after the current user message in the select_context() replacement",
+                expected=f"this turn's {len(request) - cur - 1} assistant/tool rows, in order "
+                f"({_structure(request[cur + 1 :])})",
+                got=f"{len(out) - at - 1} rows ({short(_structure(out[at + 1 :]), 160)})",
+                context=where,
+            )
+
+    ctx.examples(body)

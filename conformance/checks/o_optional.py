@@ -323,6 +323,58 @@ def check_o8_status_keys(ctx):
     ctx.examples(body)
 
 
+#: O8 zero window: how the engine got to it.
+ZERO_WINDOW_PATHS = ("no update_model() yet", "update_model(context_length=0)", "switched to 0")
+
+
+@check(
+    "O8",
+    "zero-window",
+    level=MUST,
+    title="get_status() and should_compress() never raise before any update_model() or after "
+    "update_model(context_length=0); usage_percent is then 0",
+    examples=4,
+)
+def check_o8_zero_window(ctx):
+    """O8: a zero window (a model whose window is unknown, or no update_model() yet): after
+    drawn usage, ``should_compress()`` (with and without its argument) returns and
+    ``get_status()`` returns a dict whose ``usage_percent`` is 0 whenever ``context_length`` is
+    0; none of them, nor ``update_model(context_length=0)``, raises (opencode #1055: a division
+    by the window). The type of should_compress()'s answer is A3's business."""
+
+    def body(draw):
+        path = draw(st.sampled_from(ZERO_WINDOW_PATHS), "window")
+        engine = ctx.new_engine(configure=False)
+        if path == "switched to 0":
+            update_model_like_host("O8", MUST, engine, "sim-model", ctx.window)
+        if path != "no update_model() yet":
+            update_model_like_host("O8", MUST, engine, "sim-unknown-model", 0)
+        if draw(st.booleans(), "has_usage"):
+            prompt = draw(st.integers(0, 50_000), "prompt_tokens")
+            invoke("O8", MUST, engine, "update_from_response", usage(prompt))
+        arg = draw(st.sampled_from([None, 0, 1_000, 1_000_000]), "should_compress_arg")
+        if arg is None:
+            invoke("O8", MUST, engine, "should_compress")
+        else:
+            invoke("O8", MUST, engine, "should_compress", arg)
+        status = invoke("O8", MUST, engine, "get_status")
+        if not isinstance(status, dict):
+            fail("O8", MUST, f"get_status() ({path})", expected="a dict", got=type(status).__name__)
+        window = getattr(engine, "context_length", None)
+        pct = status.get("usage_percent")
+        if window == 0 and (not isinstance(pct, (int, float)) or isinstance(pct, bool) or pct != 0):
+            fail(
+                "O8",
+                MUST,
+                f"get_status()['usage_percent'] with context_length 0 ({path})",
+                expected="0",
+                got=short(pct),
+                host_practice=True,
+            )
+
+    ctx.examples(body)
+
+
 @check(
     "O9",
     "select-context-returns-none-or-list",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -27,10 +26,10 @@ from conformance.checks.engine_calls import (
 from conformance.errors import ContractViolation
 from conformance.expect import MUST, SHOULD, fail, short
 from conformance.registry import check
+from conformance.sandbox import Sandbox
 from conformance.strategies import compactable_histories, filler_block, text_from_seed
 from simulator.provider.tokens import count_messages
 
-_ENV_LOCK = threading.Lock()
 #: TS1 (leaks): how long threads an engine started may take to finish, in seconds.
 THREAD_GRACE_S = 1.0
 
@@ -114,51 +113,51 @@ def _listing(root: Path) -> dict[str, tuple]:
 )
 def check_ts2_no_writes_from_timed_out_pass(ctx):
     """TS2: the host runs the pass on a daemon thread with a timeout and discards it; no
-    commit follows. Files created or changed under ``$HERMES_HOME`` or ``tempfile.gettempdir()``
-    (both private folders during this check) by that pass are external writes."""
-    engine = ctx.new_engine()
-    invoke("TS2", MUST, engine, "on_session_start", "session-ts2", platform="cli")
-    history = [{"role": "system", "content": "sys"}]
-    for k in range(6):
-        history += filler_block(50, 4_000, k)
-    history.append({"role": "user", "content": "go on"})
-    with _ENV_LOCK:
-        home = Path(tempfile.mkdtemp(prefix="conformance-ts2-home-"))
-        tmp = Path(tempfile.mkdtemp(prefix="conformance-ts2-tmp-"))
-        saved = (os.environ.get("HERMES_HOME"), os.environ.get("TMPDIR"), tempfile.tempdir)
-        os.environ["HERMES_HOME"], os.environ["TMPDIR"], tempfile.tempdir = (
-            str(home),
-            str(tmp),
-            str(tmp),
+    commit follows. Files created or changed by that pass under the engine's own ``HOME``,
+    ``$HERMES_HOME``, working directory or temp dir (set before the engine was built, so an
+    engine that binds its paths in its constructor is watched too) are external writes."""
+    own = ctx.sandbox is None
+    sandbox = Sandbox() if own else ctx.sandbox
+    try:
+        if own:
+            ctx = ctx.for_check(ctx.check, sandbox=sandbox)
+        engine = ctx.new_engine()
+        dirs = sandbox.watched_dirs()
+        invoke("TS2", MUST, engine, "on_session_start", "session-ts2", platform="cli")
+        history = [{"role": "system", "content": "sys"}]
+        for k in range(6):
+            history += filler_block(50, 4_000, k)
+        history.append({"role": "user", "content": "go on"})
+        before = {d.name: _listing(d) for d in dirs}
+        box: list[Any] = []
+        t = threading.Thread(
+            target=lambda: box.append(_safe(engine, history)),
+            name="conformance-pool-ts2",
+            daemon=True,
         )
-        try:
-            before = {"HERMES_HOME": _listing(home), "tmp": _listing(tmp)}
-            box: list[Any] = []
-            t = threading.Thread(
-                target=lambda: box.append(_safe(engine, history)),
-                name="conformance-pool-ts2",
-                daemon=True,
-            )
-            t.start()
-            t.join(0.0)  # the host's timeout has already passed: the pass is discarded
-            t.join(30)  # wait for the abandoned work to end before looking
-            after = {"HERMES_HOME": _listing(home), "tmp": _listing(tmp)}
-        finally:
-            for key, value in (("HERMES_HOME", saved[0]), ("TMPDIR", saved[1])):
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            tempfile.tempdir = saved[2]
-    for where in ("HERMES_HOME", "tmp"):
-        changed = sorted(p for p, meta in after[where].items() if before[where].get(p) != meta)
+        t.start()
+        t.join(0.0)  # the host's timeout has already passed: the pass is discarded
+        t.join(30)  # wait for the abandoned work to end before looking
+        after = {d.name: _listing(d) for d in dirs}
+    finally:
+        if own:
+            sandbox.close()
+    names = {
+        "home": "$HOME",
+        "hermes": "$HERMES_HOME",
+        "cwd": "the working directory",
+        "tmp": "$TMPDIR",
+    }
+    for where, listing in after.items():
+        changed = sorted(p for p, meta in listing.items() if before[where].get(p) != meta)
         if changed:
             fail(
                 "TS2",
                 MUST,
-                f"files under ${where} after a compress() pass the host timed out and discarded",
-                expected="none created or changed (publish only "
-                "after the host shows the pass committed)",
+                f"files under {names.get(where, where)} after a compress() pass the host timed out "
+                "and discarded",
+                expected="none created or changed (publish only after the host shows the pass "
+                "committed)",
                 got=f"{len(changed)} written: {', '.join(changed[:3])}",
             )
 
@@ -244,13 +243,16 @@ def check_ts3_parallel_sessions_isolated(ctx):
 @check(
     "TS1",
     "no-leaked-threads",
-    level=SHOULD,
+    level=MUST,
     title="engine calls do not leave threads running behind them",
 )
 def check_ts1_no_leaked_threads(ctx):
-    """TS1 (SHOULD; hostile-engine guard): after each lifecycle call, threads the call started
-    are finished within a short grace period; a leaked thread is reported with the method."""
+    """TS1 (hostile-engine guard): after the constructor and each lifecycle call, threads that
+    call started are finished within a short grace period. A leaked non-daemon thread keeps the
+    agent's process from exiting (MUST); a leaked daemon thread is a SHOULD finding."""
+    before = set(threading.enumerate())
     engine = ctx.new_engine()
+    _no_leaks(before, "the constructor")
     history = [{"role": "system", "content": "sys"}]
     for k in range(4):
         history += filler_block(70, 4_000, k)
@@ -270,17 +272,24 @@ def check_ts1_no_leaked_threads(ctx):
             invoke("TS1", SHOULD, engine, method, *args, **kwargs)
         except ContractViolation:
             continue  # raising is judged by the method's own clause
-        deadline = time.monotonic() + THREAD_GRACE_S
-        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-        while leaked and time.monotonic() < deadline:
-            time.sleep(0.02)
-            leaked = [t for t in leaked if t.is_alive()]
-        if leaked:
-            fail(
-                "TS1",
-                SHOULD,
-                f"{method}()",
-                expected="no threads left running after it returns",
-                got=f"{len(leaked)} still running after {THREAD_GRACE_S:g} s: "
-                + ", ".join(f"{t.name} (daemon={t.daemon})" for t in leaked[:3]),
-            )
+        _no_leaks(before, f"{method}()")
+
+
+def _no_leaks(before: set, what: str) -> None:
+    """Fail when threads started since ``before`` are still running after the grace period."""
+    deadline = time.monotonic() + THREAD_GRACE_S
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    while leaked and time.monotonic() < deadline:
+        time.sleep(0.02)
+        leaked = [t for t in leaked if t.is_alive()]
+    if leaked:
+        blocking = [t for t in leaked if not t.daemon]
+        fail(
+            "TS1",
+            MUST if blocking else SHOULD,
+            what,
+            expected="no threads left running after it returns",
+            got=f"{len(leaked)} still running after {THREAD_GRACE_S:g} s: "
+            + ", ".join(f"{t.name} (daemon={t.daemon})" for t in leaked[:3])
+            + (" (a non-daemon thread keeps the agent's process from exiting)" if blocking else ""),
+        )

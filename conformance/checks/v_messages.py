@@ -1,19 +1,24 @@
 """Checks of contract section V: compress() output and select_context() replacements are
-valid OpenAI-format message sequences (V1-V4).
+valid OpenAI-format message sequences (V1-V5).
 
 Each clause is checked on both surfaces (variants ``compress`` and ``select_context``).
-On compress() output they are MUST. On select_context() replacements they are SHOULD:
+On compress() output V1-V4 are MUST. On select_context() replacements they are SHOULD:
 the seeds only require a non-empty list of dicts there, which the host then sends through
-its sanitizers (docs/contract-notes.md, 2.7).
-Histories are drawn with Hypothesis; half of them cross the engine's threshold so the
-engine really compacts.
+its sanitizers (docs/contract-notes.md, 2.7). V5 (only message keys the host knows) is SHOULD
+on both. Histories are drawn with Hypothesis; half of them cross the engine's threshold so
+the engine really compacts. Beyond the basic shapes: histories that end mid tool chain
+(V2's in-flight exception), long system prompts over several compactions (V4) and rows of
+content parts (V5; P5 reuses the same inputs, :mod:`conformance.checks.p_caching`).
 """
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import strategies as st
 
 from conformance.checks.engine_calls import (
+    compactable_shape,
     compress_like_host,
     overrides_select_context,
     select_like_host,
@@ -23,14 +28,31 @@ from conformance.errors import CheckSkipped, ContractViolation
 from conformance.expect import (
     MUST,
     SHOULD,
+    describe,
     fail,
+    in_flight_calls,
+    short,
+    trailing_chain,
+    unknown_key_problems,
     v1_problems,
     v2_problems,
     v3_problems,
     v4_problems,
 )
+from conformance.probes import long_history
 from conformance.registry import check
-from conformance.strategies import transcripts
+from conformance.strategies import (
+    compactable_histories,
+    content_part_rows,
+    grow_history,
+    in_flight_histories,
+    long_system_prompts,
+    transcripts,
+)
+from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
+
+#: B5's compaction note (the start of its text), see conformance.checks.b_compressor.
+NOTE_MARKER = "[Note: Some earlier conversation turns have been compacted"
 
 SURFACES = ("compress", "select_context")
 LEVELS = {"select_context": SHOULD}
@@ -71,7 +93,8 @@ def _outputs(ctx, clause, variant, validate):
             return  # A4 (compress) or O9 (select_context) reports a non-list
         validate(history, out)
 
-    ctx.examples(body)
+    # one long history first: a rule broken only past N messages shows at any budget
+    ctx.examples(body, first={"over_threshold": True, "history": long_history()})
 
 
 def _report(clause, variant, problems, history, out):
@@ -93,6 +116,8 @@ _EXPECT = {
     "V2": "every tool call answered exactly once after it, and no orphan tool result",
     "V3": "content a str, a list of typed parts, or None only on an assistant with tool_calls",
     "V4": "the system prompt to stay first",
+    "V5": "rows carrying only message keys the host knows (role, content, name, tool_calls, "
+    "tool_call_id, the U identity fields, reasoning fields, _-prefixed host fields)",
 }
 
 
@@ -130,7 +155,12 @@ def _after_v1(clause, variant, problems):
 )
 def check_v2_tool_results_paired(ctx, variant):
     """V2: each assistant tool_calls id has exactly one later tool result, and vice versa."""
-    _outputs(ctx, "V2", variant, _after_v1("V2", variant, lambda h, out: v2_problems(out)))
+    _outputs(
+        ctx,
+        "V2",
+        variant,
+        _after_v1("V2", variant, lambda h, out: v2_problems(out, in_flight=in_flight_calls(h))),
+    )
 
 
 @check(
@@ -158,3 +188,314 @@ def check_v4_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be
     appended)."""
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))
+
+
+def _wire(m):
+    """A row without identity fields and ``_*`` keys: what "verbatim" compares (V2)."""
+    if not isinstance(m, dict):
+        return m
+    return {
+        k: v
+        for k, v in m.items()
+        if k not in PERSISTENCE_ONLY_FIELDS and not str(k).startswith("_")
+    }
+
+
+def chain_problem(history, out) -> str | None:
+    """V2: what became of ``history``'s newest tool chain in ``out``, or None when ``out``
+    ends with it verbatim (no stub result for a call still in flight)."""
+    chain = trailing_chain(history)
+    if not chain:
+        return None
+    want = [_wire(m) for m in chain]
+    rows = [_wire(m) for m in out]
+    if rows[-len(want) :] == want:
+        return None
+    call = chain[0]
+    ids = [c.get("id") for c in call.get("tool_calls") or ()]
+    where = next((i for i, m in enumerate(rows) if m == want[0]), None)
+    if where is None:
+        return (
+            f"the newest assistant tool_calls message (calls {', '.join(map(repr, ids))}) is gone "
+            "from the output: the agent would run those calls again"
+        )
+    running = in_flight_calls(history)
+    after = out[where + 1 :]
+    stubs = [
+        (where + 1 + j, m)
+        for j, m in enumerate(after)
+        if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") in running
+    ]
+    if stubs:
+        i, m = stubs[0]
+        return (
+            f"a tool result at index {i} for {m.get('tool_call_id')!r}, a call still in flight "
+            f"(its result is not appended yet): {short(m.get('content'), 60)}"
+        )
+    for k, w in enumerate(want[1:], 1):
+        if w not in rows[where + 1 :]:
+            return (
+                f"the newest chain's result for {chain[k].get('tool_call_id')!r} is gone or "
+                "changed: the agent would run that call again"
+            )
+    return (
+        f"the newest chain at index {where} is followed by {len(out) - where - len(want)} other "
+        f"message(s) ({', '.join(describe(m) for m in out[where + len(want) :][:3])})"
+    )
+
+
+@check(
+    "V2",
+    "in-flight-chain-kept",
+    level=MUST,
+    title="a history that ends mid tool chain keeps its newest chain verbatim at the end, and a "
+    "call still in flight gets no stub result",
+    examples=4,
+)
+def check_v2_in_flight_chain_kept(ctx):
+    """V2 (in-flight exception): the host compacts right after a tool result (post-tool check)
+    or while the last assistant tool_calls has no result yet. On such histories over the
+    threshold the output ends with the newest assistant tool_calls message and its results,
+    verbatim; a call whose result is not appended yet stays without one (no stub), and every
+    other call and result is paired."""
+
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        history = draw(
+            in_flight_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)),
+            "history",
+        )
+        out = compress_like_host("V2", MUST, engine, history)
+        if not isinstance(out, list) or v1_problems(out):
+            return  # A4 / V1
+        ending = "a pending call" if in_flight_calls(history) else "a tool result"
+        problem = chain_problem(history, out)
+        if problem:
+            fail(
+                "V2",
+                MUST,
+                f"compress() output for a history ending on {ending} (mid tool chain)",
+                expected="the newest tool chain verbatim at the end (a call in flight is not an "
+                "orphan: no stub result)",
+                got=problem,
+                context=f"history of {len(history)} messages, output of {len(out)}",
+            )
+        problems = v2_problems(out, in_flight=in_flight_calls(history))
+        if problems:
+            fail(
+                "V2",
+                MUST,
+                f"compress() output for a history ending on {ending} (mid tool chain)",
+                expected=_EXPECT["V2"] + " (a call still in flight excepted)",
+                got=problems[0],
+                context=f"history of {len(history)} messages, output of {len(out)}",
+            )
+
+    ctx.examples(body)
+
+
+def _system_text(m) -> str:
+    c = m.get("content") if isinstance(m, dict) else None
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        return "".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+    return ""
+
+
+@check(
+    "V4",
+    "whole-system-prompt-kept",
+    level=MUST,
+    variants=SURFACES,
+    variant_levels=LEVELS,
+    title="a long system prompt (2,000+ characters, a unique token at its end) stays whole at "
+    "the start of message 0, over several compactions",
+    examples=3,
+)
+def check_v4_whole_system_prompt_kept(ctx, variant):
+    """V4: the whole original system prompt, not only its opening, is a prefix of message 0's
+    text (a note may be appended): after each of 1-3 compactions with new turns in between
+    (compress), and in a replacement (select_context)."""
+    if variant == "select_context" and not overrides_select_context(ctx.new_engine()):
+        raise CheckSkipped(
+            "engine keeps the ABC default select_context (returns None); the host never calls "
+            "it (H2)"
+        )
+
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        system = draw(long_system_prompts(), "system_prompt")
+        history = draw(
+            compactable_histories(
+                min_tokens=threshold + 1_000, system_prompt=system, **compactable_shape(ctx, engine)
+            ),
+            "history",
+        )
+        original = history[0]
+        rounds = 1 if variant == "select_context" else draw(st.integers(1, 3), "compactions")
+        for n in range(1, rounds + 1):
+            if variant == "compress":
+                out = compress_like_host("V4", MUST, engine, history)
+            else:
+                try:
+                    out = select_like_host("V4", SHOULD, engine, history)
+                except ContractViolation:
+                    return  # fail-open, H1
+            if not isinstance(out, list) or v1_problems(out):
+                return  # None (H3), A4, O9, V1
+            problems = v4_problems([original], out)
+            if problems:
+                text = _system_text(original)
+                fail(
+                    "V4",
+                    level_of(variant),
+                    f"message 0 after compaction {n}"
+                    if variant == "compress"
+                    else "message 0 of the select_context() replacement",
+                    expected=f"the whole system prompt ({len(text)} characters, ending "
+                    f"{text[-24:]!r}) as the start of message 0",
+                    got=problems[0],
+                    context=f"history of {len(history)} messages, output of {len(out)}",
+                )
+            history = grow_history(out, threshold + 1_000, 7 + n)
+
+    ctx.examples(body)
+
+
+def _canonical(m) -> str:
+    return json.dumps(m, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+@check(
+    "V4",
+    "system-prompt-stable",
+    level=SHOULD,
+    title="on later compactions message 0 stays byte-identical when nothing it is built from "
+    "changed (the system prompt's cache survives, P3)",
+    examples=3,
+)
+def check_v4_system_prompt_stable(ctx):
+    """V4 (SHOULD): three compactions with new turns in between; once a compaction has compacted
+    (and perhaps appended its note, B5), every later compaction returns message 0 exactly as
+    it got it (same JSON), so the provider's cache of the system prompt keeps hitting (P3). For
+    ``compressor`` engines a note appended again is left to B5-note-added-once."""
+
+    def body(draw):
+        engine = ctx.new_engine()
+        threshold = threshold_of(engine, ctx.window // 2)
+        long = draw(st.booleans(), "long_system_prompt")
+        system = draw(long_system_prompts(), "system_prompt") if long else None
+        history = draw(
+            compactable_histories(
+                min_tokens=threshold + 1_000, system_prompt=system, **compactable_shape(ctx, engine)
+            ),
+            "history",
+        )
+        compacted = False
+        for n in range(1, 4):
+            out = compress_like_host("V4", SHOULD, engine, history)
+            if not isinstance(out, list) or v1_problems(out) or not out:
+                return  # A4 / V1
+            if compacted and out != history and history[0].get("role") == "system":
+                was, now = _canonical(history[0]), _canonical(out[0])
+                renoted = "compressor" in ctx.capabilities and _system_text(out[0]).count(
+                    NOTE_MARKER
+                ) > _system_text(history[0]).count(NOTE_MARKER)
+                if was != now and not renoted:  # a repeated compaction note is B5's finding
+                    at = next(
+                        (i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b),
+                        min(len(was), len(now)),
+                    )
+                    fail(
+                        "V4",
+                        SHOULD,
+                        f"message 0 after compaction {n}",
+                        expected="message 0 byte-identical to the one compaction "
+                        f"{n - 1} left (nothing it is built from changed; P3: a rewritten "
+                        "system prompt loses its prompt cache at every compaction)",
+                        got=f"a rewritten message 0 ({len(was)} -> {len(now)} JSON characters; "
+                        f"from character {at}: {was[at : at + 40]!r} became "
+                        f"{now[at : at + 40]!r})",
+                    )
+            compacted = compacted or out != history
+            history = grow_history(out, threshold + 1_000, 11 + n)
+
+    ctx.examples(body)
+
+
+def row_inputs(ctx, engine, draw):
+    """A drawn compress()/select_context() input for the row-key checks (V5, P5): a compactable
+    history over the threshold or a plain transcript, with drawn rows as content parts."""
+    threshold = threshold_of(engine, ctx.window // 2)
+    if draw(st.booleans(), "over_threshold"):
+        history = draw(
+            compactable_histories(min_tokens=threshold + 1_000, **compactable_shape(ctx, engine)),
+            "history",
+        )
+    else:
+        history = draw(transcripts(min_turns=3, max_turns=8), "history")
+    return draw(content_part_rows(history), "rows")
+
+
+def surface_output(ctx, clause, level, variant, draw):
+    """(history, output) of one drawn call of ``variant`` (compress or select_context), or None
+    when there is nothing to judge (an exception on select_context: H1; None: H3; a non-list)."""
+    engine = ctx.new_engine()
+    history = row_inputs(ctx, engine, draw)
+    if variant == "compress":
+        out = compress_like_host(clause, level, engine, history)
+    else:
+        try:
+            out = select_like_host(clause, level, engine, history)
+        except ContractViolation:
+            return None
+    if not isinstance(out, list) or v1_problems(out):
+        return None
+    return history, out
+
+
+def skip_without_select(ctx, variant):
+    """Skip a select_context variant for an engine that keeps the ABC default (H2)."""
+    if variant == "select_context" and not overrides_select_context(ctx.new_engine()):
+        raise CheckSkipped(
+            "engine keeps the ABC default select_context (returns None); the host never calls "
+            "it (H2)"
+        )
+
+
+@check(
+    "V5",
+    "known-message-keys",
+    level=SHOULD,
+    variants=SURFACES,
+    title="output and replacement rows carry only message keys the host knows",
+    examples=4,
+)
+def check_v5_known_message_keys(ctx, variant):
+    """V5 (SHOULD): every top-level key of a returned row is one the host knows
+    (:data:`~conformance.expect.KNOWN_MESSAGE_KEYS`, or ``_``-prefixed, which the host strips) or
+    one the input rows carried; an engine's own fields (``raw``, ``dag_node``, a store record)
+    would ride into the provider request."""
+    skip_without_select(ctx, variant)
+
+    def body(draw):
+        got = surface_output(ctx, "V5", SHOULD, variant, draw)
+        if got is None:
+            return
+        history, out = got
+        problems = unknown_key_problems(history, out)
+        if problems:
+            fail(
+                "V5",
+                SHOULD,
+                "compress() output" if variant == "compress" else "select_context() replacement",
+                expected=_EXPECT["V5"],
+                got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                context=f"history of {len(history)} messages, output of {len(out)}; the "
+                "provider sees unknown keys (a strict provider rejects them)",
+            )
+
+    ctx.examples(body)

@@ -25,14 +25,26 @@ HOST_TEST_DIRS = ("tests/host", "tests/provider", "tests/store")
 NOTES = """\
 ## Notes and documented divergences
 
-- <a id="s0"></a>**S0** and <a id="d1"></a>**D1** are kit clauses, not contract clauses: S0 is the
-  structural gate (run first; all problems in one message), D1 determinism (SHOULD).
+- <a id="s0"></a>**S0**, <a id="d1"></a>**D1** and <a id="e1"></a>**E1** are kit clauses, not
+  contract clauses: S0 is the structural gate (run first; all problems in one message), D1
+  determinism (SHOULD), E1 the sandbox (MUST): every engine the kit builds has its own HOME,
+  HERMES_HOME, TMPDIR and working directory; a connection or datagram to a non-loopback
+  address, a process spawn, or a write outside that home is blocked (the engine gets an
+  OSError) and reported, even when the engine swallows the error. E1 is MUST because a
+  conformance run must be hermetic and repeatable: an engine that phones home, starts processes
+  or writes outside its home during a run would do the same inside the user's agent, where the
+  host's commit rule (TS2) and the user's files are at stake; the kit cannot tell a telemetry
+  ping from a required call, so every attempt is reported and the engine must cope without it.
 - **B3** follows the seeds: the head (protect_first_n messages, the system prompt included,
   indices 0..2 by default) is kept on every compaction; the tail keeps at least protect_last_n
   messages, uncapped. Head decay (Hermes MAIN) is host practice against the seeds and is checked
   (REG-i) only for engines that declare the capability `head-decay`.
 - **V1-V4** are MUST on compress() output and SHOULD on select_context() replacements (the host
-  sends replacements through its sanitizers).
+  sends replacements through its sanitizers); **V5** is SHOULD on both. **P5** (no engine
+  `cache_control`) is MUST on both: no sanitizer strips a marker.
+- Faults plugin authors shipped (V2 in flight, V4 whole/stable prompt, V5, P5, O8 zero window,
+  A4 edited input, A5 deep fact, B4 answered asks, REG-h tail parity) each have a mutant and a
+  correct twin (`TWINS`) that must pass the whole stream clean; docs/contract-notes.md section 6.
 - **A6**: MUST "a compress() that changed the history increments compression_count"; SHOULD
   "every call counts" (seeds; Hermes does not count a no-op pass).
 - **O3**: the three last_* counters are 0 after on_session_reset (MUST); compression_count == 0 is
@@ -107,6 +119,8 @@ def render() -> str:
                 else "host-side; its host/provider/store tests are not in this tree yet"
             )
             mut = mut or "(host-side)"
+        if clause == "E1":
+            chk += "<br>and every other case (the sandbox, `conformance/sandbox.py`)"
         if entry.permission_only:
             mut = f"none needed (permission: {entry.permission_only})"
             chk = chk or "none (a permission cannot be violated)"

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conformance.budget import DEFAULT_BUDGET_S
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, in_ci
 from conformance.engine_loading import (
     EngineFactory,
@@ -28,6 +29,7 @@ from conformance.engine_loading import (
 )
 from conformance.errors import EngineTimeout, KitUsageError
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
+from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
@@ -138,8 +140,32 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         type=float,
         metavar="SECONDS",
-        help=f"per-case time limit; a hanging engine method fails its case (default "
-        f"{DEFAULT_CHECK_TIMEOUT_S:g}).",
+        help=f"the limit of one engine call: a call longer than this is a hang and fails its "
+        f"case (default {DEFAULT_CHECK_TIMEOUT_S:g}).",
+    )
+    add(
+        "--conformance-budget",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help=f"seconds the checks may spend inside the engine's calls while drawing examples, "
+        f"shared out among them; a check whose share runs out passes with what it tested "
+        f"(default {DEFAULT_BUDGET_S:g}; 0: no budget).",
+    )
+    add(
+        "--conformance-memory-limit",
+        default=None,
+        type=float,
+        metavar="GIB",
+        help="address-space cap of each case's process, in GiB (default 4; 0: none); an engine "
+        "that reaches it fails its case, the run goes on.",
+    )
+    add(
+        "--conformance-isolation",
+        default="fork",
+        choices=("fork", "inprocess"),
+        help="fork: each case in a supervised child process (an engine that exits, crashes or "
+        "hangs ends that case only); inprocess: in this process (no fork).",
     )
     add(
         "--conformance-max-timeouts",
@@ -294,6 +320,9 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
             scenarios=not config.getoption("--conformance-no-scenarios"),
             snapshots_dir=snapshots_dir(config, factory),
             plugin_dir=config.getoption("--engine-plugin"),
+            budget=_budget(config),
+            memory_limit=_memory_limit(config),
+            isolation=config.getoption("--conformance-isolation"),
         )
         command = None
         if (
@@ -308,6 +337,22 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
 def _timeout(config: pytest.Config) -> float:
     value = config.getoption("--conformance-timeout")
     return DEFAULT_CHECK_TIMEOUT_S if value is None else float(value)
+
+
+def _budget(config: pytest.Config) -> float:
+    value = config.getoption("--conformance-budget")
+    return DEFAULT_BUDGET_S if value is None else float(value)
+
+
+def _memory_limit(config: pytest.Config) -> Any:
+    value = config.getoption("--conformance-memory-limit")
+    if value is None:
+        return DEFAULT_MEMORY_LIMIT
+    if value != value or value in (float("inf"), float("-inf")):  # NaN or infinite
+        raise KitUsageError(
+            f"--conformance-memory-limit={value}: give a finite number of GiB (default 4; 0: none)"
+        )
+    return None if value == 0 else int(value * 1024**3)
 
 
 def _max_timeouts(config: pytest.Config) -> int:
@@ -326,7 +371,8 @@ def probe_or_raise(session: ConformanceSession) -> None:
     if len(what) > 300:
         what = what[:240] + f"...<{len(what)} chars>"
     try:
-        engine = build_engine(session.factory, session.options.timeout)
+        with session.probe_home():
+            engine = build_engine(session.factory, session.options.timeout)
     except EngineTimeout as exc:
         raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
     except KeyboardInterrupt:

@@ -43,6 +43,9 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
         ("level", result.level),
         ("conformance_outcome", result.outcome),
         ("conformance_message", result.message),
+        ("conformance_root_cause", result.root_cause),
+        ("conformance_examples", f"{result.examples_run or ''}/{result.examples_asked or ''}"),
+        ("conformance_budget_reached", "1" if result.budget_reached else ""),
     ]
     if result.outcome == "passed":
         return
@@ -82,7 +85,6 @@ class SessionPlugin:
     Attributes:
         session: the :class:`~conformance.session.ConformanceSession`.
         verdict: the results as reported (on the xdist controller: every worker's).
-        hermes_home: the temp ``HERMES_HOME`` made for this run, or None.
     """
 
     def __init__(self, config: pytest.Config, session: ConformanceSession, *, fixture_route: bool):
@@ -90,7 +92,6 @@ class SessionPlugin:
         self.session = session
         self.fixture_route = fixture_route
         self.verdict = Verdict()
-        self.hermes_home: str | None = None
 
     @property
     def strict(self) -> bool:
@@ -135,6 +136,20 @@ class SessionPlugin:
                 ),
                 stacklevel=2,
             )
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Share the drawing budget among the cases selected to run (after -k, -m,
+        --deselect), not the whole stream."""
+        selected = set()
+        for item in session.items:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            for name in ("conformance_case", "conformance_snapshot_case"):
+                if isinstance(params.get(name), str):
+                    selected.add(params[name])
+            case = getattr(item, "conformance_case_obj", None)
+            if case is not None:
+                selected.add(case.id)
+        self.session.budget.restrict(selected)
 
     def pytest_report_collectionfinish(self, config: pytest.Config, start_path, items):
         """With ``--collect-only``: each case's id and title (what it checks)."""
@@ -187,11 +202,18 @@ class SessionPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         """Apply the exit rules (MUST fails; SHOULD only with --conformance-strict; no case
         ran = failure) and write the JSON verdict."""
+        self.session.close()  # end the supervised child
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return
+        self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.verdict.total = sum(
+            1 for item in session.items if "conformance_check" in dict(item.user_properties)
+        )
         if self.fixture_route and not self.verdict.results:
             return  # the fixture was defined but this run selected none of the suite
-        if not self.verdict.ran_any():
+        if self.verdict.interrupted:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED  # never a PASS
+        elif not self.verdict.ran_any():
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         elif (
             session.exitstatus == pytest.ExitCode.TESTS_FAILED
@@ -202,6 +224,10 @@ class SessionPlugin:
         path = self.config.getoption("--conformance-json")
         if path:
             self.verdict.write_json(Path(path), session=self.session)
+
+
+def _int_or_none(text: str) -> int | None:
+    return int(text) if text and text.isdigit() else None
 
 
 def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | None:
@@ -220,6 +246,10 @@ def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | Non
             props.get("conformance_message", ""),
             kind=kind,
             title=props.get("title", ""),
+            root_cause=props.get("conformance_root_cause", ""),
+            examples_run=_int_or_none(props.get("conformance_examples", "/").split("/")[0]),
+            examples_asked=_int_or_none(props.get("conformance_examples", "/").split("/")[-1]),
+            budget_reached=bool(props.get("conformance_budget_reached")),
         )
     if report.when == "call" or report.failed or report.skipped:
         if report.skipped:

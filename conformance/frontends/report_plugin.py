@@ -48,7 +48,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     lines = config.stash.setdefault(_LINES, [])
     results = plugin.verdict.results
     if plugin.session.factory is not None:
-        from conformance.netguard import block_network
+        from conformance.sandbox import block_network
 
         with block_network():
             runs = _scenario_runs(plugin.session, results, lines.append)

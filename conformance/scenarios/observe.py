@@ -23,6 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.expect import MAX_VALUE_BYTES, approx_size
+from conformance.timeouts import calling
 from simulator.host.record import Recorder
 from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
@@ -60,6 +62,11 @@ class CompactionEvent:
         thread: the thread it ran on. engine_id: ``id()`` of the engine.
         committed: whether the host committed the pass (filled in by the runner).
         timed_out: whether the host timeout discarded it (TS2).
+        declined: the pass changed nothing: compress() returned its input object (the
+            engine's no-op signal) or a new list that moved no rows and no tokens (filled in
+            by the runner). A declined pass is legal (A4): it is never a missing compaction.
+        no_progress: the new-list kind of decline (an equal copy): its ``tokens_out`` still
+            counts where an expectation bounds the size after a compaction.
     """
 
     step: str
@@ -71,6 +78,8 @@ class CompactionEvent:
     engine_id: int
     committed: bool | None = None
     timed_out: bool = False
+    declined: bool = False
+    no_progress: bool = False
 
 
 @dataclass
@@ -132,6 +141,10 @@ def diff_at(before: Any, after: Any, context: int = 24) -> str:
     return f"at character {i}{sizes}: {cut(a)} -> {cut(b)}"
 
 
+class OversizedOutput(Exception):
+    """An engine call returned more than the kit's size bound (the host treats it as a raise)."""
+
+
 class ScenarioRecorder(Recorder):
     """A :class:`Recorder` that keeps the observations of one scenario run (thread-safe).
 
@@ -139,6 +152,7 @@ class ScenarioRecorder(Recorder):
         step: label of the step running now (set by the runner).
         agents: ``id(engine) -> agent label`` (set by the runner as agents appear).
         provider_calls, compactions, select_mutations, engine_errors: observations, in order.
+        asked_to_compact: should_compress() answered True at least once (the engine compacts).
     """
 
     def __post_init__(self) -> None:
@@ -149,6 +163,7 @@ class ScenarioRecorder(Recorder):
         self.compactions: list[CompactionEvent] = []
         self.select_mutations: list[Finding] = []
         self.engine_errors: list[EngineError] = []
+        self.asked_to_compact = False
         self._obs_lock = threading.Lock()
         self._in_flight: dict[int, list[str]] = {}
 
@@ -185,7 +200,14 @@ class ScenarioRecorder(Recorder):
         with self._obs_lock:
             self._in_flight.setdefault(me, []).append(method)
         try:
-            result = super().call(engine, method, *args, **kwargs)
+            with calling(method):
+                result = super().call(engine, method, *args, **kwargs)
+            if result is not None and approx_size(result, MAX_VALUE_BYTES) > MAX_VALUE_BYTES:
+                result = None  # dropped before anything copies it: the host sees a raise
+                raise OversizedOutput(
+                    f"{method}() returned more than {MAX_VALUE_BYTES // (1024 * 1024)} MB "
+                    "(measured before copying; output discarded)"
+                )
         except BaseException as exc:
             with self._obs_lock:
                 self.engine_errors.append(
@@ -221,6 +243,8 @@ class ScenarioRecorder(Recorder):
         elif method == "compress":
             with self._obs_lock:
                 self._compaction(engine, step, args, result)
+        elif method == "should_compress" and result is True:
+            self.asked_to_compact = True
         elif method == "select_context" and before is not None:
             after = (
                 list(args[:1]),

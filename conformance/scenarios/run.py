@@ -28,12 +28,18 @@ class StepRecord:
 
 @dataclass
 class CheckOutcome:
-    """A ``check`` step's expectation evaluated in place: ``observed`` value, ``problem`` or ""."""
+    """A ``check`` step's expectation evaluated in place: ``observed`` value, ``problem`` or "".
+
+    ``under`` is the ``(clause, level)`` the problem is reported under when that is not the
+    expectation's own (levels agree per expectation); ``inapplicable`` a skip reason.
+    """
 
     expectation_id: str
     step: str
     observed: Any
     problem: str
+    under: tuple | None = None
+    inapplicable: str = ""
 
 
 @dataclass
@@ -51,6 +57,8 @@ class ScenarioRun:
         stopped: ``(step label, error text)`` when a step raised or the run timed out, else None.
         timed_out: True when the run exceeded its time limit (a hanging engine; a failure).
         main: the main agent's session at the end. context_length: the host window (tokens).
+        compacts: why the engine counts as one that compacts, "" when it never does
+            (expectations about compactions then skip: no clause asks an engine to compact).
     """
 
     scenario: Scenario
@@ -65,6 +73,7 @@ class ScenarioRun:
     timed_out: bool = False
     main: HostSession | None = None
     context_length: int = DEFAULT_CONTEXT_LENGTH
+    compacts: str = "unknown"
 
     @property
     def turns(self) -> list[tuple[str, TurnResult]]:

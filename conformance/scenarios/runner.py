@@ -18,8 +18,13 @@ and one :class:`~conformance.scenarios.observe.ScenarioRecorder`:
                        ``on_session_start`` with the same session id, history restored from
                        the store (U2, U3)
 ``branch`` / ``rotate``  the store copies the session into a child; the agent continues there
-                       with the restored rows; ``on_session_start(child, old_session_id=,
-                       boundary_reason="branch" | "rotation")`` (kit practice) (U3)
+                       with the restored rows (U3): ``branch`` sends
+                       ``on_session_start(child, old_session_id=, boundary_reason="branch")``
+                       (kit practice), ``rotate`` what Hermes sends when a compaction rotates
+                       the session (``on_session_end(old)``, then ``on_session_start(child,
+                       boundary_reason="compression", old_session_id=old)``); with
+                       ``host.compression.in_place: false`` every committed compaction
+                       rotates, mid-turn too (L1)
 ``timeout_compactions``  later passes are treated as timed out by the host (TS2)
 ``subagent``           ``spawn_subagent`` (clone of the registered engine, C1, C2) runs ``steps``
 ``gateway``            a gateway message: B7 hygiene, then the turn, on the conversation's agent
@@ -35,6 +40,7 @@ Determinism: seeded text, seeded provider, the virtual clock; no wall clock deci
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -51,6 +57,8 @@ from conformance.scenarios.run import (
     StepRecord,
 )
 from conformance.scenarios.spec import Scenario, field_name
+from conformance.supervisor import supervised
+from conformance.timeouts import calling, constructor_label
 from simulator.host.gateway import Gateway
 from simulator.host.scenarios import user_message
 from simulator.host.session import HostConfig, HostSession, default_tool_executor
@@ -67,6 +75,7 @@ from simulator.provider.replies import (
 from simulator.store.memory import MemoryStore
 
 DEFAULT_MODEL = "sim-model"
+_RUN_IDS = itertools.count(1)
 _WORDS = (
     "alpha beta gamma delta config parser request index module handler cache token budget "
     "session compress summary output result record field value error retry build deploy"
@@ -134,6 +143,8 @@ class _Runner:
         self.context_length = int(host.get("context_length", DEFAULT_CONTEXT_LENGTH))
         self.config = HostConfig.from_config({"compression": host.get("compression") or {}})
         comp = host.get("compression") or {}
+        if "in_place" in comp:
+            self.config.compression_in_place = bool(comp["in_place"])
         if "failure_cooldown_seconds" in comp:
             self.config.failure_cooldown_seconds = float(comp["failure_cooldown_seconds"])
         for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):
@@ -151,7 +162,9 @@ class _Runner:
         )
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
-        self.store = MemoryStore()
+        # session ids never repeat across the runs of a process, as Hermes' do not: engines
+        # with a durable store (one file per HERMES_HOME) key state by session id
+        self.store = MemoryStore(id_prefix=f"{scenario.name}-run{next(_RUN_IDS)}")
         self.recorder = ScenarioRecorder()
         self.run = ScenarioRun(scenario, self.recorder, context_length=self.context_length)
         self.turn_no = 0
@@ -182,7 +195,8 @@ class _Runner:
         """A new engine from the factory; while it runs, a timeout names the constructor."""
         self.constructing = True
         try:
-            return self.factory()
+            with calling(constructor_label(self.factory)[:-2]):
+                return self.factory()
         finally:
             self.constructing = False
 
@@ -312,6 +326,8 @@ class _Runner:
                     ev = queue.pop(0)
                     ev.committed = bool(outcome.committed and not outcome.timed_out)
                     ev.timed_out = bool(outcome.timed_out)
+                    ev.declined = bool(outcome.noop or outcome.no_progress)
+                    ev.no_progress = bool(outcome.no_progress)
 
     # -- steps ----------------------------------------------------------------------------
     def run_steps(
@@ -330,7 +346,9 @@ class _Runner:
             self.recorder.step = label
             try:
                 self.step(kind, step[kind], path, label, record, in_subagent)
-            except (Exception, SystemExit) as exc:  # an engine must not end the host process
+            except BaseException as exc:  # an engine must not end the host process
+                if isinstance(exc, KeyboardInterrupt) and not supervised():
+                    raise  # in this process it is the user's Ctrl-C (a child ignores SIGINT)
                 if not self.cancelled.is_set():
                     self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
                 return False
@@ -442,7 +460,56 @@ class _Runner:
         self.run_steps(self.sc.steps, ("steps",))
         self.settle_passes()
         self.run.main = self.main
+        self.run.compacts = self.engine_compacts()
         return self.run
+
+    def engine_compacts(self) -> str:
+        """Why the engine counts as one that compacts (a non-empty reason), or "" when it
+        never does: it declares ``compressor``, asked to compact in this run, had a pass
+        committed, or, probed on a fresh engine, asks to at twice its threshold or drops rows
+        from a history over it. Expectations about compactions apply only to such engines
+        (no clause asks an engine to compact)."""
+        engine = getattr(self.main, "engine", None) or self.registered
+        if "compressor" in (getattr(engine, "conformance_capabilities", None) or ()):
+            return "it declares the 'compressor' capability"
+        if self.recorder.asked_to_compact:
+            return "its should_compress() answered True in this run"
+        if any(e.committed for e in self.recorder.compactions):
+            return "a compaction of it was committed in this run"
+        try:
+            return probe_compacts(self.factory, self.model, self.context_length)
+        except Exception:  # a probe that fails says nothing; the run's own record stands
+            return ""
+
+
+def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) -> str:
+    """Probe a fresh engine from ``factory`` outside the run (its calls are not recorded):
+    ``update_model(model, context_length)``, then ``should_compress(2 x threshold)``; if that
+    is not True, ``compress()`` of a plain history over the threshold. Returns the reason it
+    compacts, or "" (it never asked and removed no row)."""
+    from conformance.strategies import filler_block
+    from simulator.host.calls import compress_kwargs, update_model_kwargs
+    from simulator.provider.tokens import count_messages
+
+    engine = factory()
+    if callable(getattr(engine, "update_model", None)):
+        engine.update_model(**update_model_kwargs(model, context_length))
+    threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or context_length // 2
+    if engine.should_compress(2 * threshold) is True:
+        return "a fresh engine asks to compact at twice its threshold_tokens"
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    k = 0
+    while count_messages(history) <= threshold + 500 and k < 64:
+        history += filler_block(7, 2_000, k)
+        k += 1
+    history += [{"role": "user", "content": "and now?"}]
+    out = engine.compress(
+        [dict(m) for m in history],
+        **compress_kwargs(engine, current_tokens=count_messages(history)),
+    )
+    if isinstance(out, list) and len(out) < len(history):
+        return "a fresh engine drops rows when compress() is called over its threshold_tokens"
+    return ""
 
 
 def _brief(value: Any) -> str:
@@ -476,41 +543,39 @@ def run_scenario(
     ``host_profile`` (``--host-profile``) is the host played when the file names none.
     ``builtin_factory`` is the built-in compressor an agent falls back to (C3; None: the
     host's own minimal one).
-    ``timeout`` (seconds, ``--conformance-timeout``; default the kit's per-check limit, 120 s)
-    bounds the whole run, and also the host's compaction timeout (TS1,
-    ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes,
-    is kept). The steps run on a daemon worker thread; when the limit expires the run is
-    abandoned there and ``stopped``/``timed_out`` name the step and the engine method in
-    flight (e.g. ``should_compress() did not return within 1 s``), so a hanging engine
-    fails this scenario and the caller goes on to the next one.
+    ``timeout`` (seconds, ``--conformance-timeout``; default 120 s) is the limit of one engine
+    call, and also bounds the host's compaction timeout (TS1,
+    ``compression.context_timeout_seconds``; a file's smaller value, or 0 for inline passes, is
+    kept). The steps run on a watched daemon thread: when one engine call stays in flight
+    longer than the limit the run is abandoned there and ``stopped``/``timed_out`` name the step
+    and the method (e.g. ``should_compress() did not return within 1 s``), so a hanging engine
+    fails this scenario and the caller goes on. A slow engine whose calls each return in time
+    is no hang, however long the whole run takes.
 
     Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
     is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
     from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.timeouts import constructor_label, run_with_timeout
+    from conformance.supervisor import Hung, supervise_inprocess
     from simulator.host import shim
 
     shim.install()
     runner = _Runner(scenario, engine_factory, host_profile, timeout)
     runner.config.builtin_factory = builtin_factory
     limit = float(timeout) if timeout is not None else DEFAULT_CHECK_TIMEOUT_S
-    hung = run_with_timeout(runner.execute, limit)
-    if hung is not None:
+    hung = supervise_inprocess(runner.execute, call_limit=limit, case_limit=float("inf"))
+    if isinstance(hung, Hung):
         runner.cancelled.set()
         run = runner.run
-        method = run.recorder.in_flight(hung.ident) or run.recorder.in_flight()
+        method = hung.method  # the constructor is in flight as "MyEngine" (calling())
         if method:
             what = f"{method}()"
-        elif runner.constructing:
-            what = constructor_label(engine_factory)
         else:
             what = "the engine (no engine method in flight: its constructor or the host)"
         run.stopped = (
             run.recorder.step,
-            f"timeout: {what} did not return within {limit:g} s (the scenario's time "
-            "limit, --conformance-timeout; the call was abandoned on a daemon thread "
-            "and the run went on)",
+            f"timeout: {what} did not return within {limit:g} s (--conformance-timeout, the "
+            "limit of one engine call; the call was abandoned and the run went on)",
         )
         run.timed_out = True
         run.main = runner.main

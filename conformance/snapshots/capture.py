@@ -21,6 +21,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from conformance.expect import MAX_VALUE_BYTES, approx_size
 from conformance.snapshots.canonical import reference_rows
 from conformance.snapshots.corpus import CORPUS_VERSION, Case
 from conformance.timeouts import calling, constructor_label
@@ -29,6 +30,14 @@ from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
 
 MODEL = "sim-model"
+#: What a snapshot records for an output over the kit's size bound (never copied or printed).
+OVERSIZED = f"returned more than {MAX_VALUE_BYTES // (1024 * 1024)} MB (output discarded)"
+
+
+def _oversized(value: Any) -> bool:
+    """True when ``value`` is over :data:`~conformance.expect.MAX_VALUE_BYTES` (measured before
+    anything copies or prints it)."""
+    return value is not None and approx_size(value, MAX_VALUE_BYTES) > MAX_VALUE_BYTES
 
 
 def _tokens(messages: Any) -> Any:
@@ -49,6 +58,9 @@ def _compress(
             result = engine.compress(copy.deepcopy(messages), **kwargs)
     except Exception as exc:
         out["raised"] = f"{type(exc).__name__}: {exc}"
+        return out
+    if _oversized(result):
+        out["raised"] = OVERSIZED
         return out
     out["output"] = reference_rows(result, messages)
     out["output_messages"] = len(result) if isinstance(result, list) else None
@@ -121,6 +133,8 @@ def _select(engine_factory: Callable[[], Any], history: list[dict[str, Any]]) ->
             )
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"}
+    if _oversized(result):
+        return {"raised": OVERSIZED}
     if result is None:
         return None
     return {

@@ -169,6 +169,36 @@ def tail_cut(
     return min(cut, n)
 
 
+def trailing_chain_start(messages: Rows) -> int:
+    """V2/B3: index of the newest tool chain when the history ends mid chain, else ``n``.
+
+    The history ends mid chain when its last assistant row carries ``tool_calls`` and only
+    ``tool`` results (possibly none) follow it: the host compacts right after a tool result
+    (its post-tool check) or while those calls still run. That chain stays verbatim in the
+    tail, so the tail never starts after it.
+    """
+    n = len(messages)
+    k = n
+    while k > 0 and messages[k - 1].get("role") == "tool":
+        k -= 1
+    if k > 0 and messages[k - 1].get("role") == "assistant" and messages[k - 1].get("tool_calls"):
+        return k - 1
+    return n
+
+
+def calls_in_flight(messages: Rows) -> bool:
+    """V2: True when the newest tool chain (:func:`trailing_chain_start`) has a call whose result
+    is not appended yet: that call is in flight, not an orphan, and gets no stub result."""
+    start = trailing_chain_start(messages)
+    if start >= len(messages):
+        return False
+    owed = [c.get("id") for c in messages[start].get("tool_calls") or () if isinstance(c, Mapping)]
+    for m in messages[start + 1 :]:
+        if m.get("tool_call_id") in owed:
+            owed.remove(m.get("tool_call_id"))
+    return bool(owed)
+
+
 def last_real_user(messages: Rows, lower: int) -> int:
     """B3: index of the last real user row at or after ``lower`` (summary rows skipped), or -1."""
     for i in range(len(messages) - 1, lower - 1, -1):

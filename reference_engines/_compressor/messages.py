@@ -239,7 +239,7 @@ def _call_ids(message: Mapping[str, Any]) -> list[str]:
     return ids
 
 
-def repair_tool_pairs(rows: Iterable[Message]) -> list[Message]:
+def repair_tool_pairs(rows: Iterable[Message], *, in_flight: bool = False) -> list[Message]:
     """B5/V2: drop tool results whose call is gone; give calls whose result is gone a stub.
 
     One pass, pairing per occurrence (seeds, U8; docs/contract-notes.md 1.2): an id that
@@ -248,8 +248,10 @@ def repair_tool_pairs(rows: Iterable[Message]) -> list[Message]:
     assistant row; a result anywhere else, one more than the calls owed, or a result for
     an unknown id is dropped. After each block, every call occurrence of the assistant
     row that got no result receives a stub ``tool`` row (content ``STUB_TOOL_RESULT``),
-    in ``tool_calls`` order. Rows passed in are owned by the caller's output (already
-    copies); stubs are new.
+    in ``tool_calls`` order. With ``in_flight`` (the input ended on a tool chain whose calls
+    still run, V2) the last block's unanswered calls get no stub: their results are not
+    appended yet, so they are not orphans. Rows passed in are owned by the caller's output
+    (already copies); stubs are new.
     """
     out: list[Message] = []
     owed: list[str] = []  # call ids of the open assistant row still without a result, in order
@@ -271,5 +273,7 @@ def repair_tool_pairs(rows: Iterable[Message]) -> list[Message]:
         out.append(row)
         if role == "assistant":
             owed.extend(_call_ids(row))
+    if in_flight:
+        owed.clear()  # V2: the trailing calls are in flight, not orphans
     close_block()
     return out

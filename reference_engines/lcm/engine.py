@@ -43,6 +43,7 @@ from .dag import (
     summary_facts,
 )
 from .messages import (
+    ANON_KEY_PREFIX,
     absorbed_of,
     carrier_role,
     count_tokens,
@@ -176,6 +177,16 @@ class LCMEngine(ContextEngine):
     def name(self) -> str:
         """A1/R6: ``"lcm"``, the plugin name in plugin.yaml and ``context.engine``."""
         return "lcm"
+
+    @property
+    def summarise(self) -> Summariser:
+        """The summariser (the ``summariser=`` argument): the kit's A4 seam (it swaps it for one
+        that fails); a raising summariser gets the extractive fallback, nothing is lost."""
+        return self._summariser
+
+    @summarise.setter
+    def summarise(self, fn: Summariser) -> None:
+        self._summariser = fn
 
     @property
     def db_path(self) -> Path:
@@ -672,6 +683,13 @@ class LCMEngine(ContextEngine):
                 }
             )
             return status
+
+    def conformance_stored_uids(self, session_id: str) -> list[str]:
+        """The kit's store introspection hook (U7): the ``message_uid`` of every logical message
+        the verbatim store holds for ``session_id``, once each (versions of one uid, U4, are
+        one message), oldest sighting first; rows stored without a uid are left out."""
+        keys = (row[0] for row in self._conn.iter_messages(session_id))
+        return [k for k in dict.fromkeys(keys) if not k.startswith(ANON_KEY_PREFIX)]
 
     # -- T: tools ----------------------------------------------------------------------------
     def get_tool_schemas(self) -> list[dict[str, Any]]:

@@ -183,13 +183,71 @@ KILLS: dict[str, Kill] = {
         "B5", r"no two same-role messages touching around the summary"
     ),
     M + "b_compressor:StartsOver": Kill("B6", r"a summary that shares nothing with the first one"),
+    # faults plugin authors shipped (each with its correct twin in TWINS)
+    M + "v_messages:KeepsCompleteTurnsOnly": Kill(
+        "V2", r"newest assistant tool_calls message .* is gone from the output"
+    ),
+    M + "v_messages:StripsPendingCall": Kill(
+        "V2", r"newest assistant tool_calls message .* is gone from the output"
+    ),
+    M + "v_messages:TruncatesSystemPrompt": Kill(
+        "V4", r"does not start with the whole original system prompt \(the first 600 of"
+    ),
+    M + "v_messages:CounterInSystemPrompt": Kill(
+        "V4", r"expected message 0 byte-identical to the one compaction \d left"
+    ),
+    M + "v_messages:StoreRecordRows": Kill("V5", r"carries 'dag_node', 'raw'"),
+    M + "p_caching:CacheMarkedSummary": Kill("P5", r"carries cache_control on content part 0"),
+    M + "o_optional:PercentOfZeroWindow": Kill("O8", r"get_status\(\) raised: .*ZeroDivisionError"),
+    M + "a_surface:EditsInputInPlace": Kill(
+        "A4", r"got the input list itself, edited in place .* the engine never compacts"
+    ),
+    M + "a_surface:KeepsMessageOpenings": Kill(
+        "A5", r"to keep the planted fact 'QUARTZ-HERON-417'"
+    ),
+    M + "b5_user_summary:UserSummaryAfterSystem": Kill(
+        "B5", r"no two same-role messages touching around the summary, got two user messages"
+    ),
+    M + "b_compressor:FallbackReopensAnsweredAsks": Kill(
+        "B4", r"recorded as done, not as open work, got it under the heading 'Next Steps'"
+    ),
     M + "d_determinism:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
+    M + "a4_summary_failure:DropsMiddleOnFailure": Kill(
+        "A4", r"while the summariser failed .*removed with nothing in their place"
+    ),
+    M + "h3_live_turn:RebuildsFromStore": Kill(
+        "H3",
+        r"the (last user message of|rows after the current user message in) the "
+        r"select_context\(\) replacement",
+    ),
+    M + "h3_live_turn:WindowsConversation": Kill(
+        "H3", r"last user message of the select_context\(\) replacement: expected the request's own"
+    ),
+    M + "l1_boundary_reset:ResetsOnSessionStart": Kill(
+        "L1", r"(compression_count|the next compaction) after the compaction boundary"
+    ),
+    M + "a3_threshold:CachesFirstThreshold": Kill(
+        "A3", r"should_compress\(\d*\) .*(new threshold|131 072-token window)"
+    ),
+    M + "a3_threshold:IgnoresPromptTokens": Kill(
+        "A3", r"should_compress\(\d+\) with the last usage at \d+ tokens"
+    ),
+    M + "u7_store_identity:PositionKeyedStore": Kill(
+        "U7", r"the \d+ new [a-z/]+ row\(s\) stored|held more than once"
+    ),
     M + "_base:MinimalEngine[r4]": Kill("R4", r"version", PLUGIN_DIRS / "r4_no_version"),
     M + "_base:MinimalEngine[r5]": Kill(
         "R5", r"register_context_engine 2 times", PLUGIN_DIRS / "r5_registers_twice"
     ),
     M + "_base:MinimalEngine[r6]": Kill(
         "R6", r"expected 'r6_wrong_name'", PLUGIN_DIRS / "r6_wrong_name"
+    ),
+    M + "e1_sandbox:PhonesHome": Kill(
+        "E1", r"compress\(\) tried to (look up '|connect to )198\.51\.100\.7"
+    ),
+    M + "e1_sandbox:ShellsOut": Kill("E1", r"compress\(\) tried to start a process"),
+    M + "e1_sandbox:WritesBesideTheProject": Kill(
+        "E1", r"compress\(\) tried to write \S*\.minimal-engine-cache \(outside its home\)"
     ),
 }
 
@@ -204,7 +262,29 @@ if importlib.util.find_spec("reference_engines.router") is not None:  # from the
 #: fault fixed the way the fix was shipped. A twin must pass clean on the whole case stream
 #: (checks and bundled scenarios): it guards the check that kills the mutant against false
 #: alarms. ``twin spec -> mutant spec`` (the mutant it is the fixed twin of).
-TWINS: dict[str, str] = {}
+TWINS: dict[str, str] = {
+    "reference_engines.mutants.e1_sandbox:KeepsItsOwnHome": (
+        "reference_engines.mutants.e1_sandbox:PhonesHome"
+    ),
+    M + "a4_summary_failure:FailClosedSummariser": M + "a4_summary_failure:DropsMiddleOnFailure",
+    M + "h3_live_turn:KeepsLiveTurn": M + "h3_live_turn:RebuildsFromStore",
+    M + "h3_live_turn:TrimmingSelector": M + "h3_live_turn:WindowsConversation",
+    M + "l1_boundary_reset:KeepsStateAcrossBoundary": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "a3_threshold:ThresholdFromUpdateModel": M + "a3_threshold:CachesFirstThreshold",
+    M + "a3_threshold:HonoursPromptTokens": M + "a3_threshold:IgnoresPromptTokens",
+    M + "u7_store_identity:UidKeyedStore": M + "u7_store_identity:PositionKeyedStore",
+    M + "v_messages:KeepsCurrentTurnWhole": M + "v_messages:KeepsCompleteTurnsOnly",
+    M + "v_messages:StripsOrphansNotInFlight": M + "v_messages:StripsPendingCall",
+    M + "v_messages:TrimsSummaryNotSystemPrompt": M + "v_messages:TruncatesSystemPrompt",
+    M + "v_messages:NoteInSystemPromptOnce": M + "v_messages:CounterInSystemPrompt",
+    M + "v_messages:StoreFieldsStayInStore": M + "v_messages:StoreRecordRows",
+    M + "p_caching:UnmarkedSummary": M + "p_caching:CacheMarkedSummary",
+    M + "o_optional:GuardsZeroWindow": M + "o_optional:PercentOfZeroWindow",
+    M + "a_surface:ReturnsNewList": M + "a_surface:EditsInputInPlace",
+    M + "a_surface:KeepsOpeningsAndTopic": M + "a_surface:KeepsMessageOpenings",
+    M + "b5_user_summary:UserSummaryMergedIntoUser": M + "b5_user_summary:UserSummaryAfterSystem",
+    M + "b_compressor:FallbackRecordsAnsweredAsks": M + "b_compressor:FallbackReopensAnsweredAsks",
+}
 
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
 MUTANTS: dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}

@@ -1,11 +1,12 @@
-"""Mutants of section A (A2-A5, A7; A1 and A6 have their own files). Each breaks one clause."""
+"""Mutants of section A (A2-A5, A7; A1 and A6 have their own files). Each breaks one clause;
+the correct twins of faults plugin authors shipped (A4 in place, A5 openings) are here too."""
 
 from __future__ import annotations
 
 import copy
 
 from reference_engines.mutants._base import MinimalEngine
-from reference_engines.mutants._compressor_base import MiniCompressor
+from reference_engines.mutants._compressor_base import MiniCompressor, text_of
 
 
 class DropsCompletionTokens(MinimalEngine):
@@ -77,6 +78,53 @@ class ThrashesWhenIneffective(MinimalEngine):
 
     mutant_of = "A3"
     max_ineffective = 10**9  # the defect: no anti-thrash
+
+
+class EditsInputInPlace(MinimalEngine):
+    """Breaks A4: writes the compacted history into the list it was handed and returns that
+    list; the host reads "the same object" as "nothing to compact", so nothing ever commits."""
+
+    mutant_of = "A4"
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        out = super().compress(messages, current_tokens, focus_topic, **kwargs)
+        messages[:] = out  # the defect
+        return messages
+
+
+class ReturnsNewList(MinimalEngine):
+    """Correct twin of :class:`EditsInputInPlace`: the same pass, returning the new list (the
+    input list is returned only when nothing changed, the host's no-op signal)."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        out = super().compress(messages, current_tokens, focus_topic, **kwargs)
+        return messages if out == messages else out
+
+
+def _openings(middle, chars=80):
+    return "\n".join(f"- {m.get('role')}: {text_of(m)[:chars]}" for m in middle if text_of(m))
+
+
+class KeepsMessageOpenings(MiniCompressor):
+    """Breaks A5 (SHOULD): declares 'focus', but its summary keeps the first 80 characters of
+    every summarised message instead of what the topic needs (a fact deep in a long message is
+    lost; the old A5 check planted it at character 60 of a short one)."""
+
+    mutant_of = "A5"
+
+    def summary_text(self, middle):
+        self._focus = None  # the defect: the topic is not passed on, only openings are kept
+        text = super().summary_text(middle)
+        return text.replace("## Critical Context", "## Critical Context\n" + _openings(middle), 1)
+
+
+class KeepsOpeningsAndTopic(MiniCompressor):
+    """Correct twin of :class:`KeepsMessageOpenings`: the same openings, and the topic passed on
+    to the summary, which keeps every sentence about it."""
+
+    def summary_text(self, middle):
+        text = super().summary_text(middle)
+        return text.replace("## Critical Context", "## Critical Context\n" + _openings(middle), 1)
 
 
 __all__ = ["copy"]

@@ -86,3 +86,44 @@ class StartsOver(MiniCompressor):
         return super().summary_text(
             [m for m in middle if not text_of(m).startswith(SUMMARY_PREFIX)]
         )  # the defect
+
+
+def _asks(middle):
+    """(ask text, answered) for each user message of ``middle``: answered when an assistant
+    message with text of its own follows it there."""
+    out = []
+    for i, m in enumerate(middle):
+        if m.get("role") != "user" or text_of(m).startswith(SUMMARY_PREFIX):
+            continue
+        answered = any(n.get("role") == "assistant" and text_of(n).strip() for n in middle[i + 1 :])
+        out.append((text_of(m)[:160].replace("\n", " "), answered))
+    return out[-20:]
+
+
+class FallbackReopensAnsweredAsks(MiniCompressor):
+    """Breaks B4 (SHOULD): its deterministic fallback summary lists every user request of the
+    removed turns under Next Steps, answered or not, so the agent redoes them (hermes-agent
+    #49307)."""
+
+    mutant_of = "B4"
+
+    def summary_text(self, middle):
+        text = super().summary_text(middle)
+        todo = "\n".join(f"- Open request: {a}" for a, _ in _asks(middle))  # the defect
+        return text.replace("## Next Steps", "## Next Steps\n" + todo, 1)
+
+
+class FallbackRecordsAnsweredAsks(MiniCompressor):
+    """Correct twin of :class:`FallbackReopensAnsweredAsks`: an answered request goes under
+    Done, only an unanswered one under Next Steps (the fix: look at what followed the ask)."""
+
+    def summary_text(self, middle):
+        text = super().summary_text(middle)
+        asks = _asks(middle)
+        done = "\n".join(f"- Answered request: {a}" for a, ok in asks if ok)
+        todo = "\n".join(f"- Open request: {a}" for a, ok in asks if not ok)
+        if done:
+            text = text.replace("### Done", "### Done\n" + done, 1)
+        if todo:
+            text = text.replace("## Next Steps", "## Next Steps\n" + todo, 1)
+        return text

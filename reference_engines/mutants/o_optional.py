@@ -104,6 +104,31 @@ class StatusWithoutPercent(MinimalEngine):
         return status
 
 
+class PercentOfZeroWindow(MinimalEngine):
+    """Breaks O8: get_status() divides by context_length, which is 0 before the first
+    update_model() and for a model whose window is unknown (opencode #1055)."""
+
+    mutant_of = "O8"
+
+    def get_status(self):
+        status = super().get_status()
+        status["usage_percent"] = min(
+            100.0, 100 * self.last_prompt_tokens / self.context_length
+        )  # the defect: ZeroDivisionError on a zero window
+        return status
+
+
+class GuardsZeroWindow(MinimalEngine):
+    """Correct twin of :class:`PercentOfZeroWindow`: the same percentage, 0 on a zero window."""
+
+    def get_status(self):
+        status = super().get_status()
+        window = self.context_length
+        last = max(self.last_prompt_tokens, 0)
+        status["usage_percent"] = min(100.0, 100 * last / window) if window > 0 else 0
+        return status
+
+
 class SelectReturnsTuple(HookedEngine):
     """Breaks O9: select_context returns a tuple."""
 

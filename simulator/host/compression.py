@@ -7,6 +7,12 @@ many real seconds (TS1); ``0`` runs it inline. compress() gets a private deep sn
 the caller keeps the original messages and the late result is discarded (the session
 starts a cooldown). ``hermes-0.19``: inline on the caller's thread, the live list, no timeout.
 
+Progress (documented profile, as current Hermes): a new list commits only when it moved
+rows or tokens, i.e. it has fewer rows or fewer cl100k tokens (U9 fields not counted) than
+the input (:func:`made_progress`); an equal copy is a pass that did nothing
+(``PassOutcome.no_progress``), and the store is not rewritten. The input object itself is
+the engine's own "nothing to do" signal (``PassOutcome.noop``: the pass declined).
+
 Tests force a timeout deterministically with ``force_timeout=True``: the waiter does not
 wait at all, exactly as if the host timeout had expired before the engine returned.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -23,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.host.profiles import get_profile
+from simulator.host.sanitize import strip_persistence_fields
+from simulator.provider.tokens import count_messages
 
 log = logging.getLogger("simulator.host")
 
@@ -84,6 +93,17 @@ _POOL: DaemonPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def _forget_pool_after_fork() -> None:
+    """A forked child has none of the parent's pool threads: it starts its own pool."""
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def shared_pool() -> DaemonPool:
     """The process-wide compression pool (shared by every session, TS3)."""
     global _POOL
@@ -102,7 +122,9 @@ class PassOutcome:
         result: the engine's new list (only meaningful when ``committed``).
         original: the messages the pass started from (what the caller keeps otherwise).
         timed_out: the host timeout expired first (TS2: result discarded).
-        noop: the engine returned its input object (its "nothing to do" signal).
+        noop: the engine returned its input object (its "nothing to do" signal: it declined).
+        no_progress: the engine returned a new list with no fewer rows and no fewer tokens
+            than its input (documented profile: not committed, as current Hermes).
         error: "" or the exception / invalid-return description.
         thread: name of the thread compress() ran on.
         worker: the Future of a pool pass (tests may wait on it to see the late result).
@@ -114,6 +136,7 @@ class PassOutcome:
     original: list[dict[str, Any]]
     timed_out: bool = False
     noop: bool = False
+    no_progress: bool = False
     error: str = ""
     thread: str = ""
     worker: Future | None = None
@@ -188,9 +211,31 @@ def run_pass(
             type(result).__name__,
         )
         return outcome
+    if prof.commit_needs_progress and not made_progress(messages, result):
+        outcome.no_progress = True
+        outcome.result = result
+        log.info(
+            "Context engine compress() removed no rows and no tokens; keeping the transcript "
+            "(nothing to commit)"
+        )
+        return outcome
     outcome.committed = True
     outcome.result = result
     return outcome
+
+
+def made_progress(before: list[Any], after: list[Any]) -> bool:
+    """Whether a compaction moved rows or tokens: ``after`` has fewer rows than ``before``,
+    or fewer cl100k tokens (U9 persistence fields not counted). How current Hermes judges a
+    pass before it rewrites the session (docs/host.md, Compaction)."""
+    if len(after) < len(before):
+        return True
+    try:
+        return count_messages(strip_persistence_fields(list(after))) < count_messages(
+            strip_persistence_fields(list(before))
+        )
+    except Exception:  # rows the counter cannot read: judged by row count alone
+        return False
 
 
 try:  # concurrent.futures raises its own TimeoutError alias on 3.10 and older

@@ -4,8 +4,11 @@ Each conversation key gets its own :class:`~simulator.host.session.HostSession`,
 engine is cloned from the registered engine at init (C1). Before each turn the gateway
 runs hygiene (:mod:`simulator.host.hygiene`): at >= 85 % of the window (real usage of the
 last turn, else a rough estimate), with >= 4 messages and compression enabled, a
-separate hygiene agent (its own clone, update_model, on_session_start) compresses the
-stored history before the user's turn runs.
+separate hygiene agent (its own clone, update_model, on_session_start on the conversation's
+own session: no new store session) compresses the stored history before the user's turn
+runs. The pass commits only when it moved rows or tokens (documented profile, as current
+Hermes: :func:`~simulator.host.compression.made_progress`), so a pass that changed nothing
+leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -97,14 +100,14 @@ class Gateway:
             platform=sess.platform,
             conversation_id=sess.conversation_id,
         )
-        agent.start()
+        agent.start(resume=sess.session_id)  # the conversation's own session: no new store row
         self.hygiene_agents.append(agent)
-        agent.session_id = sess.session_id
         agent.system_message, agent.transcript = sess.system_message, list(sess.transcript)
         before = len(sess.transcript)
         committed = agent._compress_pass(current_tokens=decision.tokens, force=False)
         if committed:
             sess.system_message, sess.transcript = agent.system_message, agent.transcript
+            sess.session_id = agent.session_id  # a child session when compression rotates
             sess.engine.last_prompt_tokens = -1 if hasattr(sess.engine, "last_prompt_tokens") else 0
             log.info("Session hygiene: compressed %d → %d msgs", before, len(sess.transcript))
         else:

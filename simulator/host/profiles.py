@@ -8,7 +8,7 @@ author can see whether an engine works on both:
 - compress() gets the live history without the system message, on the caller's thread,
   with no timeout;
 - on_session_end, then on_session_start(boundary_reason="compression"), fire after every
-  committed compaction;
+  committed compaction (the documented host sends them too, as current Hermes does);
 - prompt-cache markers are placed before the request sanitizers;
 - no clone_for_agent (deepcopy only) and no user plugin folder;
 - no model_thresholds and no message_uid / tool-call uids;
@@ -36,8 +36,10 @@ class HostProfile:
         compress_snapshot: compress() gets a private deep snapshot (TS2) or the live list.
         compress_timeout: ``compression.context_timeout_seconds`` is honoured (TS1); when
             False every pass runs inline on the caller's thread with no timeout.
-        boundary_callbacks: on_session_end + on_session_start(boundary_reason="compression")
-            after every committed compaction (0.19.0).
+        boundary_callbacks: on_session_end + on_session_start(boundary_reason="compression",
+            old_session_id=...) after every committed compaction (0.19.0 and current Hermes).
+        commit_needs_progress: a pass commits only when its new list removed rows or tokens
+            (current Hermes); when False any new list commits (0.19.0 as recorded).
         clone_for_agent: C1 hook used at agent init (False: ``copy.deepcopy`` only).
         user_plugin_dir: R3 ``$HERMES_HOME/plugins/<name>/`` is searched for engines.
         model_thresholds: K1 ``compression.model_thresholds`` assigned before update_model.
@@ -52,6 +54,7 @@ class HostProfile:
     compress_snapshot: bool
     compress_timeout: bool
     boundary_callbacks: bool
+    commit_needs_progress: bool
     clone_for_agent: bool
     user_plugin_dir: bool
     model_thresholds: bool
@@ -89,7 +92,8 @@ PROFILES = {
         compress_with_system=True,
         compress_snapshot=True,
         compress_timeout=True,
-        boundary_callbacks=False,
+        boundary_callbacks=True,
+        commit_needs_progress=True,
         clone_for_agent=True,
         user_plugin_dir=True,
         model_thresholds=True,
@@ -104,6 +108,7 @@ PROFILES = {
         compress_snapshot=False,
         compress_timeout=False,
         boundary_callbacks=True,
+        commit_needs_progress=False,
         clone_for_agent=False,
         user_plugin_dir=False,
         model_thresholds=False,

@@ -67,6 +67,9 @@ class HostConfig:
         cache_ttl: prompt-cache TTL, "5m" or "1h" (P1).
         native_anthropic: native Anthropic marker layout (P2).
         max_compression_attempts: compactions per turn at most (overflow restarts included).
+        compression_in_place: ``compression.in_place`` (Hermes' default true): a committed
+            compaction is a new generation of the same session; false: it rotates the
+            session into a child holding the compacted rows (the legacy mode), mid-turn too.
         seconds_per_turn: virtual seconds the clock advances at each user turn.
         max_iterations: provider calls per turn at most (tool loops).
         hygiene_hard_message_limit: B7 message-count valve.
@@ -84,6 +87,7 @@ class HostConfig:
     cache_ttl: str = "5m"
     native_anthropic: bool = False
     max_compression_attempts: int = 3
+    compression_in_place: bool = True
     seconds_per_turn: float = 30.0
     max_iterations: int = 16
     hygiene_hard_message_limit: int = 5000
@@ -115,6 +119,12 @@ class HostConfig:
                     "compression.model_thresholds must be a mapping {model substring: percent}"
                 )
             out.model_thresholds = {str(k): float(v) for k, v in mt.items()}
+        if "in_place" in comp:
+            out.compression_in_place = str(comp["in_place"]).strip().lower() in (
+                "true",
+                "1",
+                "yes",
+            )
         if "hygiene_hard_message_limit" in comp:
             out.hygiene_hard_message_limit = int(comp["hygiene_hard_message_limit"])
         return out
@@ -135,6 +145,9 @@ class TurnResult:
             "max_iterations".
         on_turn_complete_fired: whether H5's hook was called.
         requests: serialized requests sent this turn (bytes, in order).
+        error: the provider's answer that ended a failed turn, ``"<status>: <message>"`` in
+            the provider's own words (e.g. ``400: A maximum of 4 blocks with cache_control may
+            be provided. Found 5.``); "" otherwise.
     """
 
     reply: dict[str, Any] | None
@@ -146,6 +159,7 @@ class TurnResult:
     turn_exit_reason: str = "text_response"
     on_turn_complete_fired: bool = False
     requests: list[bytes] = field(default_factory=list)
+    error: str = ""
 
 
 def serialize_request(request: Mapping[str, Any]) -> bytes:
@@ -403,10 +417,19 @@ class HostSession:
         return child
 
     def rotate(self) -> str:
-        """Rotate the session into a child holding the current messages and continue there
-        (:meth:`continue_in`, reason ``"rotation"``); returns the child id."""
-        child = self.store.rotate(self.session_id, self.messages)
-        self.continue_in(child, "rotation")
+        """Rotate the session into a child holding the current messages and continue there, as
+        Hermes rotates at a compaction with ``compression.in_place: false``: the store ends
+        the session and copies its rows into the child (U3), then the engine hears
+        ``on_session_end(old, messages)`` and ``on_session_start(child,
+        boundary_reason="compression", old_session_id=old, ...)`` (Hermes sends no other
+        reason for a rotation). Returns the child id."""
+        if not self._started:
+            self.start()
+        old, previous = self.session_id, copy.deepcopy(self.messages)
+        child = self.store.rotate(old, self.messages)
+        self.session_id = child
+        self.messages = self.store.load(child)
+        self._boundary_callbacks(old, previous)
         return child
 
     def _update_model_kwargs(self, model: str, context_length: int) -> dict[str, Any]:
@@ -661,6 +684,7 @@ class HostSession:
                     err.status,
                 )
                 res.failed, res.turn_exit_reason = True, "provider_error"
+                res.error = str(err)
                 return res
             res.provider_calls += 1
             usage = canonical_usage(response.get("usage"))
@@ -834,17 +858,31 @@ class HostSession:
         ):
             self.system_message, result = result[0], result[1:]
         self.transcript = result
-        self._persist_all()
+        old = self.session_id
+        if self.config.compression_in_place:
+            self._persist_all()  # a new generation of the same session; the old one is kept
+        else:  # compression.in_place: false: the compacted rows go on in a child session
+            rows = self.messages
+            self.session_id = self.store.rotate(
+                old, rows if self.profile.stamps_uids else copy.deepcopy(rows)
+            )
         self.engine.last_prompt_tokens = -1  # A7: "compression just ran, no real usage yet"
         self.compactions += 1
         if self.profile.boundary_callbacks:
-            self._call_optional("on_session_end", self.session_id, pre)
-            self._call_optional(
-                "on_session_start",
-                self.session_id,
-                boundary_reason="compression",
-                old_session_id=self.session_id,
-                platform=self.platform or "cli",
-                conversation_id=self.conversation_id,
-            )
+            self._boundary_callbacks(old, pre)
         return True
+
+    def _boundary_callbacks(self, old: str, previous: list[dict[str, Any]]) -> None:
+        """What Hermes sends after a committed compaction (L1, O2): ``on_session_end(old,
+        previous)``, then ``on_session_start(current id, boundary_reason="compression",
+        old_session_id=old, ...)``; the current id is ``old`` in place and the child's on
+        rotation. Not a new conversation: the engine keeps its state (L1)."""
+        self._call_optional("on_session_end", old, previous)
+        self._call_optional(
+            "on_session_start",
+            self.session_id,
+            boundary_reason="compression",
+            old_session_id=old,
+            platform=self.platform or "cli",
+            conversation_id=self.conversation_id,
+        )  # no model=: Hermes 0.19.0 sends none here (tests/host/test_hermes_profile.py)

@@ -71,6 +71,10 @@ class FullSessionStore(SessionStore, Protocol):
     def rewind(self, session_id: str, keep: int) -> None:
         """Keep the first ``keep`` rows, as copies keeping their uids (U3)."""
 
+    def generations(self, session_id: str) -> list[list[dict[str, Any]]]:
+        """Every generation's rows, oldest first; the last is the active one (U3: in-place
+        compaction keeps the originals)."""
+
     def session_info(self, session_id: str) -> SessionInfo:
         """The session's :class:`SessionInfo`."""
 

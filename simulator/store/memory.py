@@ -27,20 +27,26 @@ class _Session:
         self.generation = 0
         self.ended = False
         self.rows: list[dict[str, Any]] = []
+        #: Earlier generations, oldest first (index = generation number); kept, never read
+        #: by :meth:`MemoryStore.load`.
+        self.previous: list[list[dict[str, Any]]] = []
 
 
 class MemoryStore:
     """Keeps sessions in dicts; mints uids on first insert (U1) and keeps them (U3, U6).
 
-    ``uid_factory`` mints uids (default ``uuid4().hex``). Methods and errors match
+    ``uid_factory`` mints uids (default ``uuid4().hex``); ``id_prefix`` starts the session ids
+    it mints (``<prefix>-<n>``; give each store its own when engines keep durable state keyed
+    by session id across stores, as Hermes' ids never repeat). Methods and errors match
     :class:`~simulator.store.sqlite.SQLiteStore` (:class:`~simulator.store.base.UnknownSession`
     for an unknown session).
     """
 
-    def __init__(self, *, uid_factory: UidFactory = new_uid) -> None:
+    def __init__(self, *, uid_factory: UidFactory = new_uid, id_prefix: str = "session") -> None:
         self._sessions: dict[str, _Session] = {}
         self._ids = itertools.count(1)
         self._uid_factory = uid_factory
+        self._prefix = str(id_prefix)
 
     def _get(self, session_id: str) -> _Session:
         try:
@@ -58,14 +64,14 @@ class MemoryStore:
         kind: str | None = None,
         **meta: Any,
     ) -> str:
-        """Create an empty session; return its id (``session-<n>`` unless given). See
+        """Create an empty session; return its id (``<id_prefix>-<n>`` unless given). See
         SQLiteStore."""
         if parent_id is not None:
             self._get(parent_id)
         if session_id is None:
-            session_id = f"session-{next(self._ids)}"
+            session_id = f"{self._prefix}-{next(self._ids)}"
             while session_id in self._sessions:
-                session_id = f"session-{next(self._ids)}"
+                session_id = f"{self._prefix}-{next(self._ids)}"
         elif session_id in self._sessions:
             raise StoreInputError(f"session id {session_id!r} is taken; pick another or omit it")
         self._sessions[session_id] = _Session(
@@ -96,9 +102,14 @@ class MemoryStore:
         s.rows.extend(copy.deepcopy(messages))
 
     def replace(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Make ``messages`` the session's new generation, keeping given uids (U3, U6)."""
+        """Make ``messages`` the session's new generation, keeping given uids (U3, U6).
+
+        The previous generation is kept (as SQLite keeps its rows): :meth:`generations` returns
+        it, :meth:`load` does not.
+        """
         s = self._get(session_id)
         prepare_for_insert(messages, (), self._uid_factory)
+        s.previous.append(s.rows)
         s.rows = copy.deepcopy(messages)
         s.generation += 1
 
@@ -153,8 +164,18 @@ class MemoryStore:
             raise IndexError(
                 f"rewind keep={keep} is outside session {session_id!r} (length {len(s.rows)})"
             )
-        s.rows = s.rows[:keep]
+        s.previous.append(s.rows)
+        s.rows = copy.deepcopy(s.rows[:keep])
         s.generation += 1
+
+    def generations(self, session_id: str) -> list[list[dict[str, Any]]]:
+        """Every generation of the session, oldest first: ``out[g]`` holds fresh copies of the
+        rows of generation ``g`` (uids included), ``out[-1]`` is the active one (what
+        :meth:`load` returns, unpaired). An in-place compaction (:meth:`replace`) or a
+        :meth:`rewind` starts a generation; the earlier ones are never discarded.
+        """
+        s = self._get(session_id)
+        return [copy.deepcopy(rows) for rows in s.previous] + [copy.deepcopy(s.rows)]
 
 
 __all__ = ["MemoryStore", "new_uid"]

@@ -287,6 +287,28 @@ class SQLiteStore:
             assignments = ", ".join(f"{c} = ?" for c in DATA_COLUMNS)
             conn.execute(f"UPDATE messages SET {assignments} WHERE id = ?", (*values, row[0]))
 
+    def generations(self, session_id: str) -> list[list[dict[str, Any]]]:
+        """Every generation of the session, oldest first: ``out[g]`` holds the rows of
+        generation ``g`` as fresh dicts (identity included), ``out[-1]`` the active one (what
+        :meth:`load` returns, unpaired). In-place compactions (:meth:`replace`) and
+        :meth:`rewind` start a generation and leave the earlier rows in the file; a generation
+        with no rows is an empty list. Cost: O(rows of the session, all generations).
+        """
+        with self._read() as conn:
+            s = self._session(conn, session_id)
+            rows = conn.execute(
+                (
+                    f"SELECT generation, {_COLS} FROM messages "
+                    "WHERE session_id = ? ORDER BY generation, position"
+                ),
+                (session_id,),
+            ).fetchall()
+        out: list[list[dict[str, Any]]] = [[] for _ in range(s.generation + 1)]
+        for r in rows:
+            if 0 <= r[0] <= s.generation:
+                out[r[0]].append(decode_row(r[1:]))
+        return out
+
     # ------------------------------------------------------------------ copy paths (U3)
     def rotate(self, session_id: str, messages: list[dict[str, Any]], **meta: Any) -> str:
         """End ``session_id`` and start a child session holding ``messages`` (U3, U6).

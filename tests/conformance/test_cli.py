@@ -505,3 +505,31 @@ def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_optio
     assert again.returncode == 1, again.stdout[-2000:] + again.stderr
     assert "the engine named in" in again.stdout.splitlines()[0]
     assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
+
+
+def test_engines_the_issue_names_are_must_clean_under_check(tmp_path):
+    """The three engines a correct kit must not fail (conformance.cli ``check``, quick profile,
+    bundled scenarios included): a select_context-only engine that never compacts, a
+    fail-closed call_llm summariser and a trimming selector come out PASS with no MUST
+    failure (and no SHOULD failure either)."""
+    m = "reference_engines.mutants."
+    for spec in (
+        m + "h3_live_turn:KeepsLiveTurn",
+        m + "a4_summary_failure:FailClosedSummariser",
+        m + "h3_live_turn:TrimmingSelector",
+    ):
+        out = tmp_path / f"{spec.rpartition(':')[2]}.json"
+        proc = cli(
+            "check",
+            spec,
+            "--json",
+            str(out),
+            "--conformance-profile=quick",
+            "--state-dir",
+            str(tmp_path / "state"),
+            cwd=tmp_path,
+        )
+        assert proc.returncode == 0, spec + "\n" + proc.stdout[-3000:] + proc.stderr[-2000:]
+        data = json.loads(out.read_text())
+        assert data["verdict"] == "PASS", spec
+        assert data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}, spec

@@ -113,6 +113,20 @@ def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
     assert results[check].message.startswith(needle)
 
 
-def test_keyboard_interrupt_still_stops_the_run():
-    with pytest.raises(KeyboardInterrupt):
+def test_keyboard_interrupt_from_the_engine_is_a_finding_and_ctrl_c_still_stops_an_inprocess_run():
+    """In its supervised child a case ignores SIGINT, so a KeyboardInterrupt there is the
+    engine's own: a finding, and the run goes on. Without the child (``inprocess``) it cannot be
+    told from Ctrl-C, which still stops the run."""
+    results = _full(
         run_conformance(InterruptsOnCompress, profile="quick", shrink=False, scenarios=False)
+    )
+    r = results["A4-compress-returns-list"]
+    assert r.outcome == "failed" and "raised KeyboardInterrupt()" in r.message, r.message
+    with pytest.raises(KeyboardInterrupt):
+        run_conformance(
+            InterruptsOnCompress,
+            profile="quick",
+            shrink=False,
+            scenarios=False,
+            isolation="inprocess",
+        )

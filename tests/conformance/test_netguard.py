@@ -1,5 +1,5 @@
-"""Covers conformance.netguard and its use by conformance.session: no network while checks run,
-only loopback connects."""
+"""Covers conformance.sandbox (the network rule) and its use by conformance.session: no network
+while cases run, only loopback connects."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from conformance import registry
 from conformance.errors import NetworkBlocked
-from conformance.netguard import block_network, is_loopback
+from conformance.sandbox import block_network, is_loopback
 from conformance.session import ConformanceSession, RunOptions
 from reference_engines.mutants._base import MinimalEngine
 
@@ -77,5 +77,5 @@ class NetworkEngine(MinimalEngine):
 def test_engine_network_access_is_blocked_during_checks():
     session = ConformanceSession(RunOptions(profile="quick"), NetworkEngine)
     result = session.run_case(registry.get("A4-compress-returns-list"))
-    assert result.outcome == "failed"
+    assert result.outcome == "failed", result.message
     assert "NetworkBlocked" in result.message and "203.0.113.9" in result.message

@@ -62,7 +62,12 @@ def test_engine_without_paths_collects_the_kit_checks_and_passes(kit_pytester, g
 def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
     result = run(
-        kit_pytester, f"--engine={spec}", QUICK, "-k", "V4", "--conformance-json=verdict.json"
+        kit_pytester,
+        f"--engine={spec}",
+        QUICK,
+        "-k",
+        "V4-system-prompt-first",
+        "--conformance-json=verdict.json",
     )
     out = result.stdout.str()
     assert result.ret == 1
@@ -157,7 +162,7 @@ def test_engine_from_env_var_and_ini(kit_pytester, monkeypatch):
     assert run(kit_pytester, QUICK, "-k", "A2").ret == 0
     monkeypatch.delenv("CONFORMANCE_ENGINE")
     kit_pytester.makeini(f"[pytest]\nconformance_engine = {GOOD}\n")
-    result = run(kit_pytester, QUICK, "-k", "A3")
+    result = run(kit_pytester, QUICK, "-k", "A3-should")
     assert result.ret == 0
     result.assert_outcomes(passed=1)
 
@@ -211,8 +216,13 @@ def test_json_verdict_shape(kit_pytester):
         "other_failures",
         "snapshot_mismatches",
         "snapshot_errors",
+        "cases_run",
+        "cases_total",
+        "root_causes",
         "results",
     }
+    assert data["cases_run"] == data["cases_total"] == len(data["results"])
+    assert data["root_causes"] == []
     assert data["host_abc"].startswith("context-engine-kit")
     outcomes = {r["outcome"] for r in data["results"]}
     assert outcomes <= {"passed", "skipped"}

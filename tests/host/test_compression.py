@@ -216,3 +216,113 @@ def test_gateway_hygiene_off_when_compression_disabled():
     for _ in range(6):
         gw.handle_message("chat", "lorem ipsum " * 40)
     assert not any(d.run for d in gw.hygiene_log) and not gw.hygiene_agents
+
+
+# -- compaction boundaries, rotation mode, progress, generations -----------------------------------
+class _Starts(Plain):
+    """Records every on_session_start and on_session_end call."""
+
+    def __init__(self):
+        self.events = []
+
+    def on_session_start(self, session_id, **kwargs):
+        self.events.append(("start", session_id, kwargs))
+
+    def on_session_end(self, session_id, messages):
+        self.events.append(("end", session_id, len(messages)))
+
+
+def test_in_place_compaction_keeps_the_previous_generation_and_sends_the_boundary():
+    """U3/L1 (documented, compression.in_place true): a committed pass is a new generation of
+    the same session; the originals stay readable; on_session_end(id) then
+    on_session_start(id, boundary_reason="compression", old_session_id=id)."""
+    eng = always_compress(_Starts())
+    eng.keep_last = 2
+    s = _filled(eng)
+    before = s.store.load(s.session_id)
+    n = len(s.store.generations(s.session_id))
+    assert s.compress() == 1
+    gens = s.store.generations(s.session_id)
+    assert len(gens) == n + 1 and gens[-2] == before and gens[-1] == s.store.load(s.session_id)
+    end, start = eng.events[-2:]
+    assert end[:2] == ("end", s.session_id)
+    assert start[0] == "start" and start[1] == s.session_id
+    assert start[2]["boundary_reason"] == "compression"
+    assert start[2]["old_session_id"] == s.session_id
+
+
+def test_rotation_mode_continues_in_a_child_session_mid_turn():
+    """L1/U3 (compression.in_place: false): an automatic mid-turn compaction rotates the session
+    into a child holding the compacted rows; on_session_start(child, old_session_id=parent,
+    boundary_reason="compression"); the turn goes on in the child."""
+    eng = always_compress(_Starts())
+    eng.keep_last = 2
+    config = HostConfig.from_config({"compression": {"in_place": False}})
+    assert config.compression_in_place is False
+    s = HostSession(eng, Provider(), config=config)
+    s.start()
+    first = s.session_id
+    for i in range(4):
+        s.user_turn(f"turn {i} text")
+    assert s.compactions >= 1 and s.session_id != first
+    info = s.store.session_info(s.session_id)
+    assert info.parent_session_id is not None and s.store.session_info(first).ended
+    starts = [e for e in eng.events if e[0] == "start" and e[2].get("boundary_reason")]
+    assert starts and all(e[2]["boundary_reason"] == "compression" for e in starts)
+    assert starts[0][2]["old_session_id"] == first and starts[-1][1] == s.session_id
+    assert s.store.load(s.session_id) == s.messages  # the child holds the live transcript
+
+
+def test_rotate_sends_what_hermes_sends():
+    """The rotate operation: on_session_end(old), on_session_start(child,
+    boundary_reason="compression", old_session_id=old); no "rotation" reason."""
+    eng = _Starts()
+    s = _filled(eng, turns=2)
+    old = s.session_id
+    child = s.rotate()
+    assert eng.events[-2][:2] == ("end", old)
+    kind, sid, kwargs = eng.events[-1]
+    assert (kind, sid) == ("start", child)
+    assert kwargs["boundary_reason"] == "compression" and kwargs["old_session_id"] == old
+
+
+def test_a_pass_that_moves_no_rows_or_tokens_is_not_committed():
+    """Documented (current Hermes): an equal copy is no progress: nothing committed, the store
+    keeps one generation, no boundary callbacks; the input object is a decline (noop)."""
+
+    class Copies(_Starts):
+        def compress(self, messages, current_tokens=None, **kw):
+            return [dict(m) for m in messages]
+
+    class Declines(_Starts):
+        def compress(self, messages, current_tokens=None, **kw):
+            return messages
+
+    for cls, flag in ((Copies, "no_progress"), (Declines, "noop")):
+        eng = always_compress(cls())
+        s = _filled(eng, turns=2)
+        ends = sum(e[0] == "end" for e in eng.events)
+        assert s.compress() == 0
+        assert getattr(s.passes[-1], flag) and not s.passes[-1].committed
+        assert len(s.store.generations(s.session_id)) == 1
+        assert sum(e[0] == "end" for e in eng.events) == ends
+
+
+def test_hygiene_pass_leaves_no_stray_session_and_no_rewrite_without_progress():
+    """B7: the hygiene agent works on the conversation's own session (no one-row session per
+    pass); a pass that removed nothing does not rewrite the store."""
+    from simulator.store.memory import MemoryStore
+
+    class Copies(Plain):
+        def compress(self, messages, current_tokens=None, **kw):
+            return [dict(m) for m in messages]
+
+    store = MemoryStore()
+    gw = Gateway(Copies(), provider=Provider(), store=store, context_length=2_000)
+    for i in range(14):
+        gw.handle_message("chat", f"message {i} " + "word " * 120)
+    fired = [d for d in gw.hygiene_log if d.run]
+    assert fired, [d.reason for d in gw.hygiene_log]
+    sess = gw.sessions["chat"]
+    assert len(store._sessions) == 1  # noqa: SLF001  (the store's own table of sessions)
+    assert len(store.generations(sess.session_id)) == 1

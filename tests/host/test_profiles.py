@@ -59,9 +59,19 @@ def test_hermes_profile_compress_input_and_boundary_callbacks():
     assert s.recorder.called_in_order(["compress", "on_session_end", "on_session_start"])
     assert s.system_message["role"] == "system" and s.messages[0] is s.system_message
 
-    d = _run(always_compress(Plain()), "documented", turns=3)
-    assert d.recorder.never_called("on_session_end")
-    assert not d.recorder.last("compress").main_thread
+    class Starts(Plain):
+        def on_session_start(self, session_id, **kwargs):
+            self.starts = getattr(self, "starts", []) + [(session_id, kwargs)]
+
+    starts = always_compress(Starts())
+    starts.keep_last = 2
+    d = _run(starts, "documented", turns=3)
+    assert d.compactions >= 1 and not d.recorder.last("compress").main_thread
+    # the documented host sends the same boundary callbacks (current Hermes), same id in place
+    assert d.recorder.called_in_order(["compress", "on_session_end", "on_session_start"])
+    sid, kwargs = d.engine.starts[-1]
+    assert kwargs["boundary_reason"] == "compression"
+    assert kwargs["old_session_id"] == sid == d.session_id
 
 
 def test_compress_input_roles_per_profile():

@@ -17,7 +17,13 @@ import logging
 import pytest
 
 from benchmarks.histories import KINDS, history
-from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.expect import (
+    in_flight_calls,
+    v1_problems,
+    v2_problems,
+    v3_problems,
+    v4_problems,
+)
 from reference_engines._compressor import constants as C
 from reference_engines._compressor.messages import (
     STUB_TOOL_RESULT,
@@ -733,7 +739,9 @@ def _failing(request):
     raise RuntimeError("summary model unavailable")
 
 
-def test_b4_failed_summary_logs_a_warning_and_drops_the_middle(caplog):
+def test_b4_failed_summary_logs_a_warning_and_a_fallback_stands_in(caplog):
+    """A4/B4: a failed summary is never head + tail with nothing in between: a deterministic
+    fallback summary in the template stands in for the middle (Hermes main)."""
     h = [system(), user("first"), assistant("hello")] + chat(60, 60, start=1) + [user("last")]
     engine = ReferenceCompressor(context_length=20_000, summarise=_failing, quiet_mode=True)
     with caplog.at_level(logging.WARNING, logger="reference_engines.compressor"):
@@ -741,9 +749,11 @@ def test_b4_failed_summary_logs_a_warning_and_drops_the_middle(caplog):
     assert any(
         "summary failed" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records
     )
-    assert summary_rows(out) == [] and not any(
-        C.SUMMARY_PREFIX in content_text(m["content"]) for m in out
-    )
+    rows = summary_rows(out)
+    assert len(rows) == 1 and "without a model summary" in content_text(out[rows[0]]["content"])
+    assert all(heading in content_text(out[rows[0]]["content"]) for heading in C.TEMPLATE_HEADINGS)
+    again = ReferenceCompressor(context_length=20_000, summarise=_failing, quiet_mode=True)
+    assert again.compress(h) == out  # deterministic
     assert len(out) < len(h) and problems(out) == []
     assert "RuntimeError: summary model unavailable" == engine.last_summary_error
     assert engine.compression_count == 1
@@ -754,7 +764,8 @@ def test_b4_summary_model_with_a_small_context_fails_like_a_provider():
         summarise=SimulatorSummariser(context_length=3_000), quiet_mode=True
     )
     out = engine.compress([system()] + chat(200, 60))
-    assert summary_rows(out) == []
+    rows = summary_rows(out)
+    assert len(rows) == 1 and "without a model summary" in content_text(out[rows[0]]["content"])
     assert (
         "context_length_exceeded" in engine.last_summary_error
         or "maximum context length" in engine.last_summary_error
@@ -918,6 +929,27 @@ def test_b5_compress_repairs_a_call_whose_result_is_missing():
     ).compress(rows)
     assert problems(out) == []
     assert {"role": "tool", "tool_call_id": "y", "content": STUB_TOOL_RESULT} in out
+
+
+@pytest.mark.parametrize("ending", ["pending", "partial", "result"])
+def test_v2_a_trailing_chain_in_flight_is_kept_verbatim_without_stubs(ending):
+    """V2 in flight: the host compacts while the newest calls run (or right after a result);
+    that chain stays verbatim at the end, and a call without a result yet gets no stub."""
+    chain = [user("read both"), calls("p", "q")]
+    if ending in ("partial", "result"):
+        chain.append(result("p", "P " + filler(3, 30)))
+    if ending == "result":
+        chain.append(result("q", "Q " + filler(4, 30)))
+    rows = [system()] + chat(40, 60) + chain
+    out = ReferenceCompressor(
+        context_length=20_000, summarise=Recorder(), quiet_mode=True
+    ).compress(copy.deepcopy(rows))
+    assert len(out) < len(rows)
+    assert out[-(len(chain) - 1) :] == chain[1:]
+    assert not any(m.get("content") == STUB_TOOL_RESULT for m in out)
+    running = in_flight_calls(rows)
+    assert v2_problems(out, in_flight=running) == []
+    assert (v2_problems(out) == []) == (ending == "result")
 
 
 # -- B6 -----------------------------------------------------------------------------------------

@@ -54,3 +54,87 @@ def test_system_exit_from_an_engine_stops_the_scenario_not_the_process():
     assert run.stopped is not None and "SystemExit" in run.stopped[1]
     results = scenario_results(scenario, ExitsOnCompress, run=run)
     assert results and all(r.outcome in ("error", "passed", "failed", "skipped") for r in results)
+
+
+def _library(name, engine):
+    scenario = load_scenario(LIBRARY / f"{name}.scenario.yaml")
+    return {r.check.rpartition(":")[2]: r for r in scenario_results(scenario, engine)}
+
+
+class NeverCompacts(MinimalEngine):
+    """A select_context-only engine: never asks to compact, compress() returns its input."""
+
+    def should_compress(self, prompt_tokens=None):
+        return False
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        self.compression_count += 1
+        return messages
+
+
+def test_an_engine_that_never_compacts_skips_the_compaction_expectations():
+    """No clause asks an engine to compact: `compressions` and `compression_count >= n` skip
+    with the reason, the call orders judge the rest, nothing fails."""
+    lifecycle = _library("l1_lifecycle", NeverCompacts)
+    assert lifecycle["automatic-and-manual-compaction"].outcome == "skipped"
+    assert "never compacts" in lifecycle["automatic-and-manual-compaction"].message
+    assert lifecycle["lifecycle-order"].outcome == "passed"
+    reset = _library("l1_reset_new", NeverCompacts)
+    assert reset["compacted-before-reset"].outcome == "skipped"
+    assert reset["reset-and-new-order"].outcome == "passed"
+    assert all(r.outcome in ("passed", "skipped") for r in reset.values())
+
+
+class DeclinesSometimes(MinimalEngine):
+    """Compacts, but its manual passes decline (the input back): a decline is legal."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, force=False, **kw):
+        if force:
+            self.compression_count += 1
+            return messages
+        return super().compress(messages, current_tokens, focus_topic, **kw)
+
+
+def test_a_declined_pass_counts_for_the_compaction_minimum():
+    results = _library("l1_lifecycle", DeclinesSometimes)
+    assert results["automatic-and-manual-compaction"].outcome == "passed"
+
+
+class CountsOnlyCompactions(MinimalEngine):
+    """Counts compactions only (Hermes' rule), and its compress() never compacts on its own."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        return messages
+
+
+def test_counting_a_pass_that_changed_nothing_is_a6_should():
+    """compression_count >= 1 after passes that all declined: A6's SHOULD rule, not L1's MUST."""
+    results = _library("l1_reset_new", CountsOnlyCompactions)
+    r = results["compacted-before-reset"]
+    assert r.outcome == "failed" and r.clause == "A6" and r.level == "SHOULD", r.message
+    assert "changed nothing" in r.message
+
+
+def test_rotation_mode_scenario_rotates_mid_session_and_keeps_uids(tmp_path):
+    """`host.compression.in_place: false`: automatic compactions rotate the session (a child per
+    commit, boundary callbacks with the child's id); uids stay stable along the lineage."""
+    path = tmp_path / "rot.scenario.yaml"
+    path.write_text(
+        "name: rotation-mode\nseed: 3\nhost:\n  context_length: 8000\n"
+        "  compression: {in_place: false}\nsteps:\n"
+        "  - user: {topic: deploy, words: 500, repeat: 10}\n"
+        "expect:\n"
+        "  - {id: compacted, clause: L1, level: MUST, compressions: {min: 1}}\n"
+        "  - {id: uids, clause: U3, level: MUST, uids_stable: true}\n"
+        "  - {id: errors, clause: L1, level: MUST, no_engine_errors: true}\n"
+    )
+    scenario = load_scenario(path)
+    run = run_scenario(scenario, MinimalEngine)
+    main = run.main
+    first = next(s for s in run.sessions)[1]
+    assert main.store.session_info(main.session_id).parent_session_id is not None
+    assert first.compactions >= 1
+    starts = [c for c in run.recorder.calls if c.method == "on_session_start"]
+    assert len(starts) >= 2
+    results = scenario_results(scenario, MinimalEngine, run=run)
+    assert all(r.outcome == "passed" for r in results), [r.message for r in results]

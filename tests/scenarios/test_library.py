@@ -32,6 +32,7 @@ KILLS = {
     "l1-faults-fallback": (M + "scn_never_compresses:NeverCompresses", "L1"),
     "l1-lifecycle": (M + "scn_never_compresses:NeverCompresses", "L1"),
     "l1-reset-new": (M + "scn_reset_keeps_counters:ResetKeepsCounters", "O3"),
+    "p5-claude-compaction": (M + "p_caching:CacheMarkedSummary", "P5"),
     "ts1-pool-thread": (M + "scn_thread_affine:ThreadAffine", "TS1"),
     "u3-restore-branch-rotate": (M + "scn_strips_uids:StripsUids", "U3"),
     "v2-tool-heavy": (M + "v2_orphan_result:OrphanToolResult", "V2"),

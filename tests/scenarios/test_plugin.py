@@ -129,7 +129,8 @@ def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_p
         "the run stopped at steps[2] reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert (
-        f"Repro: pytest --engine={hangs} {kit_pytester.path / hang} -k 'reset-and-new-order'"
+        f"Repro: pytest --engine={hangs} --conformance-timeout=1 {kit_pytester.path / hang} "
+        "-k 'reset-and-new-order'"
     ) in out
     result.assert_outcomes(
         passed=5 + 1, failed=5

@@ -56,7 +56,7 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
         "reset: timeout: on_session_reset() did not return within 1 s"
     ) in out
     assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
-    assert f"Repro: pytest --engine={HANGS} {hang} -k 'order'" in out
+    assert f"Repro: pytest --engine={HANGS} --conformance-timeout=1 {hang} -k 'order'" in out
     assert "[2/2] fine: 1/1 expectations hold" in out  # the next scenario still ran
     assert "verdict: FAIL - 3 checks: 1 passed, 2 failed" in out
 
@@ -96,6 +96,7 @@ def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
     )
     assert r.message.endswith(
         f"See docs/contract.md#l1 (context-engine-kit explain L1). Repro: pytest --engine={HANGS} "
+        "--conformance-timeout=1 "
         "hang.scenario.yaml -k 'order'"
     )
 
@@ -158,5 +159,5 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
         "checks (on_session_reset() x1); fix the hang first, or raise "
         "--conformance-max-timeouts (now 1; 0 runs every check). See docs/contract.md#l1 "
         "(context-engine-kit explain L1). "
-        f"Repro: pytest --engine={HANGS} {two} -k 'order'"
+        f"Repro: pytest --engine={HANGS} --conformance-timeout=1 {two} -k 'order'"
     ) in out

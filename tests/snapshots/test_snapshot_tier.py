@@ -158,14 +158,18 @@ class Hangs(ReferenceCompressor):
     # distinct cases (pytest repeats a message in its short summary, untruncated when CI is set)
     hung = set(
         re.findall(
-            r"\[D1 SHOULD\] compress\(\): did not return within 1 s \(check "
-            r"D1-snapshot\[([\w-]+)\] timed out",
+            r"_ test_compression_snapshot\[([\w-]+)\] _+\n\[D1 SHOULD\] compress\(\): did not "
+            r"return within 1 s \(--conformance-timeout, the limit of one engine call",
             out,
         )
     )
     assert len(hung) == 2, out
     for case in hung:  # each rerun on its own
-        assert f"Repro: pytest --engine=hangs:Hangs -k 'test_compression_snapshot[{case}]'" in out
+        repro = (
+            "Repro: pytest --engine=hangs:Hangs --conformance-timeout=1 "
+            f"-k 'test_compression_snapshot[{case}]'"
+        )
+        assert repro in out
     assert "not run: the engine hung in 2 checks (compress() x2)" in out
     assert "snapshot case(s) could not run)" in out
     assert "snapshot mismatch" not in out  # a hang is no mismatch

@@ -266,3 +266,23 @@ def test_checkpoint_modes(sqlite_store):
     with pytest.raises(ValueError, match="not PASSIVE"):
         sqlite_store.checkpoint("bogus")
     assert sqlite_store.load(sid)[0]["content"] == "x"
+
+
+def test_generations_keep_every_replaced_generation(tmp_path):
+    """U3: replace() and rewind() start a generation; generations() returns them all, oldest
+    first, the active one last, for both stores."""
+    from simulator.store.memory import MemoryStore
+    from simulator.store.sqlite import SQLiteStore
+
+    for store in (MemoryStore(), SQLiteStore(tmp_path / "g.sqlite3")):
+        sid = store.create_session()
+        rows = [{"role": "user", "content": f"m{i}"} for i in range(4)]
+        store.append(sid, rows)
+        first = store.load(sid)
+        store.replace(sid, [dict(first[0]), {"role": "assistant", "content": "summary"}])
+        second = store.load(sid)
+        store.rewind(sid, 1)
+        gens = store.generations(sid)
+        assert [len(g) for g in gens] == [4, 2, 1], type(store).__name__
+        assert gens[0] == first and gens[1] == second and gens[2] == store.load(sid)
+        assert gens[1][0]["message_uid"] == first[0]["message_uid"]  # U3 across generations

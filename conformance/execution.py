@@ -1,0 +1,243 @@
+"""Running one case: in its sandbox, under the per-call limit, with its share of the budget.
+
+:func:`attempt` runs a check or a snapshot capture, :func:`attempt_scenario` plays one scenario
+file and judges all its expectations; both run in the case's supervised child (or here, without
+fork) and return :class:`Attempt` records that pickle. The session settles an attempt in the
+parent (:meth:`conformance.session.ConformanceSession.run_case`): expected failures, failure
+files, the snapshot comparison, ``Repro:`` lines. A child that died or hung becomes an attempt
+too (:func:`from_death`), naming the engine call in flight, and a finding the child reported
+before it died is kept.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.engine_llm import engine_llm
+from conformance.errors import (
+    CaseError,
+    CheckSkipped,
+    ContractViolation,
+    EngineUnavailable,
+    HostileEngine,
+)
+from conformance.expect import CURRENT_CASE, MUST
+from conformance.sandbox import Reach, Sandbox, block_network, watching
+from conformance.stable_draws import no_local_constants
+from conformance.supervisor import Died, Hung, report_progress, supervise_inprocess
+
+#: Seconds a case's child may outlive its per-call limit before the parent kills it (the child's
+#: own watcher reports a hang with more context first; this catches a call that holds the GIL).
+GRACE_S = 2.0
+
+
+@dataclass
+class Attempt:
+    """What running one case produced, before the session settles it.
+
+    Attributes:
+        case_id: the case. outcome: ``passed``, ``finding``, ``skipped`` or ``error``.
+        finding: the :class:`~conformance.errors.ContractViolation` or
+            :class:`~conformance.errors.HostileEngine` of a ``finding``.
+        text: the skip reason or the error's text.
+        hang: the method of a hang (it counts toward ``--conformance-max-timeouts``), or None.
+        reaches: what the engine reached for and was refused (kit clause E1).
+        examples, asked, budget_reached, seconds: the budget share's record.
+        value: a snapshot case's captured text.
+        counted: False when another attempt of the same run already counted the hang (and the
+            run's LLM cost).
+        llm: the ledger of the engine's own LLM calls during the case
+            (:mod:`conformance.engine_llm`).
+    """
+
+    case_id: str
+    outcome: str
+    finding: Any = None
+    text: str = ""
+    hang: str | None = None
+    reaches: list[Reach] = field(default_factory=list)
+    examples: int = 0
+    asked: int = 0
+    budget_reached: bool = False
+    seconds: float = 0.0
+    value: Any = None
+    counted: bool = True
+    llm: dict = field(default_factory=dict)
+
+
+def _hang_finding(case: Any, method: str, limit: float, what: str = "") -> HostileEngine:
+    who = "" if method else "the check "
+    finding = HostileEngine(
+        case.clause,
+        case.level,
+        method,
+        f"{who}did not return within {limit:g} s (--conformance-timeout, the limit of one "
+        f"engine call; {what or 'the case was stopped there and the run went on'})",
+    )
+    finding.root_cause = f"{method or '?'}|hang"
+    return finding
+
+
+def _classify(case: Any, run: Any, limit: float, share: Any) -> Attempt:
+    """Run ``run()`` (the case's body) and turn what it did into an :class:`Attempt`."""
+    try:
+        out = supervise_inprocess(run, call_limit=limit, case_limit=float("inf"))
+    except CheckSkipped as exc:
+        return Attempt(case.id, "skipped", text=str(exc))
+    except (ContractViolation, HostileEngine) as exc:
+        return Attempt(case.id, "finding", finding=exc)
+    except EngineUnavailable as exc:
+        return Attempt(case.id, "error", text=f"engine not available: {exc}")
+    except CaseError as exc:
+        return Attempt(case.id, "error", text=str(exc))
+    except KeyboardInterrupt:
+        raise  # outside a supervised child it is Ctrl-C (inside, the engine's is a finding)
+    except BaseException as exc:  # kit bugs, Hypothesis errors
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return Attempt(case.id, "error", text=f"check could not complete: {text[:500]}")
+    if isinstance(out, Hung):
+        found = getattr(share, "found", None)
+        if found:  # a finding made before the hang is the verdict, never the timeout
+            return Attempt(case.id, "finding", finding=found[-1], hang=out.method)
+        return Attempt(
+            case.id, "finding", finding=_hang_finding(case, out.method, limit), hang=out.method
+        )
+    return Attempt(case.id, "passed", value=out)
+
+
+def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
+    """Run a check (or capture a snapshot case) in a fresh sandbox; returns its attempt.
+
+    Every engine the case builds gets its own home; what it reaches for outside is refused and
+    recorded; the per-call limit applies to each engine call; ``share`` (a
+    :class:`~conformance.budget.Share`) bounds how long the case draws examples.
+    """
+    draws = session.replay_draws
+    findings: list[Any] = []
+
+    def on_finding(exc: Any) -> None:
+        findings.append(exc)
+        report_progress(Attempt(case.id, "finding", finding=exc))
+
+    if share is not None:
+        share.found = findings
+
+    def run() -> Any:
+        token = CURRENT_CASE.set(case)
+        try:
+            with block_network(), no_local_constants():
+                if case.kind == "snapshot":
+                    return case.capture(ctx)
+                case.execute(session, ctx)
+                return None
+        finally:
+            CURRENT_CASE.reset(token)
+
+    with engine_llm(case.id) as (ledger, seed_home):
+        sandbox = Sandbox(session.user_hermes_home, seed=seed_home)
+        ctx = session.context.for_check(
+            case, replay=draws, sandbox=sandbox, share=share, on_finding=on_finding
+        )
+        try:
+            with watching(sandbox) as reaches:
+                result = _classify(case, run, session.options.timeout, share)
+                result.reaches = list(reaches)
+        finally:
+            sandbox.close()
+        result.llm = ledger.as_dict()
+    if share is not None:
+        result.examples, result.asked = share.examples, share.asked
+        result.budget_reached, result.seconds = share.reached, share.elapsed()
+    return result
+
+
+def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
+    """Play the scenario file of ``cases`` once, in one sandbox (one Hermes installation), and
+    judge each expectation; returns the attempts by case id."""
+    first = cases[0]
+    out: dict[str, Attempt] = {}
+    with engine_llm(first.id) as (ledger, seed_home):
+        _play_and_judge(session, cases, out, seed_home)
+        for attempt_ in out.values():
+            attempt_.llm = ledger.as_dict() if attempt_.counted else {}
+    return out
+
+
+def _play_and_judge(session: Any, cases: list[Any], out: dict, seed_home: Any) -> None:
+    """Play the scenario of ``cases`` in one sandbox and judge each expectation into ``out``."""
+    from conformance.scenarios.expectations import judge_expectation
+
+    first = cases[0]
+    sandbox = Sandbox(session.user_hermes_home, seed=seed_home)
+    try:
+        with watching(sandbox) as reaches:
+            sandbox.new_home()
+            run = session.given_runs.get(str(first.path))
+            if run is None:
+                with block_network():
+                    run = session.play_scenario(first)
+            for case in cases:
+
+                def judge(case: Any = case) -> None:
+                    judge_expectation(run, case.expectation)
+
+                out[case.id] = _classify(case, judge, session.options.timeout, None)
+            for i, attempt_ in enumerate(out.values()):
+                attempt_.reaches = list(reaches)
+                attempt_.counted = i == 0  # the run's hang and LLM cost count once
+                if run.timed_out:
+                    attempt_.hang = _hung_method(run.stopped[1] if run.stopped else "")
+    finally:
+        sandbox.close()
+
+
+def _hung_method(stopped: str) -> str:
+    import re
+
+    match = re.match(r"timeout: ([A-Za-z_][\w.]*)\(\)", stopped or "")
+    return match.group(1) if match else ""
+
+
+def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
+    """The attempt of a case whose child died or was killed: a finding naming the engine call in
+    flight and the cause, or the finding the child had reported before (never lost)."""
+    progress = getattr(outcome, "progress", None)
+    limit = session.options.timeout
+    if isinstance(progress, Attempt) and progress.finding is not None:
+        progress.case_id = case.id
+        progress.hang = outcome.method if isinstance(outcome, Hung) else None
+        return progress
+    if isinstance(outcome, Hung):
+        if outcome.case_limit:
+            return Attempt(
+                case.id,
+                "error",
+                text=f"the case did not finish within {outcome.seconds:.0f} s although no single "
+                "engine call hung (a kit fault: please report it with this case's Repro line)",
+            )
+        what = "the case's process was killed there, so no thread is left behind"
+        finding = _hang_finding(case, outcome.method, limit, what)
+        return Attempt(case.id, "finding", finding=finding, hang=outcome.method)
+    cap = session.options.memory_limit
+    memory = (
+        f"; the process may have reached its memory cap ({cap / 1024**3:g} GiB, "
+        "--conformance-memory-limit)"
+        if cap and outcome.signal is not None
+        else ""
+    )
+    method = outcome.method
+    where = f"{method}() " if method else "the engine "
+    finding = HostileEngine(
+        case.clause,
+        MUST,
+        "",
+        f"{where}ended the case's process: it {outcome.describe()}{memory} (an engine must not "
+        "end the host process; the kit ran the case in a child process, so the run went on)",
+    )
+    finding.root_cause = f"{method or '?'}|died|{outcome.exit_code}|{outcome.signal}"
+    return Attempt(case.id, "finding", finding=finding)
+
+
+__all__ = ["Attempt", "GRACE_S", "attempt", "attempt_scenario", "from_death"]

@@ -1,0 +1,42 @@
+"""Fixed first examples: inputs a check tries before Hypothesis draws any.
+
+Hypothesis starts from the simplest example and grows; an engine that breaks only on long
+histories (drops the system prompt past 40 messages, say) then passes a check whose budget
+runs out after a few examples (a slow engine, a loaded machine). A check whose rule must hold on
+long inputs tries one long, deterministic input first (:func:`long_history`), through the same
+body as its drawn examples (``CheckContext.examples(body, first=...)``): the same verdict at any
+machine load, and the same draws afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.strategies import filler_block, text_from_seed
+
+#: A system prompt of more than 2,000 characters that ends on a unique token (V4 keeps it whole).
+LONG_SYSTEM_PROMPT = (
+    "You are the repository assistant of a large project. "
+    + " ".join(text_from_seed(7_000 + k, "en_US", 2) for k in range(14))
+    + " Closing marker: ZEPHYR-KESTREL-9021."
+)
+
+
+def long_history(*, turns: int = 24, seed: int = 4_242) -> list[dict[str, Any]]:
+    """A valid transcript of ``turns`` exchanges (every third a tool read): the long system
+    prompt, then about ``3 * turns`` messages, well over a 16k-token window, ending on a user
+    message (V2-valid: every call answered)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": LONG_SYSTEM_PROMPT}]
+    for k in range(turns):
+        if k % 3 == 0:
+            out += filler_block(seed, 1_800, k)
+        else:
+            out += [
+                {"role": "user", "content": text_from_seed(seed + 31 * k, "en_US", 3)},
+                {"role": "assistant", "content": text_from_seed(seed + 31 * k + 1, "en_US", 4)},
+            ]
+    out.append({"role": "user", "content": "What is the next step?"})
+    return out
+
+
+__all__ = ["LONG_SYSTEM_PROMPT", "long_history"]

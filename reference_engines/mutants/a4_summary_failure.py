@@ -1,0 +1,92 @@
+"""A4 (summary failure): an engine that summarises the middle with the host's LLM, as plugin
+authors write one, and what it does when the summary call fails.
+
+``FailClosedSummariser`` (the correct twin, the fix as shipped: fail closed) calls
+``agent.auxiliary_client.call_llm(task="compression", ...)`` for the summary of the middle;
+when the call raises (the summary model's context is too small, a 5xx after Hermes'
+retries, a timeout) or answers with no text, it logs a warning and returns its input list
+itself, the host's no-op signal: nothing is lost and the host commits nothing.
+
+``DropsMiddleOnFailure`` (the mutant) does what seed 002's B4 text described and Hermes main
+replaced: on a failed summary it returns the head and the tail with nothing for the middle,
+so the conversation silently loses everything in between.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent.auxiliary_client import call_llm
+
+from reference_engines.mutants._base import MinimalEngine, safe_tail_start
+from simulator.provider.tokens import count_messages
+
+log = logging.getLogger("reference_engines.mutants.a4_summary_failure")
+
+SUMMARY_PREFIX = "[Summary of earlier turns]"
+PROMPT = (
+    "Summarise these conversation turns for a handoff. Keep decisions, files and open "
+    "questions.\n\n"
+)
+
+
+def _text(m: dict[str, Any]) -> str:
+    c = m.get("content")
+    if isinstance(c, list):
+        return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+    return c if isinstance(c, str) else ""
+
+
+class FailClosedSummariser(MinimalEngine):
+    """Correct twin: system prompt + an LLM summary of the middle + the last 4 messages; a
+    failed summary call returns the input list itself (declined, nothing lost)."""
+
+    @property
+    def name(self) -> str:
+        return "llm-summary"
+
+    def summarise(self, middle: list[dict[str, Any]]) -> str:
+        """The summary of ``middle`` from the host's LLM (``call_llm(task="compression")``).
+
+        Raises:
+            Exception: whatever the call raises; RuntimeError for an empty reply.
+        """
+        prompt = PROMPT + "\n\n".join(f"[{m.get('role')}]: {_text(m)}" for m in middle)
+        response = call_llm(task="compression", messages=[{"role": "user", "content": prompt}])
+        text = (response.choices[0].message.content or "").strip()
+        if not text:
+            raise RuntimeError("the summary model returned empty content")
+        return text
+
+    def on_summary_failure(self, messages, head, tail, exc):
+        """A failed summary: decline (the input list itself, the host's no-op signal)."""
+        log.warning("summary failed (%s); compaction declined, nothing dropped", exc)
+        return messages
+
+    def _compress(self, messages):
+        self.compression_count += 1  # A6 (seeds): counts every call
+        head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
+        body = messages[len(head) :]
+        if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
+            return messages
+        start = safe_tail_start(body, len(body) - self.keep_last)
+        if start == 0:
+            return messages
+        tail = [dict(m) for m in body[start:]]
+        try:
+            text = self.summarise(body[:start])
+        except Exception as exc:  # noqa: BLE001  (any failure of the summary call)
+            return self.on_summary_failure(messages, head, tail, exc)
+        role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
+        return head + [{"role": role, "content": f"{SUMMARY_PREFIX}\n{text}"}] + tail
+
+
+class DropsMiddleOnFailure(FailClosedSummariser):
+    """Breaks A4 only: a failed summary drops the middle with nothing in its place."""
+
+    mutant_of = "A4"
+
+    def on_summary_failure(self, messages, head, tail, exc):
+        log.warning("summary failed (%s); dropping the middle with no summary", exc)
+        return head + tail  # the defect: head + tail, nothing for the middle

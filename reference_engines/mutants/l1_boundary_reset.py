@@ -1,0 +1,83 @@
+"""L1 (compaction boundaries): after a committed compaction Hermes calls ``on_session_end`` and
+then ``on_session_start(boundary_reason="compression", old_session_id=...)``, with the same id
+in place and a new id on rotation. That is not a new conversation.
+
+``KeepsStateAcrossBoundary`` (the correct twin, the fix as shipped in hermes-lcm: a boundary
+start continues ``old_session_id``) keeps a rolling summary: each compaction's summary carries
+the previous one (held in ``self.previous_summary``, the way LCM-style engines hold their DAG),
+and only ``on_session_reset()`` (``/new``, ``/reset``) clears it.
+``ResetsOnSessionStart`` (the mutant) treats every ``on_session_start`` as a new
+conversation: it zeroes ``compression_count`` and forgets the previous summary, so the
+compaction after a boundary starts over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_engines.mutants._base import MinimalEngine, safe_tail_start
+from simulator.provider.tokens import count_messages
+
+SUMMARY_PREFIX = "[Rolling summary]"
+
+
+def _text(m: dict[str, Any]) -> str:
+    c = m.get("content")
+    if isinstance(c, list):
+        return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+    return c if isinstance(c, str) else ""
+
+
+class KeepsStateAcrossBoundary(MinimalEngine):
+    """Correct twin: system + rolling summary (previous summary + this pass's digest) + last 4."""
+
+    def __init__(self) -> None:
+        self.previous_summary: str | None = None
+        self.session_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "rolling-summary"
+
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        self.session_id = session_id  # a compression boundary continues old_session_id
+
+    def on_session_reset(self) -> None:
+        super().on_session_reset()
+        self.previous_summary = None
+
+    def digest(self, middle: list[dict[str, Any]]) -> str:
+        """One line per summarised pass: its size and the first words of its first user row."""
+        first = next((_text(m) for m in middle if m.get("role") == "user"), "")
+        words = " ".join(
+            first.replace(SUMMARY_PREFIX, "").split()[:8]
+        )  # previous summaries are not re-digested
+        return f"pass {self.compression_count}: {len(middle)} messages from '{words}'"
+
+    def _compress(self, messages):
+        self.compression_count += 1  # A6 (seeds): counts every call
+        head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
+        body = messages[len(head) :]
+        if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
+            return list(messages)
+        start = safe_tail_start(body, len(body) - self.keep_last)
+        if start == 0:
+            return list(messages)
+        middle = [m for m in body[:start] if not _text(m).startswith(SUMMARY_PREFIX)]
+        lines = [self.previous_summary] if self.previous_summary else []
+        summary = "\n".join(lines + [self.digest(middle)])
+        self.previous_summary = summary
+        tail = [dict(m) for m in body[start:]]
+        role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
+        return head + [{"role": role, "content": f"{SUMMARY_PREFIX}\n{summary}"}] + tail
+
+
+class ResetsOnSessionStart(KeepsStateAcrossBoundary):
+    """Breaks L1 only: every on_session_start is taken for a new conversation."""
+
+    mutant_of = "L1"
+
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        self.session_id = session_id
+        self.compression_count = 0  # the defect: the boundary resets the engine
+        self.previous_summary = None

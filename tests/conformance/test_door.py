@@ -1,0 +1,508 @@
+"""Covers conformance.supervisor, conformance.sandbox, conformance.budget, conformance.execution
+and their use by conformance.session and the CLI: whatever the engine does by accident (exit,
+crash, hang, block in C, leak a thread, blow up memory or its output, reach the network, start
+a process, write outside its home), the run ends in a complete verdict that names the right
+clause, in a bounded time; slow correct engines are clean (the budget, not a timeout, limits
+their examples); a finding made before a hang or a death is kept; engines sharing a store by
+default path do not see each other; an engine whose update_model() rejects a keyword still
+gets its other findings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import run_conformance
+from conformance.cases import cases
+from conformance.errors import KitUsageError
+from conformance.session import ConformanceSession, RunOptions
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]
+
+HOSTILE = """
+import ctypes, os, signal, socket, subprocess, threading, time
+from pathlib import Path
+from reference_engines.mutants._base import HookedEngine, MinimalEngine
+
+REAL_HOME = Path(os.path.expanduser("~"))  # taken at import: not the engine's sandbox home
+STARTED_IN = Path(os.getcwd())
+
+
+class ExitsZero(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        os._exit(0)
+
+
+class ExitsOne(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        os._exit(1)
+
+
+class Segfaults(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        ctypes.string_at(0)
+
+
+class InterruptsInAHook(HookedEngine):
+    def select_context(self, request_messages, **kwargs):
+        raise KeyboardInterrupt
+
+
+class HugeOutput(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        return [{"role": "user", "content": "x" * 500_000_000}]
+
+
+class PastTheMemoryCap(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        block = bytearray(8 * 1024**3)
+        return super().compress(messages) if block else messages
+
+
+class NonDaemonThread(MinimalEngine):
+    def __init__(self):
+        super().__init__()
+        threading.Thread(target=threading.Event().wait, name="never-ends").start()
+
+
+class HangsInCompress(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        time.sleep(3600)
+
+
+class BlocksInC(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        signal.pause()
+
+
+class SwallowedConnect(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        try:
+            socket.create_connection(("203.0.113.5", 443), timeout=0.2)
+        except OSError:
+            pass
+        return super().compress(messages)
+
+
+class SpawnsAProcess(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        try:
+            subprocess.run(["true"], check=False, timeout=2)
+        except OSError:
+            pass
+        return super().compress(messages)
+
+
+class WritesToTheCwd(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        try:
+            (STARTED_IN / "engine-cache.txt").write_text("x")
+        except OSError:
+            pass
+        return super().compress(messages)
+
+
+class WritesToTheRealHome(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        try:
+            (REAL_HOME / ".engine-cache").write_text("x")
+        except OSError:
+            pass
+        return super().compress(messages)
+"""
+
+#: engine -> (clause of the finding, regex its message matches)
+MATRIX = {
+    "ExitsZero": ("A4", r"compress\(\) ended the case's process: it exited with code 0"),
+    "ExitsOne": ("A4", r"compress\(\) ended the case's process: it exited with code 1"),
+    "Segfaults": ("A4", r"compress\(\) ended the case's process: it was killed by signal 11"),
+    "InterruptsInAHook": ("H1", r"raised KeyboardInterrupt\(\).*must not end the host process"),
+    "HugeOutput": ("A4", r"compress\(\): returned a list of more than 32 MB"),
+    "PastTheMemoryCap": ("A4", r"compress\(\) raised: .*MemoryError|memory cap"),
+    "NonDaemonThread": ("TS1", r"never-ends \(daemon=False\).*keeps the agent's process"),
+    "HangsInCompress": ("A4", r"compress\(\): did not return within 3 s"),
+    "BlocksInC": ("A4", r"compress\(\): did not return within 3 s"),
+    "SwallowedConnect": ("E1", r"compress\(\) tried to (look up '|connect to )203\.0\.113\.5"),
+    "SpawnsAProcess": ("E1", r"compress\(\) tried to start a process"),
+    "WritesToTheCwd": ("E1", r"compress\(\) tried to write \S*engine-cache\.txt"),
+    "WritesToTheRealHome": ("E1", r"compress\(\) tried to write \S*realhome/\.engine-cache"),
+}
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
+    env["HOME"] = str(tmp_path / "realhome")  # "the real home" of this run: must stay untouched
+    (tmp_path / "realhome").mkdir(exist_ok=True)
+    return env
+
+
+def _check(tmp_path: Path, engine: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / f"{engine.replace(':', '_')}.json"
+    proc = subprocess.run(
+        [str(BIN / "context-engine-kit"), "check", engine, "--json", str(out), *extra],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    data = json.loads(out.read_text()) if out.is_file() else {}
+    return proc, data
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", sorted(MATRIX))
+def test_a_hostile_engine_ends_in_a_complete_verdict_naming_its_clause(engine, tmp_path):
+    import re
+
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    started = time.monotonic()
+    proc, data = _check(
+        tmp_path,
+        f"hostile:{engine}",
+        "--conformance-profile=quick",
+        "--conformance-timeout=3",
+        "--conformance-max-timeouts=2",
+        "--conformance-memory-limit=2",
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL", data.get("verdict")
+    assert data["cases_run"] == data["cases_total"] == len(cases()), data["counts"]
+    clause, pattern = MATRIX[engine]
+    hits = [
+        r
+        for r in data["results"]
+        if r["outcome"] in ("failed", "error")
+        and r["clause"] == clause
+        and re.search(pattern, r["message"])
+    ]
+    assert hits, (engine, [r["message"][:200] for r in data["results"] if r["outcome"] != "passed"])
+    assert elapsed < 600, f"{engine}: the run took {elapsed:.0f} s"
+    assert not (tmp_path / "engine-cache.txt").exists()  # blocked, not just reported
+    assert not (tmp_path / "realhome" / ".engine-cache").exists()
+
+
+def test_an_engine_module_that_exits_at_import_is_a_usage_error(tmp_path):
+    (tmp_path / "exits_at_import.py").write_text("raise SystemExit(0)\n")
+    (tmp_path / "interrupts_at_import.py").write_text("raise KeyboardInterrupt\n")
+    for module, name in (
+        ("exits_at_import", "SystemExit"),
+        ("interrupts_at_import", "KeyboardInterrupt"),
+    ):
+        proc, _ = _check(tmp_path, f"{module}:Engine")
+        assert proc.returncode != 0 and proc.returncode != 1, proc.returncode
+        assert f"raised {name}" in proc.stderr and "Traceback" not in proc.stderr
+
+
+SLOW = '''
+import time
+from reference_engines.mutants._base import MinimalEngine
+
+
+class OneSecondCompress(MinimalEngine):
+    """A correct engine whose compress() takes a second (a fast summary-LLM call)."""
+
+    def compress(self, messages, *a, **k):
+        time.sleep(1.0)
+        return super().compress(messages, *a, **k)
+
+
+class SlowEverything(MinimalEngine):
+    """A correct engine with a 1.3 s constructor and a 2.8 s compress()."""
+
+    def __init__(self):
+        time.sleep(1.3)
+        super().__init__()
+
+    def compress(self, messages, *a, **k):
+        time.sleep(2.8)
+        return super().compress(messages, *a, **k)
+
+
+class DropsSystemPastForty(OneSecondCompress):
+    """A slow buggy engine: past 40 messages the system prompt is dropped (V4)."""
+
+    def compress(self, messages, *a, **k):
+        out = super().compress(messages, *a, **k)
+        if len(messages) > 40 and out and out[0].get("role") == "system":
+            return out[1:]
+        return out
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["OneSecondCompress", "SlowEverything"])
+def test_a_slow_correct_engine_is_clean_and_the_verdict_says_where_the_budget_limited(
+    engine, tmp_path
+):
+    (tmp_path / "slow.py").write_text(SLOW)
+    proc, data = _check(
+        tmp_path,
+        f"slow:{engine}",
+        "--conformance-profile=quick",
+        "--conformance-budget=20",
+        "-k",
+        "V or A4 or O8 or scenario:l1-lifecycle",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert data["failures_by_level"]["MUST"] == 0, [
+        r["message"][:200] for r in data["results"] if r["outcome"] in ("failed", "error")
+    ]
+    assert "did not return within" not in proc.stdout  # no timeout decides a verdict
+    limited = [r for r in data["results"] if "examples" in r]
+    assert limited, "no check says the budget limited it"
+    assert all("budget reached" in r["message"] for r in limited)
+    assert "ran fewer examples than the profile asks" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_slow_buggy_engine_gets_its_v4_failure_with_a_counterexample(tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW)
+    proc, data = _check(
+        tmp_path,
+        "slow:DropsSystemPastForty",
+        "--conformance-budget=1",  # as if the machine were loaded: one example per check
+        "--state-dir",
+        str(tmp_path / "state"),
+        "-k",
+        "V4-system-prompt-first",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    (v4,) = [r for r in data["results"] if r["check"] == "V4-system-prompt-first[compress]"]
+    assert v4["outcome"] == "failed" and "expected the system prompt to stay first" in v4["message"]
+    files = list((tmp_path / "state" / "failures").glob("*/V4-system-prompt-first_compress_.json"))
+    assert files, "no failure file"
+    assert len(json.loads(files[0].read_text())["example"]["draws"]["history"]) > 40
+
+
+SHARED = '''
+import sqlite3
+from pathlib import Path
+from reference_engines.mutants._base import MinimalEngine
+
+
+class _SharedStore(MinimalEngine):
+    """Keeps every message it compacts in ~/.shared-engine/store.db (a default path)."""
+
+    table = "rows"
+
+    def __init__(self):
+        super().__init__()
+        folder = Path.home() / ".shared-engine"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(folder / "store.db", check_same_thread=False)
+        self.db.execute(f"create table if not exists {self.table} (text)")
+
+    def __deepcopy__(self, memo):
+        return type(self)()
+
+    def compress(self, messages, *a, **k):
+        out = super().compress(messages, *a, **k)
+        self.db.executemany(
+            f"insert into {self.table} values (?)", [(str(m.get("content")),) for m in messages]
+        )
+        self.db.commit()
+        (seen,) = self.db.execute(f"select count(*) from {self.table}").fetchone()
+        if len(out) > 1 and out[1].get("role") in ("user", "assistant"):
+            out[1] = dict(out[1], content=f"{out[1]['content']} [store holds {seen} rows]")
+        return out
+
+
+class First(_SharedStore):
+    pass
+
+
+class Second(_SharedStore):
+    pass
+'''
+
+
+def test_engines_sharing_a_store_by_default_path_get_the_verdict_they_get_alone(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "shared.py").write_text(SHARED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path / "realhome"))
+    import shared
+
+    only = ["D1", "A4-compress-returns-list", "C1"]
+
+    def verdict(engine):
+        return sorted(
+            (r.check, r.outcome, r.message)
+            for r in run_conformance(engine, profile="quick", only=only, scenarios=False)
+        )
+
+    alone = verdict(shared.First)
+    verdict(shared.Second)
+    assert verdict(shared.First) == alone
+    assert all(outcome in ("passed", "skipped") for _, outcome, _ in alone), alone
+    assert {c for c, outcome, _ in alone if outcome == "passed"} >= {
+        "A4-compress-returns-list",
+        "C1-clone-distinct-usable-isolated",
+    }, alone
+    assert not (tmp_path / "realhome" / ".shared-engine").exists()
+
+
+NO_API_MODE = '''
+from reference_engines.mutants._base import MinimalEngine
+
+
+class OldUpdateModel(MinimalEngine):
+    """update_model() without the api_mode= keyword the host passes, and two planted faults:
+    an orphan tool result (V2) and the system prompt dropped (V4)."""
+
+    def update_model(self, model, context_length, base_url="", api_key="", provider=""):
+        super().update_model(model, context_length, base_url, api_key, provider)
+
+    def compress(self, messages, *a, **k):
+        out = super().compress(messages, *a, **k)
+        out = [m for m in out if m.get("role") != "system"]
+        out.append({"role": "tool", "tool_call_id": "call_never_made", "content": "stale"})
+        return out
+'''
+
+
+def test_an_update_model_without_api_mode_still_gets_its_other_findings(tmp_path, monkeypatch):
+    (tmp_path / "no_api_mode.py").write_text(NO_API_MODE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import no_api_mode
+
+    results = run_conformance(
+        no_api_mode.OldUpdateModel, profile="quick", only=["V2", "V4", "O4", "S0"], scenarios=False
+    )
+    by_clause = {}
+    for r in results:
+        by_clause.setdefault(r.clause, []).append(r)
+    assert not [r for r in results if r.outcome == "error"], [r.message[:200] for r in results]
+    assert any(r.outcome == "failed" for r in by_clause["V2"]), by_clause["V2"]
+    assert any(r.outcome == "failed" for r in by_clause["V4"]), by_clause["V4"]
+    assert any("api_mode" in r.message for r in by_clause.get("O4", []) + by_clause.get("S0", []))
+
+
+TYPE_ERROR = """
+from reference_engines.mutants._base import MinimalEngine
+
+
+class BrokenCompress(MinimalEngine):
+    def compress(self, messages, *a, **k):
+        return self._helper(messages)
+
+    def _helper(self, messages):
+        raise TypeError("summary() takes 1 positional argument")
+"""
+
+
+def test_one_exception_in_compress_is_one_root_cause_with_the_engines_frames(tmp_path, monkeypatch):
+    (tmp_path / "type_error.py").write_text(TYPE_ERROR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import type_error
+
+    from conformance.verdict import Verdict
+
+    session = ConformanceSession(
+        RunOptions(profile="quick", scenarios=False), type_error.BrokenCompress
+    )
+    results = session.run_all()
+    failed = [r for r in results if r.outcome == "failed"]
+    assert len(failed) > 5
+    assert all(
+        "type_error.py:" in r.message and "in _helper" in r.message
+        for r in failed
+        if "raised" in r.message
+    )
+    verdict = Verdict(results)
+    (group,) = [g for g in verdict.root_causes() if "TypeError" in g["key"]]
+    assert group["first"].startswith("A4-") and len(group["cases"]) > 5
+    counted = verdict.failures_by_level()["MUST"] + verdict.failures_by_level()["SHOULD"]
+    assert counted == len(failed) - len(group["cases"]) + 1
+    rows = Verdict(results).to_json(session=session)["results"]
+    assert sum(r.get("root_cause") == group["first"] for r in rows) == len(group["cases"]) - 1
+
+
+def test_a_finding_before_a_hang_is_reported_never_the_timeout(tmp_path, monkeypatch):
+    (tmp_path / "finds_then_hangs.py").write_text(
+        textwrap.dedent("""
+        import time
+        from reference_engines.mutants._base import MinimalEngine
+
+        class FindsThenHangs(MinimalEngine):
+            calls = 0
+
+            def compress(self, messages, *a, **k):
+                FindsThenHangs.calls += 1
+                if FindsThenHangs.calls > 1:
+                    time.sleep(3600)  # hangs while Hypothesis shrinks
+                out = super().compress(messages, *a, **k)
+                return [m for m in out if m.get("role") != "system"]
+    """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import finds_then_hangs
+
+    (r,) = run_conformance(
+        finds_then_hangs.FindsThenHangs,
+        only=["V4-system-prompt-first[compress]"],
+        timeout=2,
+        failures_dir=tmp_path / "failures",
+    )
+    assert r.outcome == "failed" and "expected the system prompt to stay first" in r.message, r
+    assert "did not return" not in r.message
+    assert list((tmp_path / "failures").glob("*/*.json"))
+
+
+@pytest.mark.parametrize(
+    "options, needle",
+    [
+        ({"timeout": float("nan")}, "--conformance-timeout=nan"),
+        ({"timeout": 0}, "--conformance-timeout=0"),
+        ({"budget": float("inf")}, "--conformance-budget=inf"),
+        ({"budget": -1}, "--conformance-budget=-1"),
+        ({"memory_limit": 12}, "--conformance-memory-limit"),
+        ({"isolation": "threads"}, "--conformance-isolation='threads'"),
+    ],
+)
+def test_non_finite_or_non_positive_limits_are_usage_errors(options, needle):
+    with pytest.raises(KitUsageError, match=needle.replace("(", r"\(")):
+        RunOptions(**options).validate()
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_says_interrupted_and_how_far_it_got(tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW)
+    out = tmp_path / "v.json"
+    proc = subprocess.Popen(
+        [
+            str(BIN / "pytest"),
+            "--engine=slow:OneSecondCompress",
+            "--conformance-profile=quick",
+            f"--conformance-json={out}",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(12)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2, stdout[-2000:]
+    data = json.loads(out.read_text())
+    assert data["verdict"] == "INTERRUPTED" and 0 < data["cases_run"] < data["cases_total"]
+    assert "verdict: INTERRUPTED" in stdout and "verdict: PASS" not in stdout
