@@ -32,6 +32,11 @@ KIT_TEXTS = {
     "same compress() and select_context() output once message uids are masked by first appearance "
     "(<uid-1>, <uid-2>, ...). A stored snapshot (--snapshot-update) is the engine's own baseline: "
     "a changed output is a D1 mismatch, and it fails the run.",
+    "E1": "E1 (kit clause, MUST) Sandbox: every engine the kit builds has its own HOME, "
+    "HERMES_HOME, TMPDIR and working directory; a connection or datagram to a non-loopback "
+    "address, a process spawn, or a write outside that home is blocked (the engine gets an "
+    "OSError) and reported, even when the engine swallows the error. A summary LLM is offered on "
+    "loopback, configured in the engine's Hermes home (auxiliary.compression).",
 }
 
 #: Advice for a host-side clause without an entry of its own.
@@ -67,6 +72,16 @@ ADVICE: dict[str, Advice] = {
         "state per instance. If the change of output is intended, store the new baseline with "
         "--snapshot-update.",
     ),
+    "E1": Advice(
+        "The engine opens a connection outside loopback (telemetry, a hosted summary model, a "
+        "package check), starts a process (subprocess, os.system, os.fork) or writes a file "
+        "outside its home (a path under the project, /tmp or ~ resolved before the kit set "
+        "HOME), in its constructor or in any later call.",
+        "Reach the summary model through the Hermes home the host gives you (its "
+        "auxiliary.compression settings point at the kit's loopback simulator), resolve every "
+        "path from HERMES_HOME or HOME at call time, and make network or process use optional "
+        "so the engine copes when it is refused.",
+    ),
     "R4": Advice(
         "The plugin folder has no __init__.py, its __init__.py raises on import or exports "
         "neither a ContextEngine subclass nor register(ctx), or plugin.yaml is missing, is not "
@@ -100,18 +115,24 @@ ADVICE: dict[str, Advice] = {
         "key with usage.get(key, 0).",
     ),
     "A3": Advice(
-        "should_compress() returns a number, None or a truthy object instead of a bool; or "
-        "(SHOULD) it keeps asking for compaction although compactions stopped reducing the "
-        "history.",
-        "Return a real bool (e.g. bool(tokens >= self.threshold_tokens)); stop asking after two "
-        "passes that did not shrink the history, as Hermes does.",
+        "should_compress() returns a number, None or a truthy object instead of a bool; it "
+        "ignores the prompt_tokens argument the host passes, or keeps comparing against the old "
+        "model's threshold after update_model() switched the model; or (SHOULD) it keeps asking "
+        "for compaction although compactions stopped reducing the history.",
+        "Return a real bool (e.g. bool(tokens >= self.threshold_tokens)), where tokens is "
+        "prompt_tokens when given and the last real usage otherwise, and threshold_tokens is "
+        "the value update_model() set last; stop asking after two passes that did not shrink "
+        "the history, as Hermes does.",
     ),
     "A4": Advice(
-        "compress() returns the same list object, mutates its input in place, returns a tuple "
-        "or None, returns an invalid message sequence, raises on a short history, or (SHOULD) "
-        "returns more tokens than threshold_tokens when it could have cut more.",
-        "Build and return a new list of new dicts; leave a history too short to compact as a "
-        "copy; check the result against V1-V4 and aim below threshold_tokens.",
+        "compress() writes its result into its input and returns it (messages[:] = out), "
+        "returns a tuple or None, returns an invalid message sequence, raises on a short "
+        "history, drops the middle with nothing in its place when the summary LLM fails, or "
+        "(SHOULD) returns more tokens than threshold_tokens when it could have cut more.",
+        "Build and return a new list of new dicts; when there is nothing to compact, or the "
+        "summariser fails, return the input list itself (the host's no-op signal) or put a "
+        "deterministic stand-in summary where the removed messages were; check the result "
+        "against V1-V5 and aim below threshold_tokens.",
     ),
     "A5": Advice(
         "compress(focus_topic=...) ignores the focus topic, so facts about it are summarised "
@@ -142,10 +163,12 @@ ADVICE: dict[str, Advice] = {
     "V2": Advice(
         "The cut between summarised and kept messages separates an assistant message with "
         "tool_calls from its tool results, drops a result whose call is kept (or keeps a result "
-        "whose call was dropped), or answers one call id twice.",
+        "whose call was dropped), answers one call id twice, or gives a stub result to a call "
+        "still in flight (the last assistant tool_calls whose results are not appended yet).",
         "Move cut points so that an assistant tool_calls message and all of its results stay "
         "on the same side; after cutting, drop orphan results and give calls without a result "
-        "a stub result. Repeated ids need one result per occurrence.",
+        "a stub result. Repeated ids need one result per occurrence. Keep the newest tool chain "
+        "verbatim at the end of the output, with no stub for a call in flight.",
     ),
     "V3": Advice(
         "A message's content is a dict, a number or None where the role requires text "
@@ -155,8 +178,12 @@ ADVICE: dict[str, Advice] = {
         "unless the message is an assistant message with tool_calls.",
     ),
     "V4": Advice(
-        "The system prompt was summarised, moved after other messages, or dropped.",
-        "Keep the system message, if there is one, as the first message of the output.",
+        "The system prompt was summarised, shortened, moved after other messages, or dropped; "
+        "or (SHOULD) a counter, a date or the summary is rendered into message 0 at every "
+        "pass, so its prompt cache misses after each compaction.",
+        "Keep the whole system message, if there is one, as the first message of the output "
+        "(append a note at most); build message 0 only from what does not change between "
+        "passes.",
     ),
     "O1": Advice(
         "on_session_start() does not accept the keyword arguments the host passes, or raises "
@@ -198,7 +225,8 @@ ADVICE: dict[str, Advice] = {
     "O8": Advice(
         "get_status() lacks one of last_prompt_tokens, threshold_tokens, context_length, "
         "usage_percent, compression_count; shows a negative last_prompt_tokens; or "
-        "usage_percent is outside 0-100 (or divides by a zero window).",
+        "usage_percent is outside 0-100; or get_status() or should_compress() raises on a zero "
+        "window (before any update_model(), or after update_model(context_length=0)).",
         "Return all five keys; clamp last_prompt_tokens at 0 and usage_percent to 0-100 "
         "(0 when context_length is 0); call super().get_status() and add your own keys.",
     ),
@@ -224,8 +252,12 @@ ADVICE: dict[str, Advice] = {
     ),
     "H3": Advice(
         "select_context() mutates request_messages, conversation_messages or incoming_message "
-        "(sorts them in place, edits a dict) instead of returning a new list.",
-        "Treat the arguments as read-only: build a new list (copy a dict before changing it).",
+        "(sorts them in place, edits a dict) instead of returning a new list, or its "
+        "replacement does not end with the request's own current user message and this turn's "
+        "assistant/tool rows (it rebuilds the live turn from conversation_messages, "
+        "incoming_message or its own store, or trims it away).",
+        "Treat the arguments as read-only: build a new list (copy a dict before changing it) and "
+        "end it with the live turn copied from request_messages, unchanged.",
     ),
     "H5": Advice(
         "on_turn_complete() changes the messages it observes (they are the host's own dicts "
@@ -257,8 +289,12 @@ ADVICE: dict[str, Advice] = {
     ),
     "U7": Advice(
         "The engine assumes uids are unique per row and raises, or drops one, when two live "
-        "rows share a uid.",
-        "Key state by uid and treat the later row with that uid as the current version.",
+        "rows share a uid; or its store adds a second copy of a uid when a transcript is handed "
+        "over again (or after a restart), or keys rows by list position and stops storing "
+        "once a compaction made the transcript shorter.",
+        "Key state and stored rows by uid (an upsert, not an append) and treat the later row with "
+        "that uid as the current version; expose conformance_stored_uids(session_id) so the kit "
+        "can check the store.",
     ),
     "U10": Advice(
         "The engine requires a uid on the current turn's user message during a preflight "
@@ -291,10 +327,13 @@ ADVICE: dict[str, Advice] = {
     ),
     "L1": Advice(
         "An engine call raises at some point of the lifecycle (after on_session_end, after "
-        "/reset, on a new session, or when compress() runs before any usage), or the engine "
-        "hangs in it.",
+        "/reset, on a new session, or when compress() runs before any usage), the engine hangs "
+        "in it, or it resets its state (compression_count, its previous summary, its index) at "
+        "the on_session_end/on_session_start pair the host sends after every compaction.",
         "Make every method safe to call in the documented order, again after "
-        "on_session_end() and on_session_reset(); the message names the call that failed.",
+        "on_session_end() and on_session_reset(); keep the engine's state when on_session_start "
+        "comes with boundary_reason='compression' (reset only in on_session_reset); the message "
+        "names the call that failed.",
     ),
     "K1": Advice(
         "update_model() ignores engine.model_thresholds (set by the host before the first "
@@ -351,9 +390,12 @@ ADVICE: dict[str, Advice] = {
     "B4": Advice(
         "The summary lacks headings of the structured template (Goal; Constraints & "
         "Preferences; Progress: Done / In Progress / Blocked; Key Decisions; Relevant Files; "
-        "Next Steps; Critical Context), or is not one message.",
+        "Next Steps; Critical Context), or is not one message; or (SHOULD) an ask that was "
+        "answered in the summarised turns is listed under In Progress, Blocked or Next Steps, "
+        "so the agent redoes it.",
         "Ask the summariser for the template and check its reply has every heading (fill in "
-        "missing ones) before using it.",
+        "missing ones) before using it; when the summary call fails, decline the pass or use a "
+        "deterministic fallback summary (A4); record answered asks under Done.",
     ),
     "B5": Advice(
         "The compaction note is appended to the system prompt again on every compaction, the "
@@ -368,6 +410,21 @@ ADVICE: dict[str, Advice] = {
         "too little or returned its input), or should_compress() never let hygiene fire.",
         "Make compress() bring a history that is over the window well below threshold_tokens "
         "when the protected head and tail allow it (A4's budget SHOULD).",
+    ),
+    "V5": Advice(
+        "compress() output or a select_context() replacement carries keys of the engine's own "
+        "(raw, dag_node, score, a store record) that the host does not know, so they ride into "
+        "the provider request.",
+        "Build output rows from the known message keys only (role, content, name, tool_calls, "
+        "tool_call_id, the uid fields, the reasoning fields) and keep engine data in your own "
+        "state, or under a _-prefixed key, which the host strips.",
+    ),
+    "P5": Advice(
+        "compress() output or a select_context() replacement carries cache_control, on a row or "
+        "on a content part (copied from an Anthropic-style input, or added by the engine), so "
+        "the request has five cache breakpoints and Anthropic answers 400.",
+        "Leave cache markers to the host: strip cache_control from every row and content part "
+        "the engine returns.",
     ),
     "U3": Advice(
         "Host-side, but its scenario watches the engine: after restore, branch or rotation "
