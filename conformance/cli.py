@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -126,20 +127,64 @@ def _option_values(option: str, argv: list[str]) -> list[str]:
     return out
 
 
+def kit_option_problem(argv: list[str]) -> str | None:
+    """What is wrong with a value given to one of the kit's pytest options in ``argv`` (a
+    number option given a word, a choice option given something not among its choices), as
+    one line that says what to give; None when every value parses.
+
+    ``check`` reports it before pytest runs, instead of pytest's multi-line usage text. The
+    options and their types come from :func:`kit_options`; ranges (a timeout that must be
+    positive ...) are left to the front end, which checks them when it builds the session.
+    """
+    import difflib
+
+    for name, kw in kit_options().items():
+        for value in _option_values(name, argv):
+            choices = kw.get("choices")
+            kind = kw.get("type")
+            if choices is not None and value not in choices:
+                close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                return (
+                    f"{name}={value}: not one of its choices; give one of "
+                    f"{', '.join(choices)}{hint}."
+                )
+            if kind in (int, float):
+                try:
+                    kind(value)
+                except ValueError:
+                    what = "a whole number" if kind is int else "a number"
+                    unit = {"SECONDS": " of seconds", "GIB": " of GiB"}.get(kw.get("metavar"), "")
+                    example = "3" if kind is int else "30"
+                    return f"{name}={value}: not {what}; give {what}{unit} (e.g. {name}={example})."
+    return None
+
+
 class _ErrorLines:
     """Wraps ``sys.stderr`` during the pytest run and keeps pytest's ``ERROR: ...`` lines (a
-    usage error pytest itself reports), for the ERROR verdict."""
+    usage error pytest itself reports), for the ERROR verdict.
+
+    pytest's option-parser error (``ERROR: usage: pytest.main() ...`` and a few lines of
+    usage, inifile and rootdir) is kept but not passed on: ``check`` prints it as one line of
+    its own after the run (:meth:`refused_options`)."""
 
     def __init__(self, stream):
         self.stream = stream
         self.text: list[str] = []
         self.size = 0
+        self._held = False
 
     def write(self, text: str) -> int:
-        """Pass ``text`` on; keep up to 64 KiB of it."""
+        """Pass ``text`` on (except pytest's usage block); keep up to 64 KiB of it."""
         if self.size < 65536:
             self.text.append(text)
             self.size += len(text)
+        if text.startswith("ERROR: usage: ") and "pytest.main(): error: " in text:
+            self._held = True
+            return len(text)
+        if self._held and not text.strip():
+            return len(text)  # the blank line after the usage block
+        self._held = False
         return self.stream.write(text)
 
     def __getattr__(self, name: str):
@@ -157,9 +202,20 @@ class _ErrorLines:
                 found.append(line.removeprefix("ERROR: ").strip())
         return " ".join(f for f in found if f)
 
-    def refused_options(self) -> bool:
-        """True when pytest's option parser refused the command line."""
-        return "pytest.main(): error: " in "".join(self.text)
+    def refused_options(self) -> str:
+        """What pytest's option parser refused ("" when it accepted the command line), with a
+        hint when the option needs a plugin that is not installed (``-n``: pytest-xdist)."""
+        for line in "".join(self.text).splitlines():
+            _, sep, after = line.partition("pytest.main(): error: ")
+            if sep:
+                refused = after.strip().rstrip(".")
+                if "unrecognized arguments:" in refused and re.search(
+                    r"(?:^|\s)(?:-n\S*|--numprocesses\S*|--dist\S*)(?:\s|$)",
+                    refused.split(":", 1)[1] + " ",
+                ):
+                    refused += " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
+                return refused
+        return ""
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -178,6 +234,10 @@ def _check(argv: list[str]) -> int:
         description="Run the conformance checks against an engine and print a verdict by clause. "
         "Unknown options are passed to pytest (e.g. -k V2, --conformance-profile=quick, "
         "--conformance-report=report.html, --junit-xml=junit.xml).",
+        epilog="pytest-xdist's -n N (cases on N processes) needs pip install pytest-xdist; it "
+        "is not part of the kit's dependencies, and on a small, fast engine it is not faster "
+        "(each worker pays the start-up). context-engine-kit explain CLAUSE explains a clause "
+        "a failure names.",
         allow_abbrev=False,
     )
     parser.add_argument("--engine", default=None, help=argparse.SUPPRESS)
@@ -233,6 +293,9 @@ def _check(argv: list[str]) -> int:
             )
         return USAGE_ERROR
 
+    problem = kit_option_problem(rest)
+    if problem:
+        return usage_error(problem)
     second = [w for w in paths if ":" in w and not os.path.exists(w)]
     if engine_word is not None and second and not args.engine_plugin:
         return usage_error(
@@ -329,9 +392,10 @@ def _check(argv: list[str]) -> int:
     finally:
         sys.stderr = errors.stream
         _settle_state(state, temporary=temporary)
-    if code == USAGE_ERROR and errors.refused_options():
+    refused = errors.refused_options() if code == USAGE_ERROR else ""
+    if refused:
         print(
-            "context-engine-kit check: error: pytest refused an option (above); "
+            f"context-engine-kit check: error: pytest refused the command line: {refused}; "
             "context-engine-kit check --help and pytest --help list the options.",
             file=sys.stderr,
         )
@@ -369,7 +433,8 @@ def _engine_record(args: argparse.Namespace) -> dict | None:
 
 def _profile(rest: list[str]) -> str:
     values = _option_values("--conformance-profile", rest)
-    return values[-1] if values else "default"
+    choices = kit_options()["--conformance-profile"]["choices"]
+    return values[-1] if values and values[-1] in choices else "default"
 
 
 def _given(option: str, argv: list[str]) -> bool:

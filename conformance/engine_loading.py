@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import EngineSpecError
+from conformance.errors import EngineSpecError, exception_text, with_article
 
 REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
 
@@ -88,11 +88,6 @@ def check_kwargs_depth(value: Any, source: str) -> None:
                 raise EngineSpecError(_too_deep(source))
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
-
-
-def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: ``a list``, ``an int``."""
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def looks_like_engine(obj: Any) -> bool:
@@ -247,8 +242,9 @@ def factory_from_record(record: Any) -> EngineFactory:
         kwargs = record.get("kwargs") or {}
         if not isinstance(kwargs, dict):
             raise EngineSpecError(
-                f"the replay file's engine kwargs are {_a(type(kwargs).__name__)}, not a JSON "
-                "object; give the engine with --engine=MODULE:ATTR --engine-kwargs='{...}'"
+                "the replay file's engine kwargs are "
+                f"{with_article(type(kwargs).__name__)}, not a JSON object; give the engine "
+                "with --engine=MODULE:ATTR --engine-kwargs='{...}'"
             )
         check_kwargs_depth(kwargs, "the replay file's engine kwargs")
         return load_engine_factory(str(record["spec"]), dict(kwargs))
@@ -318,7 +314,7 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
         # the run with exit 0 and no verdict: it is a usage error like any other import error
         raise EngineSpecError(
             f"--engine={spec!r}: importing module {module_name!r} raised "
-            f"{type(exc).__name__}: {exc}. Fix the error in your module (run "
+            f"{exception_text(exc)}. Fix the error in your module (run "
             f"python -c 'import {module_name}' to see the traceback)."
         ) from None
     target: Any = module
@@ -340,8 +336,8 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
             )
     elif not callable(target):
         raise EngineSpecError(
-            f"--engine={spec!r} names {_a(type(target).__name__)}, not a class or factory. "
-            "If it is an engine instance, give its class or a function that returns a new one. "
-            + SPEC_HELP
+            f"--engine={spec!r} names {with_article(type(target).__name__)}, not a class or "
+            "factory. If it is an engine instance, give its class or a function that returns a "
+            "new one. " + SPEC_HELP
         )
     return EngineFactory(spec, target, dict(kwargs or {}))

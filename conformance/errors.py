@@ -36,6 +36,26 @@ def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
     return f"{line} Repro: {repro}" if repro else line
 
 
+def exception_text(exc: BaseException, limit: int | None = None) -> str:
+    """How a message names an exception: ``Type: message``, or ``Type`` alone when its message
+    is empty (``KeyboardInterrupt``, not ``KeyboardInterrupt: .``), even when its ``__str__``
+    raises. A final period is left off (the caller's sentence goes on: no ``..``). ``limit``: at
+    most that many characters of the message (None: all of it)."""
+    try:
+        text = str(exc).strip().rstrip(".").rstrip()
+    except Exception:
+        text = "<its message could not be shown>"
+    if limit is not None:
+        text = text[:limit]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article, for messages that name a type: ``a list``,
+    ``an int``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 def strip_repro(message: str) -> str:
     """``message`` without its ``Repro: ...`` tail (the part that names a front end's command)."""
     head, sep, _ = message.partition(" Repro: ")
@@ -163,6 +183,8 @@ class ConformanceError(Exception):
 
 
 __all__ = [
+    "exception_text",
+    "with_article",
     "CaseError",
     "CheckSkipped",
     "ConformanceError",

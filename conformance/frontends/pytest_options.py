@@ -27,13 +27,15 @@ from conformance.engine_loading import (
     looks_like_engine,
     parse_kwargs,
 )
-from conformance.errors import EngineTimeout, KitUsageError
+from conformance.errors import EngineTimeout, KitUsageError, exception_text
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
+#: The key of pytest-xdist's ``workerinput`` that carries the controller's seed to a worker.
+WORKER_SEED = "conformance_seed"
 
 
 class Inert(Exception):
@@ -301,7 +303,7 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
         options = RunOptions(
             profile=config.getoption("--conformance-profile"),
             derandomize=not config.getoption("--conformance-random"),
-            seed=config.getoption("--conformance-seed"),
+            seed=_seed(config),
             timeout=_timeout(config),
             max_timeouts=_max_timeouts(config),
             shrink=not config.getoption("--conformance-no-shrink"),
@@ -379,7 +381,7 @@ def probe_or_raise(session: ConformanceSession) -> None:
         raise
     except BaseException as exc:  # SystemExit too: an engine must not end the run
         raise pytest.UsageError(
-            f"{what}: constructing the engine raised {_exc_text(exc)}. Fix the "
+            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the "
             "constructor, or pass the arguments it needs with --engine-kwargs='{...}' (a JSON "
             "object), or give a factory function as MODULE:ATTR."
         ) from None
@@ -395,13 +397,12 @@ def probe_or_raise(session: ConformanceSession) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _exc_text(exc: BaseException) -> str:
-    """``Type: message`` of ``exc``, even when its ``__str__`` raises."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = "<its message could not be shown>"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def _seed(config: pytest.Config) -> int | None:
+    """``--conformance-seed``, else (on a pytest-xdist worker) the controller's drawn seed."""
+    seed = config.getoption("--conformance-seed")
+    if seed is None:
+        seed = getattr(config, "workerinput", {}).get(WORKER_SEED)
+    return seed
 
 
 def header_lines(
@@ -418,11 +419,16 @@ def header_lines(
         engine = session.factory.cli_args()
     else:
         engine = "from the conformance_engine_factory fixture (conftest.py)"
-    random_mode = not o.derandomize and not in_ci()
+    if o.derandomize:
+        drawing = "derandomized"
+    elif in_ci():
+        drawing = "derandomized: a CI variable is set, so --conformance-random is ignored"
+    else:
+        drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
     lines = [
         f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
         f"{CONTRACT_VERSION} | host ABC {abc_info().label()} | host profile {o.host_profile} | "
-        f"profile {o.profile} ({'random, seed ' + str(o.seed) if random_mode else 'derandomized'})"
+        f"profile {o.profile} ({drawing})"
     ]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
     if env:

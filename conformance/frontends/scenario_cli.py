@@ -22,7 +22,7 @@ from pathlib import Path
 
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.engine_loading import load_engine_factory, load_plugin_factory, parse_kwargs
-from conformance.errors import EngineSpecError, KitUsageError, ScenarioError
+from conformance.errors import EngineSpecError, KitUsageError, ScenarioError, exception_text
 from conformance.frontends.outputs import check_writable
 from conformance.scenarios import LIBRARY_DIR, library_paths
 from conformance.session import ConformanceSession, RunOptions, exit_code
@@ -54,13 +54,10 @@ def _probe(factory, timeout: float) -> str | None:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit too: an engine must not end the run
-        try:
-            text = f"{type(exc).__name__}: {exc}"
-        except Exception:
-            text = type(exc).__name__
         return (
-            f"{what}: constructing the engine raised {text}. Fix the constructor, or pass the "
-            "arguments it needs with --engine-kwargs='{...}' (a JSON object). No scenario was run."
+            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the constructor, "
+            "or pass the arguments it needs with --engine-kwargs='{...}' (a JSON object). "
+            "No scenario was run."
         )
     if not looks_like_engine(engine):
         return (

@@ -359,6 +359,20 @@ BAD_INPUTS = [
      "--report {f}/r.html: cannot write there", "Give a file path"),
     ("serve-port-out-of-range", ["serve", "--port", "99999"], 2,
      "--port 99999: a port is a number from 0 to 65535. Pick", "Pick a free port"),
+    ("timeout-not-a-number", ["check", MINIMAL, "--conformance-timeout=abc"], 4,
+     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+    ("timeout-not-a-number-apart", ["check", MINIMAL, "--conformance-timeout", "abc"], 4,
+     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+    ("max-timeouts-not-a-whole-number", ["check", MINIMAL, "--conformance-max-timeouts=1.5"], 4,
+     "--conformance-max-timeouts=1.5: not a whole number", "give a whole number"),
+    ("profile-typo", ["check", MINIMAL, "--conformance-profile=quik"], 4,
+     "--conformance-profile=quik: not one of its choices",
+     "give one of default, quick, thorough (did you mean quick?)"),
+    ("host-profile-typo", ["check", MINIMAL, "--host-profile", "hermes-0.91"], 4,
+     "--host-profile=hermes-0.91: not one of its choices", "give one of documented, hermes-0.19"),
+    ("option-pytest-refuses", ["check", MINIMAL, "--no-such-option"], 4,
+     "pytest refused the command line: unrecognized arguments: --no-such-option",
+     "check --help and pytest --help list the options"),
     ("two-engines", ["check", MINIMAL, "reference_engines.router:ReferenceRouter"], 4,
      "give one engine", "Run check once per engine"),
 ]  # fmt: skip
@@ -415,7 +429,15 @@ def test_json_verdict_is_written_on_usage_errors_too(hostile):
     }
     # errors pytest reports: an option value it refuses, a constructor that exits
     refused = verdict("check", MINIMAL, "--conformance-profile=bogus")
-    assert "argument --conformance-profile: invalid choice: 'bogus'" in refused["error"]
+    assert refused["error"] == (
+        "--conformance-profile=bogus: not one of its choices; give one of default, quick, thorough."
+    )
+    timeout = verdict("check", MINIMAL, "--conformance-timeout=abc")
+    assert timeout["error"].startswith("--conformance-timeout=abc: not a number; give a number")
+    assert timeout["engine"] == {"spec": MINIMAL, "kwargs": {}} and timeout["profile"] == "default"
+    quik = verdict("check", MINIMAL, "--conformance-profile=quik")
+    assert "give one of default, quick, thorough (did you mean quick?)" in quik["error"]
+    assert quik["profile"] == "default"  # not the refused value
     exits = verdict("check", "exits:ExitsInInit", "-n", "2")
     assert exits["error"].startswith("--engine=exits:ExitsInInit: constructing the engine raised")
     assert exits["engine"] == {"spec": "exits:ExitsInInit", "kwargs": {}}
@@ -533,3 +555,79 @@ def test_engines_the_issue_names_are_must_clean_under_check(tmp_path):
         data = json.loads(out.read_text())
         assert data["verdict"] == "PASS", spec
         assert data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}, spec
+
+
+def test_check_help_is_honest_about_xdist(tmp_path):
+    """``-n`` is pytest-xdist's, which the kit does not install: the help says how to get it and
+    that it does not speed up a small engine; the base dependencies really lack it."""
+    import tomllib
+
+    help_text = " ".join(cli("check", "--help", cwd=tmp_path).stdout.split())
+    assert "needs pip install pytest-xdist" in help_text
+    assert "on a small, fast engine it is not faster" in help_text
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert not any(d.startswith("pytest-xdist") for d in config["project"]["dependencies"])
+    assert any(
+        d.startswith("pytest-xdist") for d in config["project"]["optional-dependencies"]["test"]
+    )
+
+
+def test_messages_name_types_and_empty_exceptions_in_plain_english(tmp_path):
+    """``names an int`` (not ``a int``); an exception without a message is its type alone
+    (``raised KeyboardInterrupt. Fix``, not ``raised KeyboardInterrupt: . Fix``)."""
+    from conformance.errors import exception_text, with_article
+
+    proc = cli("check", "conformance.cli:USAGE_ERROR", cwd=tmp_path)
+    assert proc.returncode == 4
+    assert "names an int, not a class or factory" in proc.stderr, proc.stderr
+    (tmp_path / "interrupts.py").write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+    (tmp_path / "fails.py").write_text("raise ValueError('bad setting.')\n", encoding="utf-8")
+    for spec, raised in (
+        ("interrupts:Engine", "raised KeyboardInterrupt. Fix the error in your module"),
+        ("fails:Engine", "raised ValueError: bad setting. Fix the error in your module"),
+    ):
+        proc = cli("check", spec, cwd=tmp_path)
+        assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+        (line,) = proc.stderr.strip().splitlines()
+        assert raised in line, line
+        assert ": ." not in line and ".." not in line, line
+    assert exception_text(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert exception_text(ValueError("x" * 50), limit=3) == "ValueError: xxx"
+    assert [with_article(n) for n in ("int", "str", "object")] == ["an int", "a str", "an object"]
+
+
+def _no_ci() -> dict[str, str]:
+    from conformance.context import _CI_VARS
+
+    return {name: "" for name in _CI_VARS}
+
+
+def test_random_mode_prints_the_seed_it_draws_with(tmp_path):
+    """``--conformance-random`` prints the seed it drew (never ``seed None``) and how to draw
+    the same examples again; under pytest-xdist every worker uses that seed (a failure file
+    records it)."""
+    base = ("-k", "A1", MINIMAL, "--conformance-random", "--conformance-no-scenarios")
+    proc = cli("check", *base, cwd=tmp_path, **_no_ci())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    m = re.search(
+        r"profile default \(random seed (\d+); --conformance-seed=(\d+) draws", proc.stdout
+    )
+    assert m and m.group(1) == m.group(2), proc.stdout[:2000]
+    assert "seed None" not in proc.stdout
+    given = cli("check", *base, "--conformance-seed=1234", cwd=tmp_path, **_no_ci())
+    assert "(random seed 1234; --conformance-seed=1234 draws" in given.stdout
+    in_ci = cli("check", *base, cwd=tmp_path, CI="true")
+    assert (
+        "(derandomized: a CI variable is set, so --conformance-random is ignored)" in in_ci.stdout
+    )
+    state = tmp_path / "state"
+    failing = cli(
+        "check", "-k", "V4-system-prompt-first and compress",
+        "reference_engines.mutants.v4_drops_system:DropsSystemPrompt", "--conformance-random",
+        "--conformance-profile=quick", "--conformance-no-shrink", "--state-dir", str(state),
+        "-n", "2", cwd=tmp_path, **_no_ci(),
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
+    header_seed = int(re.search(r"\(random seed (\d+);", failing.stdout).group(1))
+    (replay,) = state.glob("failures/*/*.json")
+    assert json.loads(replay.read_text(encoding="utf-8"))["seed"] == header_seed
