@@ -12,6 +12,12 @@ the share allows, else as first drawn. A check's unspent share goes back to the 
 With a fast engine no share runs out, so the draws (and the verdict) are the same on every
 machine; with a slow engine the verdict says which checks ran fewer examples than the profile
 asks.
+
+The scenario files get as much again (:class:`ScenarioBudget`): a file is played whole or not
+at all (its expectations need the whole run), so once the engine's calls in the files played
+so far have used the budget, the files left are skipped with a note saying so, never failed.
+Both count only the time spent inside the engine's calls, measured in the process that ran
+them.
 """
 
 from __future__ import annotations
@@ -123,4 +129,45 @@ class RunBudget:
             self.spent += max(0.0, seconds)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "MIN_SHARE_S", "SHRINK_GRACE_S", "RunBudget", "Share"]
+class ScenarioBudget:
+    """The scenario files' budget: seconds of engine calls the files may use in all.
+
+    Args:
+        seconds: the budget (0 or less: no budget, every file is played).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.total = float(seconds)
+        self.spent = 0.0
+        self.played = 0
+        self._lock = threading.Lock()
+
+    def exhausted(self) -> bool:
+        """True when the files played so far used the budget (the next file is not played)."""
+        with self._lock:
+            return self.total > 0 and self.spent >= self.total
+
+    def charge(self, seconds: float) -> None:
+        """Record one played file whose engine calls took ``seconds``."""
+        with self._lock:
+            self.played += 1
+            self.spent += max(0.0, seconds)
+
+    def note(self) -> str:
+        """The skip reason of a file left unplayed (names the budget and how to play it)."""
+        return (
+            f"not played: the scenario files played before it used the scenario budget "
+            f"({self.spent:.1f} s of engine calls in {self.played} file(s), budget "
+            f"{self.total:g} s: --conformance-budget; the engine's calls are slow, no failure). "
+            "Run it alone with -k 'scenario:NAME', or with --conformance-budget=0"
+        )
+
+
+__all__ = [
+    "DEFAULT_BUDGET_S",
+    "MIN_SHARE_S",
+    "SHRINK_GRACE_S",
+    "RunBudget",
+    "ScenarioBudget",
+    "Share",
+]

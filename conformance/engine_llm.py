@@ -34,11 +34,18 @@ def engine_llm(case_id: str) -> Iterator[tuple[Any, Callable[[Path], None] | Non
     """Serve a fresh LLM to the engines of one case; yields ``(ledger, seed_home)``.
 
     ``ledger`` records the engine's own LLM calls (``ledger.as_dict()``); ``seed_home(dir)``
-    writes the ``config.yaml`` a new engine home needs to reach the LLM (None without
-    hermes-agent: the shim needs no configuration). The seed of the LLM is the case id's CRC,
-    so the same case gets the same summaries in any process.
+    writes the ``config.yaml`` a new engine home needs to reach the LLM and lays the home out
+    as a launched Hermes does (None without hermes-agent: the shim needs no configuration).
+    The seed of the LLM is the case id's CRC, so the same case gets the same summaries in any
+    process.
     """
-    from simulator.llm import EngineLLM, collect_ledger, configure_hermes_home, use_llm
+    from simulator.llm import (
+        EngineLLM,
+        collect_ledger,
+        configure_hermes_home,
+        launch_hermes_home,
+        use_llm,
+    )
 
     llm = EngineLLM(seed=zlib.crc32(case_id.encode()))
     with use_llm(llm), collect_ledger(llm) as ledger:
@@ -57,6 +64,7 @@ def engine_llm(case_id: str) -> Iterator[tuple[Any, Callable[[Path], None] | Non
                     api_key=llm.api_key,
                     transient_retries=llm.transient_retries,
                 )
+                launch_hermes_home(hermes_dir)  # what a launched Hermes finds there
 
             yield ledger, seed_home
 

@@ -27,6 +27,7 @@ from conformance.expect import CURRENT_CASE, MUST
 from conformance.sandbox import Reach, Sandbox, block_network, watching
 from conformance.stable_draws import no_local_constants
 from conformance.supervisor import Died, Hung, report_progress, supervise_inprocess
+from conformance.timeouts import engine_seconds
 
 #: Seconds a case's child may outlive its per-call limit before the parent kills it (the child's
 #: own watcher reports a hang with more context first; this catches a call that holds the GIL).
@@ -50,6 +51,8 @@ class Attempt:
             run's LLM cost).
         llm: the ledger of the engine's own LLM calls during the case
             (:mod:`conformance.engine_llm`).
+        engine_s: seconds spent inside the engine's calls during the attempt (what the budget
+            is charged; 0 for the other attempts of one scenario run).
     """
 
     case_id: str
@@ -65,6 +68,7 @@ class Attempt:
     value: Any = None
     counted: bool = True
     llm: dict = field(default_factory=dict)
+    engine_s: float = 0.0
 
 
 def _hang_finding(case: Any, method: str, limit: float, what: str = "") -> HostileEngine:
@@ -135,6 +139,7 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
         finally:
             CURRENT_CASE.reset(token)
 
+    engine_at_start = engine_seconds()
     with engine_llm(case.id) as (ledger, seed_home):
         sandbox = Sandbox(session.user_hermes_home, seed=seed_home)
         ctx = session.context.for_check(
@@ -147,6 +152,7 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
         finally:
             sandbox.close()
         result.llm = ledger.as_dict()
+    result.engine_s = engine_seconds() - engine_at_start
     if share is not None:
         result.examples, result.asked = share.examples, share.asked
         result.budget_reached, result.seconds = share.reached, share.elapsed()
@@ -158,10 +164,13 @@ def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
     judge each expectation; returns the attempts by case id."""
     first = cases[0]
     out: dict[str, Attempt] = {}
+    engine_at_start = engine_seconds()
     with engine_llm(first.id) as (ledger, seed_home):
         _play_and_judge(session, cases, out, seed_home)
         for attempt_ in out.values():
             attempt_.llm = ledger.as_dict() if attempt_.counted else {}
+            if attempt_.counted:
+                attempt_.engine_s = engine_seconds() - engine_at_start
     return out
 
 

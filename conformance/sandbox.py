@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -99,6 +100,15 @@ class Reach:
         return f"{who} tried to {self.detail}"
 
 
+def _listing(root: Path) -> dict[str, tuple[int, int]]:
+    """``{relative path: (size in bytes, mtime in ns)}`` of every entry under ``root``."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns)
+    return out
+
+
 class Sandbox:
     """The homes of one case's engines, under one temp root removed at :meth:`close`.
 
@@ -121,6 +131,7 @@ class Sandbox:
         self._tempdir = tempfile.tempdir
         self.current: Path | None = None
         self._seeded = False
+        self._seeded_listing: dict[str, tuple[int, int]] = {}
 
     def new_home(self) -> Path:
         """A fresh home for the next engine: ``HOME``, ``HERMES_HOME``, ``TMPDIR`` and the cwd
@@ -142,6 +153,7 @@ class Sandbox:
             if self.seed is not None:
                 self.seed(home / "hermes")  # e.g. where Hermes' auxiliary client finds its LLM
             self._seeded = True
+            self._seeded_listing = _listing(home / "hermes")
         os.environ["HOME"] = str(home / "home")
         os.environ["HERMES_HOME"] = str(home / "hermes")
         os.environ["TMPDIR"] = str(home / "tmp")
@@ -151,16 +163,15 @@ class Sandbox:
         return home
 
     def _untouched(self, home: Path) -> bool:
-        """True when nothing was written in ``home`` beyond the copied configuration."""
-        seeded = {"config.yaml", ".env"} if self._seeded else set()
-        for sub in ("home", "hermes", "cwd", "tmp"):
-            try:
-                names = {entry.name for entry in os.scandir(home / sub)}
-            except OSError:
-                return False
-            if names - (seeded if sub == "hermes" else set()):
-                return False
-        return True
+        """True when nothing was written in ``home`` beyond what seeding put there."""
+        seeded = self._seeded_listing if self._seeded else {}
+        try:
+            return all(
+                _listing(home / sub) == (seeded if sub == "hermes" else {})
+                for sub in ("home", "hermes", "cwd", "tmp")
+            )
+        except OSError:
+            return False
 
     def watched_dirs(self) -> list[Path]:
         """The current engine's HOME, HERMES_HOME, cwd and temp dir (what TS2 watches)."""
@@ -317,6 +328,10 @@ block_network = network_blocked
 def install_audit_hook() -> None:
     """Install the audit hook in this process (once; it is active only while :func:`watching`)."""
     if not _WATCH.installed:
+        # The stdlib runs ``uname -p`` the first time anything asks for the processor
+        # (platform.platform(), which HTTP clients put in their User-Agent, does): ask once
+        # here, before the hook watches, so that cached answer is no process an engine starts.
+        platform.processor()
         sys.addaudithook(_hook)
         _WATCH.installed = True
 

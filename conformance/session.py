@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import catalogue, replay
-from conformance.budget import DEFAULT_BUDGET_S, RunBudget
+from conformance.budget import DEFAULT_BUDGET_S, RunBudget, ScenarioBudget
 from conformance.cases import compare_with_file
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
 from conformance.engine_frames import where
@@ -302,6 +302,7 @@ class ConformanceSession:
         self._worker: Worker | None = None
         self.user_hermes_home = os.environ.get("HERMES_HOME") or None
         self.budget = RunBudget(options.budget)
+        self.scenario_budget = ScenarioBudget(options.budget)
         if options.seed is None and not options.derandomize:
             options.seed = random.SystemRandom().randrange(2**32)  # printed in failure files
         if factory is not None:
@@ -586,13 +587,19 @@ class ConformanceSession:
             return self._error(case, self.hangs.reason(), started)
         if case.kind == "scenario":
             group = self._scenario_group(case)
-            attempts = self._supervised(("scenario", case.id), group)
+            if self.scenario_budget.exhausted() and str(case.path) not in self.given_runs:
+                note = self.scenario_budget.note().replace("NAME", _scenario_name(case))
+                attempts = {
+                    c.id: Attempt(c.id, "skipped", text=note, budget_reached=True) for c in group
+                }
+            else:
+                attempts = self._supervised(("scenario", case.id), group)
+                self.scenario_budget.charge(_engine_time(attempts.values(), started))
             self.scenario_attempts[str(case.path)] = attempts
-            self.budget.charge(case.id, time.perf_counter() - started)
             return self._settle(case, attempts[case.id], started, extras)
         share = self.budget.share(case.id) if case.kind != "snapshot" else None
         attempts = self._supervised(("case", case.id, share), [case])
-        self.budget.charge(case.id, time.perf_counter() - started)
+        self.budget.charge(case.id, _engine_time(attempts.values(), started))
         return self._settle(case, attempts[case.id], started, extras)
 
     def _scenario_group(self, case: Any) -> list[Any]:
@@ -671,7 +678,9 @@ class ConformanceSession:
                 att = Attempt(case.id, "finding", finding=exc, reaches=att.reaches)
         xfail = _xfail_reason(case, self.declarations.expected_failures)
         if att.outcome == "skipped":
-            return self._result(case, "skipped", att.text, started)
+            return self._result(
+                case, "skipped", att.text, started, budget_reached=att.budget_reached
+            )
         if att.outcome == "error":
             return self._error(case, att.text, started)
         if att.outcome == "finding":
@@ -803,6 +812,20 @@ def _reach_detail(reaches: list[Any]) -> str:
         f"writes only under its own home, got: {shown}{more} (blocked: the engine got an "
         "OSError; the finding stands even when the engine swallowed it)"
     )
+
+
+def _engine_time(attempts: Iterable[Any], started: float) -> float:
+    """Seconds of engine calls the attempts report (what budgets are charged); the wall time
+    since ``started`` for a case whose process died or hung (it could not report)."""
+    attempts = list(attempts)
+    if any(a.hang is not None or a.outcome == "error" for a in attempts):
+        return time.perf_counter() - started
+    return sum(a.engine_s for a in attempts)
+
+
+def _scenario_name(case: Any) -> str:
+    """The scenario's name in a case id ``scenario:NAME:EXPECTATION``."""
+    return case.id.split(":")[1] if case.id.count(":") >= 2 else case.id
 
 
 def _budget_note(att: Any) -> str:

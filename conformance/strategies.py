@@ -348,7 +348,7 @@ def _deep_in_long_text(seed: int, fact: str, depth: int, after: int) -> str:
     return f"{before}Note this for later: {fact}{rest}"
 
 
-#: Asks a user makes and the assistant answers (class of hermes-agent #49307): (ask, answer,
+#: Asks a user makes and the assistant answers (docs/contract-notes.md 6.13): (ask, answer,
 #: phrase). ``phrase`` occurs in the ask only, never in its answer, so where it shows up in a
 #: summary tells how the summary presents the ask. ``{n}`` is a drawn number.
 ANSWERED_ASKS = (

@@ -178,13 +178,27 @@ class Verdict:
                 f"root cause: {len(group['cases'])} failures share one ({group['key']}); "
                 f"reported under {group['first']}, the others point to it"
             )
-        limited = [r for r in self.results if r.budget_reached]
+        limited = [r for r in self.results if r.budget_reached and r.outcome != "skipped"]
         if limited:
             lines.append(
                 f"budget: {len(limited)} check(s) ran fewer examples than the profile asks "
                 "(--conformance-budget; slow engine calls): "
                 + ", ".join(f"{r.check} {r.examples_run}/{r.examples_asked}" for r in limited[:6])
                 + (" ..." if len(limited) > 6 else "")
+            )
+        unplayed = sorted(
+            {
+                r.check.split(":")[1]
+                for r in self.results
+                if r.budget_reached and r.kind == "scenario"
+            }
+        )
+        if unplayed:
+            lines.append(
+                f"budget: {len(unplayed)} scenario file(s) not played, their expectations "
+                "skipped (--conformance-budget; slow engine calls): "
+                + ", ".join(unplayed[:6])
+                + (" ..." if len(unplayed) > 6 else "")
             )
         lines.append(
             f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "

@@ -361,7 +361,7 @@ def check_b4_answered_ask_not_open(ctx):
     ask with a phrase its answer does not repeat) is not listed under an open-work heading
     (In Progress, Blocked, Next Steps, Pending, ...) of the compaction's new messages. Judged
     by where the ask's phrase appears, never by how often: recording it under Done, or not at
-    all, is fine (hermes-agent #49307: a fallback summary that re-opened answered asks)."""
+    all, is fine (docs/contract-notes.md 6.13)."""
 
     def body(draw):
         engine = ctx.new_engine()

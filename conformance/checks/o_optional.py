@@ -339,8 +339,8 @@ def check_o8_zero_window(ctx):
     """O8: a zero window (a model whose window is unknown, or no update_model() yet): after
     drawn usage, ``should_compress()`` (with and without its argument) returns and
     ``get_status()`` returns a dict whose ``usage_percent`` is 0 whenever ``context_length`` is
-    0; none of them, nor ``update_model(context_length=0)``, raises (opencode #1055: a division
-    by the window). The type of should_compress()'s answer is A3's business."""
+    0; none of them, nor ``update_model(context_length=0)``, raises (a division by the window
+    is a fault public engines shipped). The type of should_compress()'s answer is A3's business."""
 
     def body(draw):
         path = draw(st.sampled_from(ZERO_WINDOW_PATHS), "window")

@@ -215,9 +215,20 @@ def chain_problem(history, out) -> str | None:
     ids = [c.get("id") for c in call.get("tool_calls") or ()]
     where = next((i for i, m in enumerate(rows) if m == want[0]), None)
     if where is None:
+        named = ", ".join(map(repr, ids))
+        kept = set()
+        for m in out:
+            if isinstance(m, dict) and m.get("role") == "assistant":
+                kept.update(c.get("id") for c in m.get("tool_calls") or () if isinstance(c, dict))
+        if any(i in kept for i in ids):
+            return (
+                f"the newest assistant tool_calls message (calls {named}) is changed in the "
+                "output: the agent would not see its own calls as it made them"
+            )
         return (
-            f"the newest assistant tool_calls message (calls {', '.join(map(repr, ids))}) is gone "
-            "from the output: the agent would run those calls again"
+            f"the calls {named} of the newest assistant tool_calls message are gone from the "
+            "output (the message dropped, or its calls stripped as orphans: a call whose result "
+            "is not appended yet is in flight, not an orphan): the agent would run them again"
         )
     running = in_flight_calls(history)
     after = out[where + 1 :]

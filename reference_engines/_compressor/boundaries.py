@@ -73,7 +73,7 @@ def head_end_decaying(messages: Rows, protect_first_n: int) -> int:
 
     Head = the system prompt (if it is row 0) + ``protect_first_n`` further rows,
     extended forward past tool results so a call and its results stay together (the
-    caller passes 0 after the first compaction, as Hermes MAIN does: hermes-agent #11996).
+    caller passes 0 after the first compaction, as Hermes MAIN does: docs/host.md).
     """
     n = len(messages)
     start = 1 if n and messages[0].get("role") == "system" else 0

@@ -102,8 +102,8 @@ def _asks(middle):
 
 class FallbackReopensAnsweredAsks(MiniCompressor):
     """Breaks B4 (SHOULD): its deterministic fallback summary lists every user request of the
-    removed turns under Next Steps, answered or not, so the agent redoes them (hermes-agent
-    #49307)."""
+    removed turns under Next Steps, answered or not, so the agent redoes them
+    (docs/contract-notes.md 6.13)."""
 
     mutant_of = "B4"
 

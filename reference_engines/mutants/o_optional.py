@@ -106,7 +106,7 @@ class StatusWithoutPercent(MinimalEngine):
 
 class PercentOfZeroWindow(MinimalEngine):
     """Breaks O8: get_status() divides by context_length, which is 0 before the first
-    update_model() and for a model whose window is unknown (opencode #1055)."""
+    update_model() and for a model whose window is unknown."""
 
     mutant_of = "O8"
 

@@ -7,8 +7,8 @@ from reference_engines.mutants._base import SUMMARY_PREFIX, MinimalEngine
 
 class CacheMarkedSummary(MinimalEngine):
     """Breaks P5: marks its summary with ``cache_control`` to have it cached; with the host's
-    four breakpoints (P1) the request has five and Anthropic answers 400 (rossoctl/context-guru
-    #271)."""
+    four breakpoints (P1) the request has five and Anthropic answers 400 (docs/contract-notes.md
+    6.9)."""
 
     mutant_of = "P5"
 

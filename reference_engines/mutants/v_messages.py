@@ -37,7 +37,7 @@ class DictContentSummary(MinimalEngine):
         ]  # the defect
 
 
-# -- V2: the in-flight tool chain (hermes-agent #79278, PR #80916; openai-agents-python #2317) --
+# -- V2: the in-flight tool chain (docs/contract-notes.md 6.6) --
 
 
 def _trailing_chain(messages):
@@ -108,14 +108,14 @@ class StripsPendingCall(MinimalEngine):
 
 class StripsOrphansNotInFlight(MinimalEngine):
     """Correct twin of :class:`StripsPendingCall`: the same repair, with the trailing in-flight
-    call exempted (the fix shipped for hermes-agent #79278)."""
+    call exempted (the fix Hermes shipped)."""
 
     def _compress(self, messages):
         out = super()._compress(messages)
         return _strip_unanswered(out, exempt={_trailing_chain(out)})
 
 
-# -- V4: the system prompt cut or rewritten (anthropics/claude-code #4017; hermes-agent #67916) --
+# -- V4: the system prompt cut or rewritten (docs/contract-notes.md 6.7) --
 
 
 def _system_text(m):

@@ -118,8 +118,8 @@ def fire_on_turn_complete(
 ) -> bool:
     """H5: hand the engine a copy of the final transcript; swallow and log errors.
 
-    The list is new and each message is a structural clone (what current Hermes passes,
-    #80498; the documented promise is a read-only shallow copy, so this is at least as
+    The list is new and each message is a structural clone (what current Hermes passes;
+    the documented promise is a read-only shallow copy, so this is at least as
     safe). ``meta`` carries turn_id, task_id, api_call_count, interrupted, failed and
     turn_exit_reason. Returns True when the hook was called (False: skipped by identity).
     """

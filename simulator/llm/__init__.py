@@ -31,7 +31,7 @@ Per check or scenario::
 from simulator.llm.current import current_llm, default_llm, use_llm
 from simulator.llm.engine_llm import DEFAULT_API_KEY, DEFAULT_LLM_MODEL, EngineLLM
 from simulator.llm.faults import KINDS, LLMFault, LLMFaultSchedule
-from simulator.llm.hermes_config import configure_hermes_home
+from simulator.llm.hermes_config import configure_hermes_home, launch_hermes_home
 from simulator.llm.ledger import Ledger, collect_ledger
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "Ledger",
     "collect_ledger",
     "configure_hermes_home",
+    "launch_hermes_home",
     "current_llm",
     "default_llm",
     "use_llm",

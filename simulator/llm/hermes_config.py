@@ -13,6 +13,7 @@ connection errors (default 2). 0.19.0 reads no environment variable for these: t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -81,3 +82,34 @@ def configure_hermes_home(
         aux["transient_retries"] = int(transient_retries)
     path.write_text(yaml.safe_dump(config, sort_keys=True), encoding="utf-8")
     return {"HERMES_HOME": str(home), "NO_PROXY": LOOPBACK_NO_PROXY, "no_proxy": LOOPBACK_NO_PROXY}
+
+
+def launch_hermes_home(home: str | Path) -> bool:
+    """Lay ``home`` out the way every Hermes launch does before an agent runs.
+
+    Hermes' CLI and gateway call ``hermes_cli.config.ensure_hermes_home()`` on every config
+    load (its folders ``sessions/``, ``logs/``, ``skills/``, ... and the default ``SOUL.md``), so
+    an engine in a real agent always finds them. A kit home laid out the same way keeps that
+    first-launch seeding out of what TS2 sees the engine write. Uses Hermes' own function with
+    ``HERMES_HOME`` pointed at ``home`` for the call (the variable is restored after).
+
+    Returns:
+        True when hermes-agent laid the home out; False when hermes-agent is not importable or
+        its function refused (OSError, RuntimeError): the home is then left as it was.
+    """
+    try:
+        from hermes_cli.config import ensure_hermes_home
+    except ImportError:
+        return False
+    saved = os.environ.get("HERMES_HOME")
+    os.environ["HERMES_HOME"] = str(home)
+    try:
+        ensure_hermes_home()
+        return True
+    except (OSError, RuntimeError):
+        return False
+    finally:
+        if saved is None:
+            os.environ.pop("HERMES_HOME", None)
+        else:
+            os.environ["HERMES_HOME"] = saved

@@ -71,6 +71,23 @@ _BUSY_MESSAGE = (
 )
 
 
+#: The attribute that marks the server's own threads (its accept loop and one per connection).
+SIMULATOR_THREAD = "simulator_owned"
+
+
+def is_simulator_thread(thread: threading.Thread) -> bool:
+    """True for a thread the simulator's HTTP server started (its accept loop or a connection's):
+    a check that looks for threads an engine left behind (TS1) must not count them."""
+    return bool(getattr(thread, SIMULATOR_THREAD, False))
+
+
+def _simulator_thread(**kwargs: Any) -> threading.Thread:
+    """A daemon ``threading.Thread(**kwargs)`` marked as the simulator's own."""
+    thread = threading.Thread(daemon=True, **kwargs)
+    setattr(thread, SIMULATOR_THREAD, True)
+    return thread
+
+
 def _reason(status: int) -> str:
     if status == 529:
         return "Site Overloaded"
@@ -199,11 +216,10 @@ class SimServer(ThreadingHTTPServer):
         if kind == ConnectionGate.REFUSE:
             send_and_close(request, self._busy_bytes())
             return
-        thread = threading.Thread(
+        thread = _simulator_thread(
             target=self._serve_connection,
             args=(request, client_address, kind),
             name="provider-sim-conn",
-            daemon=True,
         )
         try:
             thread.start()
@@ -678,11 +694,10 @@ def start_server(
         allow_non_loopback=allow_non_loopback,
         limits=limits,
     )
-    thread = threading.Thread(
+    thread = _simulator_thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.05},
         name="provider-sim-http",
-        daemon=True,
     )
     thread.start()
     return server

@@ -506,3 +506,45 @@ def test_an_interrupted_run_says_interrupted_and_how_far_it_got(tmp_path):
     data = json.loads(out.read_text())
     assert data["verdict"] == "INTERRUPTED" and 0 < data["cases_run"] < data["cases_total"]
     assert "verdict: INTERRUPTED" in stdout and "verdict: PASS" not in stdout
+
+
+def test_scenario_files_past_the_budget_are_skipped_with_a_note_never_failed(tmp_path, monkeypatch):
+    (tmp_path / "slowish.py").write_text(
+        textwrap.dedent("""
+        import time
+        from reference_engines.mutants._base import MinimalEngine
+
+
+        class SlowCompress(MinimalEngine):
+            def compress(self, messages, *a, **k):
+                time.sleep(0.4)
+                return super().compress(messages, *a, **k)
+        """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import slowish
+
+    from conformance.verdict import Verdict
+
+    only = ["scenario:l1-lifecycle", "scenario:v2-tool-heavy", "scenario:l1-reset-new"]
+    session = ConformanceSession(
+        RunOptions(profile="quick", budget=1.0, only=only), slowish.SlowCompress
+    )
+    results = session.run_all()
+    assert results and all(r.outcome in ("passed", "skipped") for r in results), [
+        r.message[:200] for r in results if r.outcome not in ("passed", "skipped")
+    ]
+    played = {r.check.split(":")[1] for r in results if r.outcome == "passed"}
+    unplayed = {r.check.split(":")[1] for r in results if r.budget_reached}
+    assert played and unplayed and not played & unplayed, (played, unplayed)
+    for r in results:
+        if r.budget_reached:
+            assert r.outcome == "skipped" and "used the scenario budget" in r.message
+            assert f"-k 'scenario:{r.check.split(':')[1]}'" in r.message
+    assert session.scenario_budget.spent >= 1.0  # engine time, charged from the child
+    lines = Verdict(results).summary_lines()
+    assert any("scenario file(s) not played" in ln for ln in lines), lines
+    unbounded = ConformanceSession(
+        RunOptions(profile="quick", budget=0, only=only[:2]), slowish.SlowCompress
+    ).run_all()
+    assert not any(r.budget_reached for r in unbounded)

@@ -82,3 +82,20 @@ def test_each_library_scenario_fails_on_its_mutant(name):
         assert r.message.endswith(
             f" Repro: pytest --engine={spec} {SCENARIOS[name].source} -k '{exp_id}'"
         ), r.message
+
+
+def test_claude_compaction_quotes_the_providers_400_and_passes_the_unmarked_twin():
+    """P5 on a Claude model that really compacts: an engine marking its summary with
+    ``cache_control`` makes five breakpoints, and the finding quotes Anthropic's answer; the
+    same engine without the marker (its correct twin) passes every expectation."""
+    scenario = SCENARIOS["p5-claude-compaction"]
+    marked = scenario_results(scenario, factory(M + "p_caching:CacheMarkedSummary"))
+    p5 = [r for r in marked if r.clause == "P5" and r.outcome == "failed"]
+    assert p5, [r.message for r in marked]
+    assert (
+        "the provider answered '400: A maximum of 4 blocks with cache_control may be provided. "
+        "Found 5.'" in p5[0].message
+    ), p5[0].message
+    assert any(r.clause == "L1" and r.outcome == "passed" for r in marked)  # it did compact
+    twin = scenario_results(scenario, factory(M + "p_caching:UnmarkedSummary"))
+    assert twin and all(r.outcome == "passed" for r in twin), [r.message for r in twin]
