@@ -5,7 +5,11 @@ Subcommands:
   run the conformance checks (through pytest, so every plugin option works) and exit
   non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
   ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
-  ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them).
+  ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them). Bad input is
+  one ``error:`` line and exit 4 before anything runs (paths that cannot be written included),
+  and ``--json FILE`` then holds the verdict ``ERROR`` with the message.
+- ``scenario [FILE...] --engine MODULE:ATTR``: run scenario files (none: the bundled library).
+- ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
 - ``mutants [SPEC...] [--profile P] [--shrink]``: the kill matrix (every mutant against the checks).
 - ``coverage [--check]``: write or verify docs/coverage.md (clause -> checks -> mutants -> owner).
 - ``serve``: the provider simulator over HTTP on loopback.
@@ -15,27 +19,228 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
 
 from conformance.engine_loading import load_engine_factory, parse_kwargs
-from conformance.errors import EngineSpecError
+from conformance.errors import EngineSpecError, KitUsageError
+
+#: Options of pytest and pytest-xdist (and of ``check`` itself) whose value may follow as the
+#: next word: that word is the option's value, not the engine. The kit's own come from
+#: :func:`kit_value_options`.
+_VALUE_OPTIONS = frozenset(
+    {
+        "-k", "-m", "-p", "-n", "-c", "-o", "-W", "-r", "--numprocesses", "--maxprocesses",
+        "--dist", "--junitxml", "--junit-xml", "--junit-prefix", "--rootdir", "--deselect",
+        "--ignore", "--ignore-glob", "--basetemp", "--maxfail", "--tb", "--durations",
+        "--confcutdir", "--log-level", "--log-file", "--timeout", "--capture",
+        "--import-mode", "--override-ini", "--config-file", "--json", "--state-dir",
+    }
+)  # fmt: skip
+
+
+class _OptionRecorder:
+    """Stands in for pytest's parser: records the options :func:`add_options` registers."""
+
+    def __init__(self) -> None:
+        self.options: dict[str, dict] = {}
+
+    def getgroup(self, *args, **kwargs) -> _OptionRecorder:
+        """The one group (pytest's ``Parser.getgroup``)."""
+        return self
+
+    def addoption(self, *names: str, **kwargs) -> None:
+        """Record an option (pytest's ``OptionGroup.addoption``)."""
+        for name in names:
+            self.options[name] = kwargs
+
+    def addini(self, *args, **kwargs) -> None:
+        """Ini keys are not options."""
+
+
+def kit_options() -> dict[str, dict]:
+    """Every option the kit's pytest front end registers: name -> its ``addoption`` keywords
+    (:func:`conformance.frontends.pytest_options.add_options`)."""
+    from conformance.frontends.pytest_options import add_options
+
+    recorder = _OptionRecorder()
+    add_options(recorder)
+    return recorder.options
+
+
+def kit_value_options() -> frozenset:
+    """The kit's pytest options that take a value (``--engine``, ``--conformance-json`` ...)."""
+    flags = ("store_true", "store_false", "count")
+    return frozenset(n for n, kw in kit_options().items() if kw.get("action") not in flags)
+
+
+#: Output options of ``check`` and the pytest options it checks before the run: option ->
+#: (kind, what the run writes there).
+_CHECKED_OUTPUTS = {
+    "--json": ("file", "the JSON verdict"),
+    "--state-dir": ("dir", "failure files"),
+    "--conformance-json": ("file", "the JSON verdict"),
+    "--conformance-report": ("file", "the HTML report"),
+    "--junitxml": ("file", "the junit XML report"),
+    "--junit-xml": ("file", "the junit XML report"),
+    "--conformance-failures-dir": ("dir", "failure files"),
+}
+
+USAGE_ERROR = 4  # pytest's exit status for a usage error, which check shares
+
+
+def _split_engine(argv: list[str]) -> tuple[str | None, list[str], list[str]]:
+    """The engine word of ``check``'s command line (the first word that is not an option or an
+    option's value; a word with a ``:`` wins over one without), the command line without it,
+    and the other such words (files and folders for pytest)."""
+    takes_value = _VALUE_OPTIONS | kit_value_options()
+    words: list[tuple[int, str]] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            break
+        if word.startswith("-") and word != "-":
+            if "=" not in word and word in takes_value:
+                i += 1  # its value follows
+            i += 1
+            continue
+        words.append((i, word))
+        i += 1
+    pick = next((w for w in words if ":" in w[1]), words[0] if words else None)
+    if pick is None:
+        return None, list(argv), []
+    others = [word for index, word in words if index != pick[0]]
+    return pick[1], argv[: pick[0]] + argv[pick[0] + 1 :], others
+
+
+def _option_values(option: str, argv: list[str]) -> list[str]:
+    """Every value given to ``option`` in ``argv`` (``--opt VALUE`` or ``--opt=VALUE``)."""
+    out = []
+    for i, word in enumerate(argv):
+        if word == option and i + 1 < len(argv):
+            out.append(argv[i + 1])
+        elif word.startswith(option + "="):
+            out.append(word.split("=", 1)[1])
+    return out
+
+
+def kit_option_problem(argv: list[str]) -> str | None:
+    """What is wrong with a value given to one of the kit's pytest options in ``argv`` (a
+    number option given a word, a choice option given something not among its choices), as
+    one line that says what to give; None when every value parses.
+
+    ``check`` reports it before pytest runs, instead of pytest's multi-line usage text. The
+    options and their types come from :func:`kit_options`; ranges (a timeout that must be
+    positive ...) are left to the front end, which checks them when it builds the session.
+    """
+    import difflib
+
+    for name, kw in kit_options().items():
+        for value in _option_values(name, argv):
+            choices = kw.get("choices")
+            kind = kw.get("type")
+            if choices is not None and value not in choices:
+                close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                return (
+                    f"{name}={value}: not one of its choices; give one of "
+                    f"{', '.join(choices)}{hint}."
+                )
+            if kind in (int, float):
+                try:
+                    kind(value)
+                except ValueError:
+                    what = "a whole number" if kind is int else "a number"
+                    unit = {"SECONDS": " of seconds", "GIB": " of GiB"}.get(kw.get("metavar"), "")
+                    example = "3" if kind is int else "30"
+                    return f"{name}={value}: not {what}; give {what}{unit} (e.g. {name}={example})."
+    return None
+
+
+class _ErrorLines:
+    """Wraps ``sys.stderr`` during the pytest run and keeps pytest's ``ERROR: ...`` lines (a
+    usage error pytest itself reports), for the ERROR verdict.
+
+    pytest's option-parser error (``ERROR: usage: pytest.main() ...`` and a few lines of
+    usage, inifile and rootdir) is kept but not passed on: ``check`` prints it as one line of
+    its own after the run (:meth:`refused_options`)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.text: list[str] = []
+        self.size = 0
+        self._held = False
+
+    def write(self, text: str) -> int:
+        """Pass ``text`` on (except pytest's usage block); keep up to 64 KiB of it."""
+        if self.size < 65536:
+            self.text.append(text)
+            self.size += len(text)
+        if text.startswith("ERROR: usage: ") and "pytest.main(): error: " in text:
+            self._held = True
+            return len(text)
+        if self._held and not text.strip():
+            return len(text)  # the blank line after the usage block
+        self._held = False
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+    def errors(self) -> str:
+        """The ``ERROR:`` lines pytest printed, joined (their prefix removed)."""
+        lines = "".join(self.text).splitlines()
+        found = []
+        for line in lines:
+            _, sep, after = line.partition("pytest.main(): error: ")  # pytest's option parser
+            if sep:
+                found.append(after.strip())
+            elif line.startswith("ERROR: ") and not line.startswith("ERROR: usage: "):
+                found.append(line.removeprefix("ERROR: ").strip())
+        return " ".join(f for f in found if f)
+
+    def refused_options(self) -> str:
+        """What pytest's option parser refused ("" when it accepted the command line), with a
+        hint when the option needs a plugin that is not installed (``-n``: pytest-xdist)."""
+        for line in "".join(self.text).splitlines():
+            _, sep, after = line.partition("pytest.main(): error: ")
+            if sep:
+                refused = after.strip().rstrip(".")
+                if "unrecognized arguments:" in refused and re.search(
+                    r"(?:^|\s)(?:-n\S*|--numprocesses\S*|--dist\S*)(?:\s|$)",
+                    refused.split(":", 1)[1] + " ",
+                ):
+                    refused += " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
+                return refused
+        return ""
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
 
 
 def _check(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="context-engine-kit check",
+        usage="context-engine-kit check MODULE:ATTR | --engine-plugin DIR | --conformance-replay "
+        "FILE [options] [pytest options]",
         description="Run the conformance checks against an engine and print a verdict by clause. "
-        "Unknown options are passed to pytest (e.g. -n 2, -k V2, --conformance-profile=quick).",
+        "Unknown options are passed to pytest (e.g. -k V2, --conformance-profile=quick, "
+        "--conformance-report=report.html, --junit-xml=junit.xml).",
+        epilog="pytest-xdist's -n N (cases on N processes) needs pip install pytest-xdist; it "
+        "is not part of the kit's dependencies, and on a small, fast engine it is not faster "
+        "(each worker pays the start-up). context-engine-kit explain CLAUSE explains a clause "
+        "a failure names.",
+        allow_abbrev=False,
     )
-    by_folder = _given("--engine-plugin", argv)
-    if by_folder:  # no positional: a pytest option's value (e.g. -k EXPR) must not be taken for it
-        parser.set_defaults(engine=None)
-    else:
-        parser.add_argument(
-            "engine", nargs="?", help="MODULE:ATTR of a ContextEngine subclass or factory"
-        )
+    parser.add_argument("--engine", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--engine-plugin",
         default=None,
@@ -43,52 +248,101 @@ def _check(argv: list[str]) -> int:
         help="a plugin folder as it ships ($HERMES_HOME/plugins/<name>/), in place of "
         "MODULE:ATTR: loaded as the host does and checked for R4-R6 too",
     )
-    parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
-    parser.add_argument("--json", default=None, metavar="FILE", help="write the verdict as JSON")
+    parser.add_argument(
+        "--engine-kwargs",
+        default=None,
+        metavar="JSON",
+        help="a JSON object of keyword arguments for the engine",
+    )
+    parser.add_argument(
+        "--json",
+        default=None,
+        metavar="FILE",
+        help="write the verdict as JSON (also when the run cannot start: verdict ERROR)",
+    )
     parser.add_argument(
         "--state-dir",
         default=None,
         metavar="DIR",
-        help="where failure files go (default: a new temp dir)",
+        help="where failure files go (default: a new temp dir, removed when left empty)",
     )
-    args, rest = parser.parse_known_args(argv)
-    if not args.engine and not args.engine_plugin:
-        print(
-            "context-engine-kit check: error: give the engine as "
-            "MODULE:ATTR, or a plugin folder with --engine-plugin DIR.",
-            file=sys.stderr,
+    if any(a in ("-h", "--help") for a in argv):
+        parser.add_argument(
+            "engine_arg",
+            nargs="?",
+            metavar="MODULE:ATTR",
+            help="a ContextEngine subclass or factory (or --engine MODULE:ATTR)",
         )
-        return 4
+        parser.print_help()
+        return 0
+    engine_word, others, paths = _split_engine(argv)
+    args, rest = parser.parse_known_args(others)
+    if engine_word is not None:
+        if args.engine or args.engine_plugin:
+            rest = [engine_word] + rest  # a file or folder argument for pytest
+        else:
+            args.engine = engine_word
+    json_path = os.path.abspath(args.json) if args.json else None
+    from conformance.frontends import outputs
+
+    def usage_error(message: str) -> int:
+        print(f"context-engine-kit check: error: {message}", file=sys.stderr)
+        if json_path and not _unwritable_file(json_path, "--json"):
+            outputs.write_error_verdict(
+                json_path, message, engine=_engine_record(args), profile=_profile(rest)
+            )
+        return USAGE_ERROR
+
+    problem = kit_option_problem(rest)
+    if problem:
+        return usage_error(problem)
+    second = [w for w in paths if ":" in w and not os.path.exists(w)]
+    if engine_word is not None and second and not args.engine_plugin:
+        return usage_error(
+            f"give one engine: {engine_word!r} and {second[0]!r} both look like MODULE:ATTR. "
+            "Run check once per engine (each writes its own failure files)."
+        )
+    replay = _option_values("--conformance-replay", rest)
+    if not args.engine and not args.engine_plugin and not replay:
+        return usage_error(
+            "give the engine as MODULE:ATTR, or a plugin folder with --engine-plugin DIR "
+            "(or a failure file with --conformance-replay FILE, which names its engine)."
+        )
+    for option, (kind, _what) in _CHECKED_OUTPUTS.items():
+        values = (
+            [getattr(args, option[2:].replace("-", "_"))]
+            if option in ("--json", "--state-dir")
+            else _option_values(option, rest)
+        )
+        for value in values:
+            if value:
+                try:
+                    outputs.check_writable(
+                        value, option=option, kind=kind, keep=option == "--state-dir"
+                    )
+                except KitUsageError as exc:
+                    return usage_error(str(exc))
     if args.engine:
         try:
-            load_engine_factory(
-                args.engine, parse_kwargs(args.engine_kwargs)
-            )  # fail fast, kit-style message
+            load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast
         except EngineSpecError as exc:
-            print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
-            return 4
-    elif not os.path.isdir(args.engine_plugin):
-        print(
-            f"context-engine-kit check: error: --engine-plugin={args.engine_plugin}: not "
-            "a folder; give the plugin folder that holds __init__.py and plugin.yaml.",
-            file=sys.stderr,
+            return usage_error(str(exc))
+    elif args.engine_plugin and not os.path.isdir(args.engine_plugin):
+        return usage_error(
+            f"--engine-plugin={args.engine_plugin}: not a folder; give the plugin folder that "
+            "holds __init__.py and plugin.yaml."
         )
-        return 4
-    problem = _output_problem(args.json, args.state_dir)
-    if problem:
-        print(f"context-engine-kit check: error: {problem}", file=sys.stderr)
-        return 4
     import pytest
 
+    temporary = not args.state_dir
     state = (
         os.path.abspath(args.state_dir)
         if args.state_dir
         else tempfile.mkdtemp(prefix="context-engine-kit-")
     )
     os.makedirs(state, exist_ok=True)
-    if not _given(
-        "--conformance-snapshots-dir", rest
-    ):  # the project's snapshots, as a plain pytest run there
+    if not _given("--conformance-snapshots-dir", rest):
+        # the project's snapshots, as a plain pytest run there
         rest = [
             "--conformance-snapshots-dir",
             os.path.join(os.getcwd(), ".conformance", "snapshots"),
@@ -96,27 +350,91 @@ def _check(argv: list[str]) -> int:
     selection = (["--engine", args.engine] if args.engine else []) + (
         ["--engine-plugin", os.path.abspath(args.engine_plugin)] if args.engine_plugin else []
     )
+    failures = os.path.join(state, "failures")
     pytest_args = selection + [
         "-p",
         "no:cacheprovider",
-        "--rootdir",
-        state,
         # the CLI imported the kit before pytest started; nothing of it needs rewriting
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
-        "--conformance-failures-dir",
-        os.path.join(state, "failures"),
     ]
+    if not _given("--conformance-failures-dir", rest):
+        pytest_args += ["--conformance-failures-dir", failures]
     # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
     pytest_args += ["-p", "conformance.plugin"]
     if args.engine_kwargs:
         pytest_args += ["--engine-kwargs", args.engine_kwargs]
-    if args.json:
-        pytest_args += ["--conformance-json", os.path.abspath(args.json)]
+    if json_path:
+        pytest_args += ["--conformance-json", json_path]
+    what = (
+        f"--engine={args.engine}"
+        if args.engine
+        else f"--engine-plugin={os.path.abspath(args.engine_plugin)}"
+        if args.engine_plugin
+        else f"the engine named in {replay[-1]}"
+    )
+    where = (
+        f"{failures} (a temp dir, removed if the run leaves it empty)" if temporary else failures
+    )
+    if _given("--conformance-failures-dir", rest):
+        where = _option_values("--conformance-failures-dir", rest)[-1]
+    print(
+        f"context-engine-kit check: the kit's conformance cases against {what}, run by pytest "
+        "(each item of the kit's suite file test_contract.py is one case)\n"
+        f"context-engine-kit check: failure files go to {where}",
+        flush=True,
+    )
+    before = _stat(json_path) if json_path else None
+    errors = _ErrorLines(sys.stderr)
+    sys.stderr = errors
     try:
-        return int(pytest.main(pytest_args + rest))
+        code = int(pytest.main(pytest_args + rest))
     finally:
-        _settle_state(state, temporary=not args.state_dir)
+        sys.stderr = errors.stream
+        _settle_state(state, temporary=temporary)
+    refused = errors.refused_options() if code == USAGE_ERROR else ""
+    if refused:
+        print(
+            f"context-engine-kit check: error: pytest refused the command line: {refused}; "
+            "context-engine-kit check --help and pytest --help list the options.",
+            file=sys.stderr,
+        )
+    if json_path and code not in (0, 1, 5) and _stat(json_path) in (None, before):
+        message = errors.errors() or f"pytest stopped with exit status {code} before a verdict"
+        outputs.write_error_verdict(
+            json_path, message, engine=_engine_record(args), profile=_profile(rest)
+        )
+    return code
+
+
+def _unwritable_file(path: str, option: str) -> str | None:
+    """Why ``path`` cannot be written (None: it can), without raising."""
+    from conformance.frontends import outputs
+
+    try:
+        outputs.check_writable(path, option=option, kind="file")
+    except KitUsageError as exc:
+        return str(exc)
+    return None
+
+
+def _engine_record(args: argparse.Namespace) -> dict | None:
+    """How the ERROR verdict names the engine (as the JSON verdict does)."""
+    if args.engine:
+        try:
+            kwargs = parse_kwargs(args.engine_kwargs)
+        except EngineSpecError:
+            kwargs = args.engine_kwargs
+        return {"spec": args.engine, "kwargs": kwargs}
+    if args.engine_plugin:
+        return {"plugin": os.path.abspath(args.engine_plugin)}
+    return None
+
+
+def _profile(rest: list[str]) -> str:
+    values = _option_values("--conformance-profile", rest)
+    choices = kit_options()["--conformance-profile"]["choices"]
+    return values[-1] if values and values[-1] in choices else "default"
 
 
 def _given(option: str, argv: list[str]) -> bool:
@@ -155,15 +473,34 @@ def _serve(argv: list[str]) -> int:
     except ImportError as exc:  # pragma: no cover - the provider ships http
         print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
         return 2
+    port = _port_given(argv)
+    if port is not None and not 0 <= port <= 65535:
+        print(
+            f"context-engine-kit serve: error: --port {port}: a port is a number from 0 to "
+            "65535. Pick a free port (0 picks one for you).",
+            file=sys.stderr,
+        )
+        return 2
     try:
         return int(serve.main(argv) or 0)
     except (OSError, OverflowError, ValueError) as exc:
+        reason = str(exc).rstrip(". ") or type(exc).__name__
         print(
-            f"context-engine-kit serve: error: cannot listen: {exc}. Pick a free "
+            f"context-engine-kit serve: error: cannot listen: {reason}. Pick a free "
             "port between 0 and 65535 (0 picks one for you) on a loopback address.",
             file=sys.stderr,
         )
         return 2
+
+
+def _port_given(argv: list[str]) -> int | None:
+    """The ``--port`` value of a ``serve`` command line when it is a whole number, else None
+    (the serve parser reports what is wrong with it)."""
+    values = _option_values("--port", argv)
+    try:
+        return int(values[-1]) if values else None
+    except ValueError:
+        return None
 
 
 def _install_plugin(argv: list[str]) -> int:
@@ -188,6 +525,12 @@ def _install_plugin(argv: list[str]) -> int:
     return 0
 
 
+def _explain(argv: list[str]) -> int:
+    from conformance.explain import main as explain_main
+
+    return explain_main(argv)
+
+
 def _scenario(argv: list[str]) -> int:
     from conformance.frontends.scenario_cli import main as scenario_main
 
@@ -197,47 +540,12 @@ def _scenario(argv: list[str]) -> int:
 COMMANDS = {
     "check": _check,
     "scenario": _scenario,
+    "explain": _explain,
     "mutants": _mutants,
     "coverage": _coverage,
     "serve": _serve,
     "install-plugin": _install_plugin,
 }
-
-
-def _output_problem(json_path: str | None, state_dir: str | None) -> str:
-    """What is wrong with ``--json FILE`` or ``--state-dir DIR`` before anything runs ("" when
-    both can be written): a folder given as the file, a file in the way of a folder, a parent
-    that cannot be created or written."""
-    if state_dir:
-        if os.path.exists(state_dir) and not os.path.isdir(state_dir):
-            return f"--state-dir {state_dir}: a file is there; give a folder (it is created)."
-        problem = _unwritable(os.path.abspath(state_dir), "--state-dir")
-        if problem:
-            return problem
-    if json_path:
-        if os.path.isdir(json_path):
-            return (
-                f"--json {json_path}: a folder; give a file name (e.g. {json_path}/verdict.json)."
-            )
-        problem = _unwritable(os.path.dirname(os.path.abspath(json_path)), "--json")
-        if problem:
-            return problem
-    return ""
-
-
-def _unwritable(folder: str, option: str) -> str:
-    """ "" when ``folder`` exists and is writable or can be created, else the error text."""
-    probe = folder
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    if not os.path.isdir(probe):
-        return f"{option}: {probe} is a file, so {folder} cannot be created; choose another path."
-    if not os.access(probe, os.W_OK):
-        return f"{option}: {probe} is not writable; choose a path you can write to."
-    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
             "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
             "  scenario [FILE...] --engine MODULE:ATTR   "
             "run scenario files (none: the bundled library)\n"
+            "  explain CLAUSE      a clause's text, its checks, usual causes and fixes\n"
             "  mutants             run every mutant engine and print the kill matrix\n"
             "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
             "  serve               run the provider simulator over HTTP on 127.0.0.1\n"

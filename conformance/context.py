@@ -28,7 +28,7 @@ from hypothesis.errors import Flaky
 
 from conformance.budget import SHRINK_GRACE_S
 from conformance.engine_frames import where
-from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable
+from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable, exception_text
 from conformance.timeouts import HangBudget, calling, constructor_label
 from simulator.host.calls import accepted_kwargs, update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
@@ -233,13 +233,13 @@ class CheckContext:
                         engine.update_model(**kwargs)
                     except Exception as exc:
                         raise EngineUnavailable(
-                            f"update_model() raised {type(exc).__name__}: {exc}{where(exc)}"
+                            f"update_model() raised {exception_text(exc)}{where(exc)}"
                         ) from exc
         except EngineUnavailable:
             raise
         except Exception as exc:
             raise EngineUnavailable(
-                f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}"
+                f"constructing the engine raised {exception_text(exc)}{where(exc)}"
             ) from exc
         return engine
 

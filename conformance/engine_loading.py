@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import EngineSpecError
+from conformance.errors import EngineSpecError, exception_text, with_article
 
 REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
 
@@ -44,18 +44,50 @@ def parse_kwargs(text: str | None) -> dict[str, Any]:
     """
     if not text:
         return {}
+    shown = text if len(text) <= 80 else text[:60] + f"...<{len(text)} chars>"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EngineSpecError(
-            f"--engine-kwargs={text!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
+            f"--engine-kwargs={shown!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
             'Give a JSON object, e.g. --engine-kwargs=\'{"model": "test"}\'.'
         ) from None
+    except RecursionError:  # nested deeper than the JSON parser goes
+        raise EngineSpecError(_too_deep("--engine-kwargs")) from None
     if not isinstance(value, dict):
         raise EngineSpecError(
-            f"--engine-kwargs must be a JSON object, got {type(value).__name__} ({text!r})."
+            f"--engine-kwargs must be a JSON object, got {type(value).__name__} ({shown!r})."
         )
+    check_kwargs_depth(value, "--engine-kwargs")
     return value
+
+
+#: How deep engine keyword arguments may nest (lists and objects); deeper is a usage error.
+MAX_KWARGS_DEPTH = 64
+
+
+def _too_deep(source: str) -> str:
+    return (
+        f"{source}: the JSON nests deeper than {MAX_KWARGS_DEPTH} levels of lists and objects. "
+        "Give the engine a flat JSON object of its constructor arguments, e.g. "
+        '--engine-kwargs=\'{"db_path": ":memory:"}\'.'
+    )
+
+
+def check_kwargs_depth(value: Any, source: str) -> None:
+    """Refuse engine keyword arguments nested deeper than :data:`MAX_KWARGS_DEPTH`.
+
+    Raises:
+        EngineSpecError: naming ``source`` (where the kwargs came from) and what to give.
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_KWARGS_DEPTH:
+                raise EngineSpecError(_too_deep(source))
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
 
 
 def looks_like_engine(obj: Any) -> bool:
@@ -207,7 +239,15 @@ def factory_from_record(record: Any) -> EngineFactory:
     if isinstance(record, dict) and record.get("plugin"):
         return load_plugin_factory(str(record["plugin"]))
     if isinstance(record, dict) and record.get("spec"):
-        return load_engine_factory(str(record["spec"]), dict(record.get("kwargs") or {}))
+        kwargs = record.get("kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise EngineSpecError(
+                "the replay file's engine kwargs are "
+                f"{with_article(type(kwargs).__name__)}, not a JSON object; give the engine "
+                "with --engine=MODULE:ATTR --engine-kwargs='{...}'"
+            )
+        check_kwargs_depth(kwargs, "the replay file's engine kwargs")
+        return load_engine_factory(str(record["spec"]), dict(kwargs))
     raise EngineSpecError(
         "the replay file names no engine the kit can load; give it with --engine=MODULE:ATTR"
     )
@@ -274,7 +314,7 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
         # the run with exit 0 and no verdict: it is a usage error like any other import error
         raise EngineSpecError(
             f"--engine={spec!r}: importing module {module_name!r} raised "
-            f"{type(exc).__name__}: {exc}. Fix the error in your module (run "
+            f"{exception_text(exc)}. Fix the error in your module (run "
             f"python -c 'import {module_name}' to see the traceback)."
         ) from None
     target: Any = module
@@ -296,8 +336,8 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
             )
     elif not callable(target):
         raise EngineSpecError(
-            f"--engine={spec!r} names a {type(target).__name__}, not a class or factory. "
-            "If it is an engine instance, give its class or a function that returns a new one. "
-            + SPEC_HELP
+            f"--engine={spec!r} names {with_article(type(target).__name__)}, not a class or "
+            "factory. If it is an engine instance, give its class or a function that returns a "
+            "new one. " + SPEC_HELP
         )
     return EngineFactory(spec, target, dict(kwargs or {}))

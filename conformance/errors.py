@@ -4,11 +4,13 @@ Every finding, failure and error the kit reports is one line in one grammar::
 
     [V2 MUST] compress() output: expected every tool call answered exactly once after it,
     got tool message at index 3 answers 'call_7', which no earlier assistant message calls
-    (history of 14 messages). See docs/contract.md#v2. Repro: pytest --engine=mypkg:Engine
+    (history of 14 messages). See docs/contract.md#v2 (context-engine-kit explain V2). Repro:
+    pytest --engine=mypkg:Engine
     --conformance-replay .conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
 
 :func:`render` builds it (error outcomes included: ``[A4 MUST] engine not available: ...``);
-the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`).
+the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`), followed by
+the command that explains the clause where the user is (an installed kit has no docs/ folder).
 """
 
 from __future__ import annotations
@@ -17,18 +19,41 @@ from typing import Any
 
 
 def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
-    """The kit's one-line grammar: ``[CLAUSE LEVEL] detail See <anchor>.`` then ``Repro: ...``.
+    """The kit's one-line grammar: ``[CLAUSE LEVEL] detail See <anchor> (context-engine-kit
+    explain CLAUSE).`` then ``Repro: ...``.
 
     ``detail`` is the text after the prefix; a trailing period is not doubled. ``repro`` is a
-    shell command that reruns the case (empty: no ``Repro:`` part).
+    shell command that reruns the case (empty: no ``Repro:`` part). A clause the catalogue does
+    not know points at the contract alone.
     """
-    from conformance.catalogue import anchor
+    from conformance.catalogue import CLAUSES, anchor
 
     text = detail.rstrip()
     if text and not text.endswith((".", "!", "?")):
         text += "."
-    line = f"[{clause} {level}] {text} See {anchor(clause)}."
+    explain = f" (context-engine-kit explain {clause})" if clause in CLAUSES else ""
+    line = f"[{clause} {level}] {text} See {anchor(clause)}{explain}."
     return f"{line} Repro: {repro}" if repro else line
+
+
+def exception_text(exc: BaseException, limit: int | None = None) -> str:
+    """How a message names an exception: ``Type: message``, or ``Type`` alone when its message
+    is empty (``KeyboardInterrupt``, not ``KeyboardInterrupt: .``), even when its ``__str__``
+    raises. A final period is left off (the caller's sentence goes on: no ``..``). ``limit``: at
+    most that many characters of the message (None: all of it)."""
+    try:
+        text = str(exc).strip().rstrip(".").rstrip()
+    except Exception:
+        text = "<its message could not be shown>"
+    if limit is not None:
+        text = text[:limit]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article, for messages that name a type: ``a list``,
+    ``an int``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def strip_repro(message: str) -> str:
@@ -158,6 +183,8 @@ class ConformanceError(Exception):
 
 
 __all__ = [
+    "exception_text",
+    "with_article",
     "CaseError",
     "CheckSkipped",
     "ConformanceError",

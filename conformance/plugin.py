@@ -11,7 +11,7 @@ expectation and snapshot case. Every hook here delegates to the run's
 SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 
 This is the kit's one pytest11 entry point; it registers the scenario-file collector, the
-snapshot fixture and the HTML report (``pytest_plugins`` below).
+snapshot fixture, the HTML report and the output checks (``pytest_plugins`` below).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ pytest_plugins = (
     "conformance.frontends.scenario_items",
     "conformance.frontends.snapshot_fixture",
     "conformance.frontends.report_plugin",
+    "conformance.frontends.outputs",
 )
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -83,6 +84,11 @@ def pytest_configure(config: pytest.Config) -> None:
         _activate(config, fixture_route=route)
     except pytest_options.Inert:
         return
+    except pytest.UsageError as exc:
+        from conformance.frontends.outputs import usage_error
+
+        usage_error(config, str(exc))  # --conformance-json gets the ERROR verdict
+        raise
     shim.install()
     if not route and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]

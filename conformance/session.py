@@ -43,6 +43,7 @@ from conformance.errors import (
     EngineUnavailable,
     HostileEngine,
     KitUsageError,
+    exception_text,
     render,
 )
 from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
@@ -357,7 +358,7 @@ class ConformanceSession:
             return Declarations(
                 capabilities=extra,
                 expected_failures=dict(self.options.xfails),
-                error=f"constructing the engine raised {type(exc).__name__}: {exc}{where(exc)}",
+                error=f"constructing the engine raised {exception_text(exc)}{where(exc)}",
             )
         if not looks_like_engine(engine):
             return Declarations(

@@ -410,7 +410,9 @@ def _watch(
         value = pickle.loads(answer[1])
         if answer[0] == _ERROR:
             if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
-                raise RuntimeError(f"the case's child raised {type(value).__name__}: {value}")
+                from conformance.errors import exception_text
+
+                raise RuntimeError(f"the case's child raised {exception_text(value)}")
             raise value
         return value
     _, status = os.waitpid(pid, 0)

@@ -5,7 +5,9 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
 
     {"engine": {"spec", "kwargs"} | {"plugin"},     # how replay files name it too
      "kit_version", "contract_version", "host_abc", "host_profile", "profile",
-     "verdict": "PASS" | "FAIL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word
+     "verdict": "PASS" | "FAIL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word; "ERROR"
+                                                     # with "error" when a usage error stopped
+                                                     # the run (frontends.outputs.error_verdict)
      "strict": bool,                                 # --conformance-strict was given
      "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
      "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level

@@ -19,7 +19,7 @@ import copy
 from typing import Any
 
 from conformance.engine_frames import root_cause, where
-from conformance.errors import ContractViolation, HostileEngine
+from conformance.errors import ContractViolation, HostileEngine, with_article
 from conformance.expect import MAX_VALUE_BYTES, approx_size, short
 from conformance.supervisor import supervised
 from conformance.timeouts import calling
@@ -83,8 +83,9 @@ def invoke(
                 clause,
                 level,
                 method,
-                f"returned a {type(out).__name__} of more than {MAX_VALUE_BYTES // (1024 * 1024)} "
-                "MB (measured before copying or printing it); output was discarded",
+                f"returned {with_article(type(out).__name__)} of more than "
+                f"{MAX_VALUE_BYTES // (1024 * 1024)} MB (measured before copying or printing "
+                "it); output was discarded",
             )
     return out
 

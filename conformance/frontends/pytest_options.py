@@ -27,13 +27,15 @@ from conformance.engine_loading import (
     looks_like_engine,
     parse_kwargs,
 )
-from conformance.errors import EngineTimeout, KitUsageError
+from conformance.errors import EngineTimeout, KitUsageError, exception_text
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
+#: The key of pytest-xdist's ``workerinput`` that carries the controller's seed to a worker.
+WORKER_SEED = "conformance_seed"
 
 
 class Inert(Exception):
@@ -301,7 +303,7 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
         options = RunOptions(
             profile=config.getoption("--conformance-profile"),
             derandomize=not config.getoption("--conformance-random"),
-            seed=config.getoption("--conformance-seed"),
+            seed=_seed(config),
             timeout=_timeout(config),
             max_timeouts=_max_timeouts(config),
             shrink=not config.getoption("--conformance-no-shrink"),
@@ -368,14 +370,18 @@ def probe_or_raise(session: ConformanceSession) -> None:
         pytest.UsageError: naming the engine's options and what to do.
     """
     what = session.factory.cli_args() or repr(session.factory.target)
+    if len(what) > 300:
+        what = what[:240] + f"...<{len(what)} chars>"
     try:
         with session.probe_home():
             engine = build_engine(session.factory, session.options.timeout)
     except EngineTimeout as exc:
         raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: an engine must not end the run
         raise pytest.UsageError(
-            f"{what}: constructing the engine raised {type(exc).__name__}: {exc}. Fix the "
+            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the "
             "constructor, or pass the arguments it needs with --engine-kwargs='{...}' (a JSON "
             "object), or give a factory function as MODULE:ATTR."
         ) from None
@@ -391,11 +397,20 @@ def probe_or_raise(session: ConformanceSession) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+def _seed(config: pytest.Config) -> int | None:
+    """``--conformance-seed``, else (on a pytest-xdist worker) the controller's drawn seed."""
+    seed = config.getoption("--conformance-seed")
+    if seed is None:
+        seed = getattr(config, "workerinput", {}).get(WORKER_SEED)
+    return seed
+
+
 def header_lines(
     config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
 ) -> list[str]:
     """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
-    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder."""
+    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
+    and the number of cases by kind with the folder failure files go to."""
     from conformance import CONTRACT_VERSION, __version__
     from simulator.host.shim import abc_info
 
@@ -404,11 +419,16 @@ def header_lines(
         engine = session.factory.cli_args()
     else:
         engine = "from the conformance_engine_factory fixture (conftest.py)"
-    random_mode = not o.derandomize and not in_ci()
+    if o.derandomize:
+        drawing = "derandomized"
+    elif in_ci():
+        drawing = "derandomized: a CI variable is set, so --conformance-random is ignored"
+    else:
+        drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
     lines = [
         f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
         f"{CONTRACT_VERSION} | host ABC {abc_info().label()} | host profile {o.host_profile} | "
-        f"profile {o.profile} ({'random, seed ' + str(o.seed) if random_mode else 'derandomized'})"
+        f"profile {o.profile} ({drawing})"
     ]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
     if env:
@@ -420,4 +440,15 @@ def header_lines(
         )
     if o.snapshots_dir is not None:
         lines.append(f"conformance snapshots: {o.snapshots_dir}")
+    if session.factory is not None:
+        try:
+            cases = session.cases()
+        except Exception:  # reported where the cases are collected, as a usage error
+            return lines
+        kinds = [c.kind if c.kind in ("scenario", "snapshot") else "check" for c in cases]
+        labels = {"check": "checks", "scenario": "scenario expectations", "snapshot": "snapshots"}
+        count = ", ".join(f"{kinds.count(k)} {v}" for k, v in labels.items() if kinds.count(k))
+        lines.append(
+            f"conformance: {len(kinds)} cases ({count}); failure files go to {o.failures_dir}"
+        )
     return lines

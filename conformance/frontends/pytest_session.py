@@ -126,6 +126,14 @@ class SessionPlugin:
             pytest_options.probe_or_raise(self.session)
         return result
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """pytest-xdist, on the controller: every worker draws with the controller's seed (the
+        one the header prints and failure files record), not one of its own."""
+        seed = self.session.options.seed
+        if seed is not None:
+            node.workerinput[pytest_options.WORKER_SEED] = seed
+
     def pytest_report_header(self, config: pytest.Config):
         """Header lines: engine, kit and contract versions, host ABC, profiles, env, replay."""
         return pytest_options.header_lines(config, self.session, fixture_route=self.fixture_route)

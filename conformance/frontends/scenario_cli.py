@@ -8,8 +8,9 @@ bundled library and says so on its first line; ``--library`` adds the library to
 ``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging engine fails
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
 failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
-option value; 4 for a bad engine; 5 when nothing ran. ``--report FILE`` writes the HTML report
-(:mod:`conformance.report`).
+option value (a ``--report`` path that cannot be written is one, found before the run); 4 for
+an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran.
+``--report FILE`` writes the HTML report (:mod:`conformance.report`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.engine_loading import load_engine_factory, load_plugin_factory, parse_kwargs
-from conformance.errors import EngineSpecError, KitUsageError, ScenarioError
+from conformance.errors import EngineSpecError, KitUsageError, ScenarioError, exception_text
+from conformance.frontends.outputs import check_writable
 from conformance.scenarios import LIBRARY_DIR, library_paths
 from conformance.session import ConformanceSession, RunOptions, exit_code
 from conformance.verdict import Verdict
@@ -35,6 +37,34 @@ def _positive_seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
     return value
+
+
+def _probe(factory, timeout: float) -> str | None:
+    """Build one engine (under ``timeout``): why it cannot be built, or None. A constructor that
+    raises (SystemExit too) or hangs is one error, not the same error in every expectation."""
+    from conformance.engine_loading import looks_like_engine
+    from conformance.errors import EngineTimeout
+    from conformance.timeouts import build_engine
+
+    what = factory.cli_args()
+    try:
+        engine = build_engine(factory, timeout)
+    except EngineTimeout as exc:
+        return f"{what}: {exc}. No scenario was run."
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: an engine must not end the run
+        return (
+            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the constructor, "
+            "or pass the arguments it needs with --engine-kwargs='{...}' (a JSON object). "
+            "No scenario was run."
+        )
+    if not looks_like_engine(engine):
+        return (
+            f"{what}: the factory returned {type(engine).__name__}, not a context engine (it "
+            "needs name, update_from_response, should_compress and compress)."
+        )
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.getLogger("simulator.host").setLevel(logging.ERROR)
 
+    if args.report:
+        try:
+            check_writable(args.report, option="--report", kind="file")
+        except KitUsageError as exc:
+            print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
+            return 2
     library = args.library or not args.files
     if not args.files:
         print(
@@ -111,11 +147,16 @@ def main(argv: list[str] | None = None) -> int:
     except EngineSpecError as exc:
         print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
         return 4
+    timeout = args.timeout or DEFAULT_CHECK_TIMEOUT_S
+    problem = _probe(factory, timeout)
+    if problem:
+        print(f"context-engine-kit scenario: error: {problem}", file=sys.stderr)
+        return 4
     options = RunOptions(
         checks=False,
         scenarios=library,
         scenario_files=tuple(Path(f) for f in args.files),
-        timeout=args.timeout or DEFAULT_CHECK_TIMEOUT_S,
+        timeout=timeout,
         host_profile=args.host_profile,
         strict=args.strict,
     )

@@ -1,18 +1,26 @@
-"""The self-contained HTML report: verdict by clause, every result, one plot per scenario.
+"""The self-contained HTML report: failures first, verdict by clause, one plot per scenario,
+every result, and the text of every clause it names.
 
 :func:`render` returns one HTML document (str) with inline CSS and inline SVG: no script,
-no external resource, so it opens anywhere and archives as one file. Without matplotlib
-each scenario shows a note and its numbers as a table instead of the plot.
+no external resource, so it opens anywhere and archives as one file. Its order: the verdict,
+the failures summary (every failed or errored case with its message, MUST first: what a
+reader needs without scrolling), the verdict by clause, the scenarios with their plots, all
+results, and the clauses: each clause named in the report with its title, its text (from the
+contract, :func:`conformance.explain.clause_text`) and what usually causes a failure and how to
+fix it, so that every clause link works without a docs/ folder. Without matplotlib each
+scenario shows a note and its numbers as a table instead of the plot.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.catalogue import anchor, sort_key
+from conformance import catalogue
+from conformance.catalogue import sort_key
 from conformance.report.llm_tables import llm_section, scenario_llm_table
 from conformance.results import OUTCOMES
 
@@ -31,11 +39,91 @@ figure.plot{margin:6px 0 18px;border:1px solid #ddd;padding:6px}\
 figure.plot svg{width:100%;height:auto}figcaption{font-size:12px;color:#555}
 .note{background:#fff8e1;border:1px solid #f0d58c;padding:6px 10px;font-size:12px}
 .desc{font-size:12px;color:#555;margin:0 0 6px}
+#failures{border-left:6px solid #b71c1c;background:#fff5f5;padding:2px 14px 8px;margin:14px 0}
+#failures.none{border-left-color:#2e7d32;background:#f1f8f1}
+#failures h2{margin-top:10px}
+section.clause{border-top:1px solid #ddd;padding:2px 0 6px}
+section.clause p{font-size:13px;margin:4px 0}
+section.clause .advice{font-size:12px;color:#333}
 """
 
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def clause_href(clause: str) -> str:
+    """The in-page link of a clause: ``#clause-v2`` (its section in the report's clause list)."""
+    return f"#clause-{clause.lower()}"
+
+
+_DOC_LINK = re.compile(r"docs/(?:contract|coverage)\.md#([a-z]+\d+)")
+
+
+def _message(text: str) -> str:
+    """A result message as HTML: escaped, its ``docs/contract.md#v2`` pointers linked to the
+    clause's section in this report."""
+    return _DOC_LINK.sub(
+        lambda m: (
+            f'<a href="{clause_href(m.group(1))}">{m.group(0)}</a>'
+            if m.group(1).upper() in catalogue.CLAUSES
+            else m.group(0)
+        ),
+        _e(text),
+    )
+
+
+def failures_section(results: list[Any]) -> str:
+    """The failures summary: every failed or errored case (MUST first, then in contract order)
+    with its clause, level and message; a short all-clear when there is none."""
+    bad = [r for r in results if r.outcome in ("failed", "error")]
+    if not bad:
+        ran = sum(r.outcome != "skipped" for r in results)
+        return (
+            '<section id="failures" class="none"><h2>Failures (0)</h2>'
+            f"<p class='desc'>No case failed or errored ({ran} ran).</p></section>"
+        )
+    bad.sort(key=lambda r: (r.level != "MUST", sort_key(r.clause), r.check))
+    must = sum(r.level == "MUST" for r in bad)
+    rows = "".join(
+        f'<tr><td class="l {r.outcome}">{_e(r.outcome)}</td><td class="l">{_e(r.level)}</td>'
+        f'<td class="l"><a href="{clause_href(r.clause)}">{_e(r.clause)}</a></td>'
+        f'<td class="l">{_e(r.check)}</td><td class="msg">{_message(r.message)}</td></tr>'
+        for r in bad
+    )
+    return (
+        f'<section id="failures"><h2>Failures ({len(bad)}: {must} MUST, {len(bad) - must} '
+        "SHOULD)</h2><p class='desc'>Each message ends with the command that reruns the case; "
+        "<code>context-engine-kit explain CLAUSE</code> explains a clause (its text is also at "
+        "the end of this report).</p>"
+        '<table id="failure-list"><tr><th class="l">outcome</th><th class="l">level</th>'
+        '<th class="l">clause</th><th class="l">case</th><th class="l">message</th></tr>'
+        f"{rows}</table></section>"
+    )
+
+
+def clauses_section(clause_ids: Iterable[str]) -> str:
+    """The text of each clause in ``clause_ids`` (contract order): title, text, side, and what
+    usually causes a failure and how to fix it; each section is a link target
+    (:func:`clause_href`)."""
+    from conformance.clause_advice import advice
+    from conformance.explain import clause_text
+
+    parts = []
+    for cid in sorted(set(clause_ids), key=sort_key):
+        clause = catalogue.CLAUSES.get(cid)
+        if clause is None:
+            continue
+        tip = advice(cid, clause.side)
+        parts.append(
+            f'<section class="clause" id="clause-{_e(cid.lower())}">'
+            f"<h3>{_e(cid)}: {_e(clause.title)}</h3><p>{_e(clause_text(cid) or clause.title)}</p>"
+            f"<p class='desc'>kept by the {_e(clause.side)}; in the contract: "
+            f"{_e(clause.anchor)}</p>"
+            f"<p class='advice'><b>Usual cause:</b> {_e(tip.cause)}</p>"
+            f"<p class='advice'><b>Fix:</b> {_e(tip.fix)}</p></section>"
+        )
+    return f'<h2 id="clauses">Clauses ({len(parts)})</h2>' + "".join(parts)
 
 
 def verdict_table(results: list[Any]) -> str:
@@ -49,7 +137,7 @@ def verdict_table(results: list[Any]) -> str:
     for clause, row in table.items():
         cells = "".join(f'<td class="{o if row[o] else ""}">{row[o]}</td>' for o in OUTCOMES)
         rows.append(
-            f'<tr><td class="l"><a href="{_e(anchor(clause))}">{_e(clause)}</a></td>{cells}</tr>'
+            f'<tr><td class="l"><a href="{clause_href(clause)}">{_e(clause)}</a></td>{cells}</tr>'
         )
     return (
         f'<table id="verdict-by-clause"><tr><th class="l">clause</th>{head}</tr>'
@@ -63,9 +151,9 @@ def results_table(results: list[Any]) -> str:
     for r in sorted(results, key=lambda r: (sort_key(r.clause), r.check)):
         rows.append(
             f'<tr><td class="l">{_e(r.check)}</td><td class="l title">{_e(r.title)}</td>'
-            f'<td class="l">{_e(r.clause)}</td>'
+            f'<td class="l"><a href="{clause_href(r.clause)}">{_e(r.clause)}</a></td>'
             f'<td class="l">{_e(r.level)}</td><td class="l {r.outcome}">{_e(r.outcome)}</td>'
-            f'<td class="msg">{_e(r.message)}</td></tr>'
+            f'<td class="msg">{_message(r.message)}</td></tr>'
         )
     return (
         '<table id="results"><tr><th class="l">check</th><th class="l">what it checks</th>'
@@ -126,7 +214,8 @@ def render(
     note: str = "",
     strict: bool = False,
 ) -> str:
-    """The HTML document (str).
+    """The HTML document (str): verdict, failures summary, verdict by clause, scenarios, all
+    results, clause texts (the module doc gives the order and why).
 
     Args:
         results: :class:`~conformance.session.Result` objects (checks and scenario expectations).
@@ -155,12 +244,14 @@ def render(
         f"<p class='desc'>context-engine-kit {_e(__version__)}, contract {_e(CONTRACT_VERSION)}; "
         f"{len(results)} results ({_e(count_text)}).</p>"
         f"<div class='verdict {cls}' id='verdict'>verdict: {word}</div>"
-        f"<h2>Verdict by clause</h2>{verdict_table(results)}"
+        + failures_section(results)
+        + f"<h2>Verdict by clause</h2>{verdict_table(results)}"
         f"<h2>Scenarios ({len(runs)})</h2>"
         + (f"<p class='note'>{_e(note)}</p>" if note and runs else "")
         + (sections or "<p class='desc'>No scenario ran.</p>")
         + llm_section(results)
         + "<h2>All results</h2>"
         + results_table([r for r in results if not r.check.startswith("scenario:")])
+        + clauses_section(r.clause for r in results)
         + "</body></html>\n"
     )

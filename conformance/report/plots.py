@@ -16,7 +16,7 @@ import io
 import re
 from typing import Any
 
-try:  # optional dependency: pip install 'context-engine-kit[report]'
+try:  # optional dependency: the kit's "report" extra (matplotlib)
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -26,7 +26,9 @@ try:  # optional dependency: pip install 'context-engine-kit[report]'
     MISSING_NOTE = ""
 except ImportError:  # pragma: no cover - exercised by monkeypatching AVAILABLE in tests
     AVAILABLE = False
-    MISSING_NOTE = "plots need matplotlib: pip install 'context-engine-kit[report]'"
+    MISSING_NOTE = (
+        "plots need matplotlib (the kit's report extra): pip install matplotlib next to the kit"
+    )
 
 
 def run_svg(run: Any, *, width: float = 9.0, height: float = 3.6) -> str | None:

@@ -47,14 +47,45 @@ class _Marks:
         return table.get(path, 1)
 
 
+#: Bounds of a scenario document: nesting depth, and values after aliases are expanded (an
+#: alias bomb of a few lines would otherwise expand to billions of values).
+MAX_DEPTH = 48
+MAX_VALUES = 200_000
+
+
+class _TooLarge(Exception):
+    """The document breaks :data:`MAX_DEPTH` or :data:`MAX_VALUES`; the message says which."""
+
+    def __init__(self, line: int, field: str, message: str):
+        super().__init__(message)
+        self.problem = (line, field, message)
+
+
 def _construct(
     node: yaml.Node,
     path: Path_,
     marks: _Marks,
     loader: yaml.SafeLoader,
     problems: list[tuple[int, str, str]],
+    budget: list[int] | None = None,
 ) -> Any:
-    marks.value[path] = node.start_mark.line + 1
+    budget = [MAX_VALUES] if budget is None else budget
+    budget[0] -= 1
+    line = node.start_mark.line + 1
+    if budget[0] < 0:
+        raise _TooLarge(
+            line,
+            field_name(path),
+            f"more than {MAX_VALUES} values once aliases are expanded; a scenario is a short "
+            "script: write its steps out, or reuse a step with an alias to one value only",
+        )
+    if len(path) > MAX_DEPTH:
+        raise _TooLarge(
+            line,
+            field_name(path[:MAX_DEPTH]),
+            f"nested deeper than {MAX_DEPTH} levels; scenario fields are flat lists and objects",
+        )
+    marks.value[path] = line
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -79,11 +110,11 @@ def _construct(
                 )
                 continue
             marks.key[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, path + (key,), marks, loader, problems)
+            out[key] = _construct(value_node, path + (key,), marks, loader, problems, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
         return [
-            _construct(item, path + (i,), marks, loader, problems)
+            _construct(item, path + (i,), marks, loader, problems, budget)
             for i, item in enumerate(node.value)
         ]
     return loader.construct_object(node, deep=True)
@@ -109,6 +140,20 @@ def parse_yaml(text: str, path: str = "<string>") -> tuple[Any, _Marks]:
         line = mark.line + 1 if mark is not None else 0
         reason = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(path, [(line, "", f"not valid YAML: {reason}")]) from None
+    except _TooLarge as exc:
+        raise ScenarioError(path, [exc.problem]) from None
+    except RecursionError:  # PyYAML's composer recurses once per nesting level
+        raise ScenarioError(
+            path,
+            [
+                (
+                    0,
+                    "",
+                    f"nested deeper than {MAX_DEPTH} levels; scenario fields are flat lists "
+                    "and objects",
+                )
+            ],
+        ) from None
     if problems:
         raise ScenarioError(path, problems)
     return data, marks
@@ -362,6 +407,18 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as exc:
         raise ScenarioError(
             str(p), [(0, "", f"cannot read the file: {exc.strerror or exc}")]
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(
+            str(p),
+            [
+                (
+                    0,
+                    "",
+                    f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+                    "save the scenario as UTF-8 YAML",
+                )
+            ],
         ) from None
     return load_text(text, str(p))
 

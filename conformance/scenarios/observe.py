@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.errors import exception_text
 from conformance.expect import MAX_VALUE_BYTES, approx_size
 from conformance.timeouts import calling
 from simulator.host.record import Recorder
@@ -215,7 +216,7 @@ class ScenarioRecorder(Recorder):
                         method,
                         step,
                         threading.current_thread().name,
-                        f"{type(exc).__name__}: {str(exc)[:300]}",
+                        exception_text(exc, 300),
                     )
                 )
                 if method == "compress":

@@ -47,6 +47,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from conformance.errors import exception_text
 from conformance.expect import v2_problems
 from conformance.scenarios.expectations import evaluate_check
 from conformance.scenarios.observe import Finding, ScenarioRecorder
@@ -350,7 +351,7 @@ class _Runner:
                 if isinstance(exc, KeyboardInterrupt) and not supervised():
                     raise  # in this process it is the user's Ctrl-C (a child ignores SIGINT)
                 if not self.cancelled.is_set():
-                    self.run.stopped = (label, f"{type(exc).__name__}: {str(exc)[:400]}")
+                    self.run.stopped = (label, exception_text(exc, 400))
                 return False
             self.after_step(label)
             if self.run.stopped:
@@ -454,7 +455,7 @@ class _Runner:
         try:
             self.main = self.new_main()
         except (Exception, SystemExit) as exc:
-            self.run.stopped = ("(start)", f"{type(exc).__name__}: {str(exc)[:400]}")
+            self.run.stopped = ("(start)", exception_text(exc, 400))
             return self.run
         self.after_step("(start)")
         self.run_steps(self.sc.steps, ("steps",))

@@ -21,6 +21,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from conformance.errors import exception_text
 from conformance.expect import MAX_VALUE_BYTES, approx_size
 from conformance.snapshots.canonical import reference_rows
 from conformance.snapshots.corpus import CORPUS_VERSION, Case
@@ -57,7 +58,7 @@ def _compress(
         with calling("compress"):
             result = engine.compress(copy.deepcopy(messages), **kwargs)
     except Exception as exc:
-        out["raised"] = f"{type(exc).__name__}: {exc}"
+        out["raised"] = exception_text(exc)
         return out
     if _oversized(result):
         out["raised"] = OVERSIZED
@@ -132,7 +133,7 @@ def _select(engine_factory: Callable[[], Any], history: list[dict[str, Any]]) ->
                 ),
             )
     except Exception as exc:
-        return {"raised": f"{type(exc).__name__}: {exc}"}
+        return {"raised": exception_text(exc)}
     if _oversized(result):
         return {"raised": OVERSIZED}
     if result is None:

@@ -69,7 +69,9 @@ def configure_hermes_home(
     config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
     config = {} if config is None else config
     if not isinstance(config, dict):
-        raise ValueError(f"{path} holds a {type(config).__name__}, not a mapping")
+        kind = type(config).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise ValueError(f"{path} holds {article} {kind}, not a mapping")
     aux = config.setdefault("auxiliary", {})
     for task in tasks:
         block = {"provider": "custom", "base_url": base_url, "api_key": api_key, "model": model}

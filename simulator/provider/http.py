@@ -169,8 +169,8 @@ class SimServer(ThreadingHTTPServer):
         self.limits = limits or ConnectionLimits()
         self.gate = ConnectionGate(self.limits.max_connections)
         self._local = threading.local()
+        self._reserve = FdReserve()  # before binding: server_close() gives it back on failure
         super().__init__(address, SimHandler)
-        self._reserve = FdReserve()
         self.provider = provider
         self.max_body_bytes = max_body_bytes
         self.internal_errors = 0

@@ -39,8 +39,10 @@ def strip_persistence_fields(messages: Iterable[Mapping[str, Any]]) -> list[dict
     out: list[dict[str, Any]] = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
+            kind = type(m).__name__
+            article = "an" if kind[:1].lower() in "aeiou" else "a"
             raise TypeError(
-                f"strip_persistence_fields: message {i} is a {type(m).__name__}, expected a dict"
+                f"strip_persistence_fields: message {i} is {article} {kind}, expected a dict"
             )
         out.append({k: v for k, v in m.items() if k not in PERSISTENCE_ONLY_MESSAGE_FIELDS})
     return out

@@ -1,14 +1,22 @@
-"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands): the same
-cases as pytest, exit codes, the JSON verdict, bad input."""
+"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands) and
+conformance.frontends.outputs: the same cases as pytest, exit codes, the JSON verdict (an
+``ERROR`` verdict when the run cannot start), what the first lines say, and bad input: every
+hostile input is one clear error line (what was wrong, what to do) and no traceback, found
+before the run starts."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO_ROOT
+
+MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 
 def cli(*args, cwd, **env_vars):
@@ -169,7 +177,7 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     from conformance.devtools.coverage import COVERAGE
 
     before = COVERAGE.stat().st_mtime_ns
-    for sub in ("check", "scenario", "mutants", "coverage", "serve", "install-plugin"):
+    for sub in ("check", "scenario", "explain", "mutants", "coverage", "serve", "install-plugin"):
         proc = cli(sub, "--help", cwd=tmp_path)
         assert proc.returncode == 0 and proc.stdout.startswith(
             f"usage: context-engine-kit {sub}"
@@ -275,6 +283,252 @@ def test_coverage_outside_a_source_checkout_is_a_clear_error(tmp_path, monkeypat
     )
 
 
+ENGINES = """
+from reference_engines.mutants._base import MinimalEngine
+
+
+class ExitsInInit(MinimalEngine):
+    def __init__(self, **kwargs):
+        raise SystemExit(3)
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A folder with a plain file (no folder can be made under it), an engine module whose
+    constructor calls SystemExit, and inputs nested past every parser's depth."""
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    (tmp_path / "exits.py").write_text(ENGINES, encoding="utf-8")
+    (tmp_path / "deep.scenario.yaml").write_text(
+        "name: deep\nsteps: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8"
+    )
+    bomb = "name: bomb\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    (tmp_path / "bomb.scenario.yaml").write_text(bomb + "steps: *i\n", encoding="utf-8")
+    (tmp_path / "binary.scenario.yaml").write_bytes(b"\xff\xfe\x00name: x\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    return tmp_path
+
+
+DEEP_KWARGS = '{"a": ' * 3000 + "1" + "}" * 3000
+LIBRARY_FILE = str(
+    REPO_ROOT / "conformance" / "scenarios" / "library" / "c1_subagents.scenario.yaml"
+)
+
+#: (id, command line, exit status, what the one error line says, what it says to do). ``{d}`` is
+#: the test's folder, ``{f}`` a plain file in it. Each of these printed a Python traceback once.
+BAD_INPUTS = [
+    ("state-dir-under-a-file", ["check", MINIMAL, "--state-dir", "{f}/state"], 4,
+     "--state-dir {f}/state: cannot write there: {f} is a file", "Give a folder path"),
+    ("state-dir-is-a-file", ["check", MINIMAL, "--state-dir", "{f}"], 4,
+     "--state-dir {f}: cannot write there: it exists and is not a folder", "Give a folder path"),
+    ("json-under-a-file", ["check", MINIMAL, "--json", "{f}/v.json"], 4,
+     "--json {f}/v.json: cannot write there: {f} is a file", "Give a file path"),
+    ("json-is-a-folder", ["check", MINIMAL, "--json", "{d}"], 4,
+     "--json {d}: cannot write there: it is a folder", "give a file name"),
+    ("report-under-a-file", ["check", MINIMAL, "--conformance-report={f}/r.html"], 4,
+     "--conformance-report {f}/r.html: cannot write there", "Give a file path"),
+    ("junit-under-a-file", ["check", MINIMAL, "--junit-xml={f}/j.xml"], 4,
+     "--junit-xml {f}/j.xml: cannot write there", "Give a file path"),
+    ("failures-dir-under-a-file", ["check", MINIMAL, "--conformance-failures-dir={f}/x"], 4,
+     "--conformance-failures-dir {f}/x: cannot write there", "Give a folder path"),
+    ("snapshots-under-a-file",
+     ["check", MINIMAL, "--conformance-snapshots-dir={f}", "--snapshot-update"], 4,
+     "--snapshot-update {f}/reference_engines.mutants._base.MinimalEngine: cannot write there",
+     "Give a folder path"),
+    ("deep-engine-kwargs", ["check", MINIMAL, "--engine-kwargs", DEEP_KWARGS], 4,
+     "--engine-kwargs: the JSON nests deeper than 64 levels", "Give the engine a flat JSON"),
+    ("deep-engine-kwargs-scenario", ["scenario", "--engine", MINIMAL, "--engine-kwargs",
+     DEEP_KWARGS], 4, "--engine-kwargs: the JSON nests deeper than 64 levels", "Give the engine"),
+    ("system-exit-in-the-constructor", ["check", "exits:ExitsInInit"], 4,
+     "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
+    ("system-exit-in-the-constructor-scenario", ["scenario", "--engine", "exits:ExitsInInit"], 4,
+     "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
+    ("deep-scenario-yaml", ["scenario", "{d}/deep.scenario.yaml", "--engine", MINIMAL], 2,
+     "deep.scenario.yaml:0: nested deeper than 48 levels", "flat lists and objects"),
+    ("alias-bomb-scenario-yaml", ["scenario", "{d}/bomb.scenario.yaml", "--engine", MINIMAL], 2,
+     "values once aliases are expanded", "write its steps out"),
+    ("binary-scenario-file", ["scenario", "{d}/binary.scenario.yaml", "--engine", MINIMAL], 2,
+     "binary.scenario.yaml:0: not UTF-8 text", "save the scenario as UTF-8"),
+    ("deep-replay-json", ["check", MINIMAL, "--conformance-replay", "{d}/deep.json"], 4,
+     "--conformance-replay {d}/deep.json: cannot read it", "give a file written under"),
+    ("scenario-report-under-a-file",
+     ["scenario", LIBRARY_FILE, "--engine", MINIMAL, "--report", "{f}/r.html"], 2,
+     "--report {f}/r.html: cannot write there", "Give a file path"),
+    ("serve-port-out-of-range", ["serve", "--port", "99999"], 2,
+     "--port 99999: a port is a number from 0 to 65535. Pick", "Pick a free port"),
+    ("timeout-not-a-number", ["check", MINIMAL, "--conformance-timeout=abc"], 4,
+     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+    ("timeout-not-a-number-apart", ["check", MINIMAL, "--conformance-timeout", "abc"], 4,
+     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+    ("max-timeouts-not-a-whole-number", ["check", MINIMAL, "--conformance-max-timeouts=1.5"], 4,
+     "--conformance-max-timeouts=1.5: not a whole number", "give a whole number"),
+    ("profile-typo", ["check", MINIMAL, "--conformance-profile=quik"], 4,
+     "--conformance-profile=quik: not one of its choices",
+     "give one of default, quick, thorough (did you mean quick?)"),
+    ("host-profile-typo", ["check", MINIMAL, "--host-profile", "hermes-0.91"], 4,
+     "--host-profile=hermes-0.91: not one of its choices", "give one of documented, hermes-0.19"),
+    ("option-pytest-refuses", ["check", MINIMAL, "--no-such-option"], 4,
+     "pytest refused the command line: unrecognized arguments: --no-such-option",
+     "check --help and pytest --help list the options"),
+    ("two-engines", ["check", MINIMAL, "reference_engines.router:ReferenceRouter"], 4,
+     "give one engine", "Run check once per engine"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv, status, what, todo", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what, todo):
+    sub = {"{d}": str(hostile), "{f}": str(hostile / "afile")}
+
+    def fill(text):
+        for key, value in sub.items():
+            text = text.replace(key, value)
+        return text
+
+    proc = cli(*[fill(a) for a in argv], cwd=hostile)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == status, out[-3000:]
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out[-3000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1, proc.stderr  # one line: what was wrong and what to do
+    assert fill(what) in errors[0] and todo in errors[0], errors[0]
+    assert not re.search(r"\s\.(\s|$)|[^.]\.\.(\s|$)", errors[0]), errors[0]  # no stray dots
+    assert "passed" not in proc.stdout  # refused before any case ran
+
+
+def test_json_verdict_is_written_on_usage_errors_too(hostile):
+    def verdict(*argv):
+        path = hostile / "v.json"
+        path.unlink(missing_ok=True)
+        proc = cli(*argv, "--json", str(path), cwd=hostile)
+        assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data["verdict"] == "ERROR" and data["results"] == [], data
+        assert data["counts"]["total"] == 0 and data["failures_by_level"] == {
+            "MUST": 0,
+            "SHOULD": 0,
+        }
+        assert data["error"] and data["error"] in proc.stderr.replace("\n", " "), (
+            data,
+            proc.stderr,
+        )
+        return data
+
+    assert "is not of the form MODULE:ATTR" in verdict("check", "nope")["error"]
+    assert "give the engine as MODULE:ATTR" in verdict("check")["error"]
+    assert (
+        "nests deeper than 64" in verdict("check", MINIMAL, "--engine-kwargs", DEEP_KWARGS)["error"]
+    )
+    assert verdict("check", MINIMAL, "--state-dir", str(hostile / "afile"))["engine"] == {
+        "spec": MINIMAL,
+        "kwargs": {},
+    }
+    # errors pytest reports: an option value it refuses, a constructor that exits
+    refused = verdict("check", MINIMAL, "--conformance-profile=bogus")
+    assert refused["error"] == (
+        "--conformance-profile=bogus: not one of its choices; give one of default, quick, thorough."
+    )
+    timeout = verdict("check", MINIMAL, "--conformance-timeout=abc")
+    assert timeout["error"].startswith("--conformance-timeout=abc: not a number; give a number")
+    assert timeout["engine"] == {"spec": MINIMAL, "kwargs": {}} and timeout["profile"] == "default"
+    quik = verdict("check", MINIMAL, "--conformance-profile=quik")
+    assert "give one of default, quick, thorough (did you mean quick?)" in quik["error"]
+    assert quik["profile"] == "default"  # not the refused value
+    exits = verdict("check", "exits:ExitsInInit", "-n", "2")
+    assert exits["error"].startswith("--engine=exits:ExitsInInit: constructing the engine raised")
+    assert exits["engine"] == {"spec": "exits:ExitsInInit", "kwargs": {}}
+
+
+def test_pytest_writes_the_error_verdict_and_checks_output_paths_first(kit_pytester):
+    kit_pytester.makepyfile(exits=ENGINES)
+    (kit_pytester.path / "afile").write_text("x", encoding="utf-8")
+    base = ("-p", "conformance.plugin", "-p", "no:cacheprovider")
+    result = kit_pytester.runpytest_subprocess(
+        *base, "--engine=exits:ExitsInInit", "--conformance-json=out/v.json"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    data = json.loads((kit_pytester.path / "out" / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "ERROR" and "SystemExit: 3" in data["error"]
+    spec = kit_pytester.runpytest_subprocess(*base, "--engine=nope", "--conformance-json=v.json")
+    assert spec.ret == pytest.ExitCode.USAGE_ERROR
+    data = json.loads((kit_pytester.path / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "ERROR" and "is not of the form MODULE:ATTR" in data["error"]
+    assert data["engine"] == {"spec": "nope", "kwargs": {}}
+    bad = kit_pytester.runpytest_subprocess(
+        *base,
+        f"--engine={MINIMAL}",
+        "--conformance-report=afile/r.html",
+        "--conformance-json=v.json",
+    )
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --conformance-report afile/r.html: cannot write there: *"])
+    assert "passed" not in bad.stdout.str()  # refused before any case ran
+    assert "cannot write there" in json.loads((kit_pytester.path / "v.json").read_text())["error"]
+
+
+def test_output_paths_are_tried_without_leaving_folders(tmp_path):
+    from conformance.errors import KitUsageError
+    from conformance.frontends.outputs import check_writable
+
+    check_writable(tmp_path / "a" / "b" / "v.json", option="--json", kind="file")
+    check_writable(tmp_path / "c" / "d", option="--conformance-failures-dir", kind="dir")
+    assert list(tmp_path.iterdir()) == []
+    check_writable(tmp_path / "state", option="--state-dir", kind="dir", keep=True)
+    assert (tmp_path / "state").is_dir()
+    existing = tmp_path / "state" / "v.json"
+    existing.write_text("kept", encoding="utf-8")
+    check_writable(existing, option="--json", kind="file")
+    assert existing.read_text(encoding="utf-8") == "kept"
+    with pytest.raises(KitUsageError, match=r"--json .*: cannot write there: it is a folder"):
+        check_writable(tmp_path, option="--json", kind="file")
+
+
+def test_check_says_what_runs_and_where_state_goes(tmp_path):
+    proc = cli("check", "-k", "A1", MINIMAL, "--conformance-no-scenarios", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (
+        f"context-engine-kit check: the kit's conformance cases against --engine={MINIMAL}, run "
+        "by pytest (each item of the kit's suite file test_contract.py is one case)"
+    )
+    assert re.fullmatch(
+        r"context-engine-kit check: failure files go to \S+/context-engine-kit-\w+/failures "
+        r"\(a temp dir, removed if the run leaves it empty\)",
+        lines[1],
+    ), lines[1]
+    header = [ln for ln in lines if ln.startswith("conformance: ")]
+    assert f"conformance: engine --engine={MINIMAL} |" in header[0]
+    assert "| host ABC " in header[0] and "| profile default (derandomized)" in header[0]
+    assert re.fullmatch(
+        r"conformance: \d+ cases \(\d+ checks\); failure files go to \S+", header[1]
+    )
+    assert f"rootdir: {tmp_path}" in lines  # pytest's own lines name no temp folder
+    assert any(re.fullmatch(r"test_contract\.py \.\. +\[100%\]", ln) for ln in lines), lines
+
+
+def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_options(tmp_path):
+    help_text = cli("check", "--help", cwd=tmp_path).stdout
+    assert "-n 2" not in help_text and "--junit-xml" in help_text
+    # a value-taking option before the engine, and a replay file instead of the engine
+    state = tmp_path / "state"
+    failing = cli(
+        "check", "-k", "V4-system-prompt-first and compress",
+        "reference_engines.mutants.v4_drops_system:DropsSystemPrompt",
+        "--conformance-profile=quick", "--conformance-no-shrink", "--state-dir", str(state),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
+    (replay,) = state.glob("failures/*/*.json")
+    again = cli("check", "--conformance-replay", str(replay), cwd=tmp_path)
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr
+    assert "the engine named in" in again.stdout.splitlines()[0]
+    assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
+
+
 def test_engines_the_issue_names_are_must_clean_under_check(tmp_path):
     """The three engines a correct kit must not fail (conformance.cli ``check``, quick profile,
     bundled scenarios included): a select_context-only engine that never compacts, a
@@ -301,3 +555,79 @@ def test_engines_the_issue_names_are_must_clean_under_check(tmp_path):
         data = json.loads(out.read_text())
         assert data["verdict"] == "PASS", spec
         assert data["failures_by_level"] == {"MUST": 0, "SHOULD": 0}, spec
+
+
+def test_check_help_is_honest_about_xdist(tmp_path):
+    """``-n`` is pytest-xdist's, which the kit does not install: the help says how to get it and
+    that it does not speed up a small engine; the base dependencies really lack it."""
+    import tomllib
+
+    help_text = " ".join(cli("check", "--help", cwd=tmp_path).stdout.split())
+    assert "needs pip install pytest-xdist" in help_text
+    assert "on a small, fast engine it is not faster" in help_text
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert not any(d.startswith("pytest-xdist") for d in config["project"]["dependencies"])
+    assert any(
+        d.startswith("pytest-xdist") for d in config["project"]["optional-dependencies"]["test"]
+    )
+
+
+def test_messages_name_types_and_empty_exceptions_in_plain_english(tmp_path):
+    """``names an int`` (not ``a int``); an exception without a message is its type alone
+    (``raised KeyboardInterrupt. Fix``, not ``raised KeyboardInterrupt: . Fix``)."""
+    from conformance.errors import exception_text, with_article
+
+    proc = cli("check", "conformance.cli:USAGE_ERROR", cwd=tmp_path)
+    assert proc.returncode == 4
+    assert "names an int, not a class or factory" in proc.stderr, proc.stderr
+    (tmp_path / "interrupts.py").write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+    (tmp_path / "fails.py").write_text("raise ValueError('bad setting.')\n", encoding="utf-8")
+    for spec, raised in (
+        ("interrupts:Engine", "raised KeyboardInterrupt. Fix the error in your module"),
+        ("fails:Engine", "raised ValueError: bad setting. Fix the error in your module"),
+    ):
+        proc = cli("check", spec, cwd=tmp_path)
+        assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+        (line,) = proc.stderr.strip().splitlines()
+        assert raised in line, line
+        assert ": ." not in line and ".." not in line, line
+    assert exception_text(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert exception_text(ValueError("x" * 50), limit=3) == "ValueError: xxx"
+    assert [with_article(n) for n in ("int", "str", "object")] == ["an int", "a str", "an object"]
+
+
+def _no_ci() -> dict[str, str]:
+    from conformance.context import _CI_VARS
+
+    return {name: "" for name in _CI_VARS}
+
+
+def test_random_mode_prints_the_seed_it_draws_with(tmp_path):
+    """``--conformance-random`` prints the seed it drew (never ``seed None``) and how to draw
+    the same examples again; under pytest-xdist every worker uses that seed (a failure file
+    records it)."""
+    base = ("-k", "A1", MINIMAL, "--conformance-random", "--conformance-no-scenarios")
+    proc = cli("check", *base, cwd=tmp_path, **_no_ci())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    m = re.search(
+        r"profile default \(random seed (\d+); --conformance-seed=(\d+) draws", proc.stdout
+    )
+    assert m and m.group(1) == m.group(2), proc.stdout[:2000]
+    assert "seed None" not in proc.stdout
+    given = cli("check", *base, "--conformance-seed=1234", cwd=tmp_path, **_no_ci())
+    assert "(random seed 1234; --conformance-seed=1234 draws" in given.stdout
+    in_ci = cli("check", *base, cwd=tmp_path, CI="true")
+    assert (
+        "(derandomized: a CI variable is set, so --conformance-random is ignored)" in in_ci.stdout
+    )
+    state = tmp_path / "state"
+    failing = cli(
+        "check", "-k", "V4-system-prompt-first and compress",
+        "reference_engines.mutants.v4_drops_system:DropsSystemPrompt", "--conformance-random",
+        "--conformance-profile=quick", "--conformance-no-shrink", "--state-dir", str(state),
+        "-n", "2", cwd=tmp_path, **_no_ci(),
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
+    header_seed = int(re.search(r"\(random seed (\d+);", failing.stdout).group(1))
+    (replay,) = state.glob("failures/*/*.json")
+    assert json.loads(replay.read_text(encoding="utf-8"))["seed"] == header_seed

@@ -58,7 +58,8 @@ def test_a_raising_hook_is_worded_once():
     assert result.outcome == "failed"
     assert result.message.startswith(
         "[H1 SHOULD] select_context(): expected a normal return (the host fails open "
-        'and logs it), got ValueError: "selector broke". See docs/contract.md#h1.'
+        'and logs it), got ValueError: "selector broke". See docs/contract.md#h1 '
+        "(context-engine-kit explain H1)."
     )
     assert "raised: expected" not in result.message and ".." not in result.message
 

@@ -1,5 +1,6 @@
 """Covers conformance.report: the report renders in headless Chromium with one plot per
-scenario.
+scenario, and a report with failures shows its failures summary at the top of the page, above
+the fold, ahead of the eleven scenario plots.
 
 Skips, with the reason, when no Chromium is installed (``.ci/run`` installs the Debian
 package ``chromium``). Chromium only opens a file:// URL; its network features are off.
@@ -18,7 +19,7 @@ from conformance.report import write_report
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
-from conformance.session import scenario_results
+from conformance.session import Result, scenario_results
 from reference_engines.compressor import ReferenceCompressor
 
 BROWSER = next(
@@ -42,8 +43,13 @@ FLAGS = [
 ]
 
 
+ENGINE = "--engine=reference_engines.router:ReferenceRouter"
+#: The failures summary's left border (conformance.report.html CSS): only it has this colour.
+FAILURES_BORDER = (0xB7, 0x1C, 0x1C)
+
+
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def library_runs():
     pytest.importorskip(
         "matplotlib", reason="the report's plots need the 'report' extra (matplotlib)"
     )
@@ -53,9 +59,36 @@ def report(tmp_path_factory):
         for p in library_paths()
     ]
     results = [r for run in runs for r in scenario_results(run.scenario, factory, run=run)]
+    return runs, results
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, library_runs):
+    runs, results = library_runs
     path = tmp_path_factory.mktemp("report") / "report.html"
-    write_report(path, results, runs, engine="--engine=reference_engines.router:ReferenceRouter")
+    write_report(path, results, runs, engine=ENGINE)
     return path, [run.scenario.name for run in runs]
+
+
+@pytest.fixture(scope="module")
+def failing_report(tmp_path_factory, library_runs):
+    """The same eleven scenario plots, with two failed checks that come last in "All results"."""
+    runs, results = library_runs
+    failed = [
+        Result(
+            "V4-system-prompt-first[compress]",
+            "V4",
+            "MUST",
+            "failed",
+            "[V4 MUST] compress() output: expected the system prompt first, got it at index 2. "
+            "See docs/contract.md#v4 (context-engine-kit explain V4). Repro: pytest "
+            f"{ENGINE} -k 'V4-system-prompt-first[compress]'",
+        ),
+        Result("TS3-parallel-sessions-isolated", "TS3", "MUST", "failed", "[TS3 MUST] mixed"),
+    ]
+    path = tmp_path_factory.mktemp("failing") / "report.html"
+    write_report(path, results + failed, runs, engine=ENGINE)
+    return path
 
 
 def chromium(tmp_path, *args):
@@ -100,3 +133,34 @@ def test_screenshot_shows_the_plots(report, tmp_path):
     ink = (pixels.mean(axis=2) < 0.9).mean()
     assert line > 200 and 0.02 < ink < 0.6
     shutil.copy(shot, path.with_suffix(".png"))
+
+
+def _border_rows(pixels):
+    import numpy as np
+
+    hit = np.all(np.abs(pixels - np.array(FAILURES_BORDER) / 255) < 0.03, axis=2)
+    return np.nonzero(hit.sum(axis=1) >= 4)[0]  # rows where the 6 px border is painted
+
+
+def test_failures_summary_is_above_the_fold(failing_report, report, tmp_path):
+    import matplotlib.image as mpimg
+
+    dom = chromium(tmp_path, "--dump-dom", failing_report.as_uri()).stdout
+    assert "verdict: FAIL" in dom
+    summary = dom.index('id="failures"')
+    assert summary < dom.index('id="verdict-by-clause"') < dom.index('<figure class="plot"')
+    assert "Failures (2: 2 MUST, 0 SHOULD)" in dom and "V4-system-prompt-first[compress]" in dom
+    shots = {}
+    for name, path in (("failing", failing_report), ("passing", report[0])):
+        shot = tmp_path / f"{name}-top.png"
+        proc = chromium(
+            tmp_path, f"--screenshot={shot}", "--window-size=1200,900", "--hide-scrollbars",
+            path.as_uri(),
+        )  # fmt: skip
+        assert shot.is_file(), proc.stderr[-2000:]
+        shots[name] = mpimg.imread(str(shot))[:, :, :3]
+        shutil.copy(shot, path.with_name(f"{name}-top.png"))
+    rows = _border_rows(shots["failing"])
+    # the summary's red border is painted in the first screen (900 px), well inside it
+    assert len(rows) >= 60 and rows.min() < 400 and rows.max() < 900, rows
+    assert len(_border_rows(shots["passing"])) == 0  # a clean run shows the green all-clear

@@ -1,8 +1,10 @@
 """Covers conformance.report (write_report, plots) and conformance.frontends.report_plugin: the HTML
-report's verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback."""
+report's verdict by clause, one plot per scenario, byte-stable SVG, no-matplotlib fallback, the
+failures summary first and the embedded clause texts every clause link points to."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -46,10 +48,7 @@ def test_report_has_the_verdict_table_and_one_plot_per_scenario(tmp_path, runs):
     for r in runs:
         assert f'data-scenario="{r.scenario.name}"' in text
     table = re.search(r'<table id="verdict-by-clause">(.*?)</table>', text, re.S).group(1)
-    assert (
-        '<a href="docs/contract.md#b7">B7</a>' in table
-        and '<a href="docs/contract.md#v2">V2</a>' in table
-    )
+    assert '<a href="#clause-b7">B7</a>' in table and '<a href="#clause-v2">V2</a>' in table
     assert "verdict: FAIL" in text  # the V2 MUST failure
     assert (
         "<script" not in text
@@ -79,7 +78,7 @@ def test_svg_is_byte_stable(runs):
 def test_without_matplotlib_the_report_says_so_and_shows_the_numbers(tmp_path, runs, monkeypatch):
     monkeypatch.setattr(plots, "AVAILABLE", False)
     monkeypatch.setattr(
-        plots, "MISSING_NOTE", "plots need matplotlib: pip install 'context-engine-kit[report]'"
+        plots, "MISSING_NOTE", "plots need matplotlib (the kit's report extra): pip install it"
     )
     path = tmp_path / "plain.html"
     note = write_report(path, results_of(runs), runs)
@@ -119,3 +118,51 @@ def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
     assert any(re.fullmatch(r"\.+ +\[100%\]", line) for line in lines), lines
     assert not any("%]report" in line or "%]conformance" in line for line in lines), lines
     assert sum(line.startswith("report: ran scenario ") for line in lines) == 2, lines
+
+
+def test_failures_come_first_and_every_clause_link_has_its_text(tmp_path, runs):
+    from conformance.explain import clause_text
+
+    path = tmp_path / "report.html"
+    results = results_of(runs) + [
+        Result("A6-counters-are-ints", "A6", "SHOULD", "error", "[A6 SHOULD] engine not available"),
+        Result(
+            "V4-system-prompt-first[compress]",
+            "V4",
+            "MUST",
+            "failed",
+            "[V4 MUST] compress() output: expected the system prompt first, got it at index 2. "
+            "See docs/contract.md#v4 (context-engine-kit explain V4). Repro: pytest --engine=x:Y",
+        ),
+    ]
+    write_report(path, results, runs, engine="--engine=x:Y")
+    text = path.read_text(encoding="utf-8")
+    failures = text.index('id="failures"')
+    assert failures < text.index('id="verdict-by-clause"') < text.index('<figure class="plot"')
+    section = re.search(r'<section id="failures">(.*?)</section>', text, re.S).group(1)
+    assert "Failures (3: 2 MUST, 1 SHOULD)" in section
+    rows = re.findall(r'<td class="l">([^<]+)</td><td class="msg">', section)
+    assert rows == ["V2-pairs", "V4-system-prompt-first[compress]", "A6-counters-are-ints"]
+    assert '<a href="#clause-v4">docs/contract.md#v4</a>' in section
+    # every in-page clause link has its target, with the clause's title and text
+    targets = set(re.findall(r'href="#(clause-[a-z0-9]+)"', text))
+    assert {"clause-v2", "clause-v4", "clause-a6", "clause-b7"} <= targets
+    for target in targets:
+        clause = target.removeprefix("clause-").upper()
+        match = re.search(
+            rf'<section class="clause" id="{target}"><h3>(.*?)</h3><p>(.*?)</p>', text
+        )
+        assert match, target
+        assert match.group(1).startswith(f"{clause}: ")
+        assert html.unescape(match.group(2)) == clause_text(clause) != ""
+    unlinked = re.sub(r'<a href="#clause-[a-z0-9]+">docs/[^<]+</a>', "", section)
+    assert "docs/contract.md#" not in unlinked  # message pointers link into the report
+
+
+def test_a_clean_run_says_so_where_the_failures_would_be(tmp_path, runs):
+    path = tmp_path / "clean.html"
+    results = [r for r in results_of(runs) if r.outcome not in ("failed", "error")]
+    write_report(path, results, runs, engine="--engine=x:Y")
+    text = path.read_text(encoding="utf-8")
+    assert '<section id="failures" class="none"><h2>Failures (0)</h2>' in text
+    assert "verdict: PASS" in text

@@ -150,4 +150,4 @@ def test_an_h3_finding_shows_the_changed_text_with_its_ellipsis():
     message = strip_repro(result.message)
     assert "(at character " in message and ': "...' in message, message
     assert "..." in message.split("(at character", 1)[1]
-    assert message.endswith(". See docs/contract.md#h3.")
+    assert message.endswith(". See docs/contract.md#h3 (context-engine-kit explain H3).")

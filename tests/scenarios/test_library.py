@@ -75,7 +75,9 @@ def test_each_library_scenario_fails_on_its_mutant(name):
     ]
     for r in failed:  # the kit's grammar: clause, level, scenario, expectation, observation, link
         assert r.message.startswith(f"[{r.clause} {r.level}] scenario '{name}', expectation '")
-        assert strip_repro(r.message).endswith(f"See docs/contract.md#{r.clause.lower()}.")
+        assert strip_repro(r.message).endswith(
+            f"See docs/contract.md#{r.clause.lower()} (context-engine-kit explain {r.clause})."
+        )
         exp_id = r.check.rpartition(":")[2]  # then the pytest command rerunning it
         assert r.message.endswith(
             f" Repro: pytest --engine={spec} {SCENARIOS[name].source} -k '{exp_id}'"

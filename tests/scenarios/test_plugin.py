@@ -60,7 +60,7 @@ def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     assert (
         "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at "
         "steps[3] check: expected context_length == 20000, got 8000. See "
-        "docs/contract.md#c2. Repro: pytest "
+        "docs/contract.md#c2 (context-engine-kit explain C2). Repro: pytest "
         "--engine=reference_engines.mutants.scn_shared_clone:SharedClone "
         f"{kit_pytester.path / name} -k 'parent-window-unchanged'"
     ) in out

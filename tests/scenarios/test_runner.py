@@ -39,7 +39,7 @@ def test_a_failure_names_the_step_the_expectation_and_what_was_observed():
         "[V2 MUST] scenario 'v2-tool-heavy', expectation 'pairs-intact' at steps["
     )
     assert "main transcript (" in msg and "which no earlier assistant message calls" in msg
-    assert strip_repro(msg).endswith("See docs/contract.md#v2.")
+    assert strip_repro(msg).endswith("See docs/contract.md#v2 (context-engine-kit explain V2).")
     assert msg.endswith(f" Repro: pytest --engine={spec} {sc.source} -k 'pairs-intact'")
 
 
@@ -65,7 +65,8 @@ def test_an_engine_that_raises_stops_the_run_and_every_expectation_names_the_ste
             in res[exp_id].message
         )
         assert res[exp_id].message.endswith(  # an error outcome says where to read and rerun
-            "See docs/contract.md#l1. Repro: pytest --engine=tests.scenarios.engines:RaisesOnUsage "
+            "See docs/contract.md#l1 (context-engine-kit explain L1). Repro: pytest "
+            "--engine=tests.scenarios.engines:RaisesOnUsage "
             f"t.scenario.yaml -k '{exp_id}'"
         )
 
@@ -86,7 +87,8 @@ def test_check_steps_are_evaluated_in_place_and_report_their_step():
     assert res["stale"].outcome == "failed"
     assert res["stale"].message == (
         "[O4 MUST] scenario 'checks', expectation 'stale' at steps[2] check: "
-        "expected context_length == 10000, got 5000. See docs/contract.md#o4. "
+        "expected context_length == 10000, got 5000. See docs/contract.md#o4 "
+        "(context-engine-kit explain O4). "
         f"Repro: pytest --engine={MINIMAL} t.scenario.yaml -k 'stale'"
     )
 

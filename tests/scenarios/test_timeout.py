@@ -95,7 +95,8 @@ def test_a_timed_out_run_is_a_failure_in_the_kit_grammar():
         "reset: timeout: on_session_reset() did not return within 1 s"
     )
     assert r.message.endswith(
-        f"See docs/contract.md#l1. Repro: pytest --engine={HANGS} --conformance-timeout=1 "
+        f"See docs/contract.md#l1 (context-engine-kit explain L1). Repro: pytest --engine={HANGS} "
+        "--conformance-timeout=1 "
         "hang.scenario.yaml -k 'order'"
     )
 
@@ -156,6 +157,7 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
     assert (
         "[L1 MUST] not run: the engine hung in 1 "
         "checks (on_session_reset() x1); fix the hang first, or raise "
-        "--conformance-max-timeouts (now 1; 0 runs every check). See docs/contract.md#l1. "
+        "--conformance-max-timeouts (now 1; 0 runs every check). See docs/contract.md#l1 "
+        "(context-engine-kit explain L1). "
         f"Repro: pytest --engine={HANGS} --conformance-timeout=1 {two} -k 'order'"
     ) in out

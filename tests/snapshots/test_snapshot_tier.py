@@ -57,7 +57,7 @@ def test_changed_compaction_note_fails_d1_with_the_grammar_line_and_the_diff(kit
         f"expected the stored snapshot {SNAPDIR}/long-chat.json, got a different output"
     ) in out
     assert (
-        f"See docs/coverage.md#d1. Repro: {repro}; if the change "
+        f"See docs/coverage.md#d1 (context-engine-kit explain D1). Repro: {repro}; if the change "
         f"is intended, accept it: {repro} --snapshot-update"
     ) in out
     # syrupy's diff follows the grammar line

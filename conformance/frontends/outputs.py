@@ -1,0 +1,247 @@
+"""The files a run writes, checked before it starts; the JSON verdict of a run that could not run.
+
+- :func:`check_writable` tells, before any case runs, whether a file (``--conformance-json``,
+  ``--conformance-report``, ``--junit-xml``) or a folder (``--conformance-failures-dir``, the
+  CLI's ``--state-dir``) can be written, and raises a
+  :class:`~conformance.errors.KitUsageError` saying what is wrong and what to do. It creates
+  missing folders only to try them, and removes again those it made (unless ``keep``).
+- :func:`error_verdict` is the JSON verdict of a run stopped by a usage error (``"verdict":
+  "ERROR"`` with ``"error"``: the message), so that CI always finds a verdict file;
+  :func:`write_error_verdict` writes it.
+- As a pytest sub-plugin (registered by :mod:`conformance.plugin`) it checks the run's output
+  options once the conformance session is built, and writes the ``ERROR`` verdict to
+  ``--conformance-json`` when the run stops with a usage error while configuring (a bad option
+  value: :func:`usage_error`, called by the plugin) or starting (an engine constructor that
+  raises or hangs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.errors import KitUsageError
+
+FILE, DIR = "file", "dir"
+
+#: Output options of the pytest front end: option -> (kind, what it writes).
+OUTPUT_OPTIONS = {
+    "--conformance-json": (FILE, "the JSON verdict"),
+    "--conformance-report": (FILE, "the HTML report"),
+    "--junit-xml": (FILE, "the junit XML report"),
+    "--conformance-failures-dir": (DIR, "failure files"),
+}
+
+
+#: An example file name per output option, for the message about a folder given as a file.
+_EXAMPLES = {"--conformance-report": "report.html", "--report": "report.html"}
+
+
+def _problem(path: Path, kind: str, keep: bool, option: str = "") -> str | None:
+    """Why ``path`` cannot be written (None: it can)."""
+    if kind == FILE:
+        if path.is_dir():
+            name = _EXAMPLES.get(option, "junit.xml" if "junit" in option else "verdict.json")
+            return f"it is a folder; give a file name (e.g. {path / name})"
+        folder = path.parent
+    else:
+        if path.exists() and not path.is_dir():
+            return "it exists and is not a folder"
+        folder = path
+    made: list[Path] = []
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        made.append(probe)
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, so no folder can be made under it"
+    try:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            return f"cannot create the folder {folder} ({exc.strerror or exc})"
+        try:
+            if kind == FILE and path.exists():
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            else:
+                fd, name = tempfile.mkstemp(dir=folder, prefix=".context-engine-kit-probe-")
+                os.close(fd)
+                os.unlink(name)
+        except OSError as exc:
+            where = path if kind == FILE and path.exists() else folder
+            return f"cannot write to {where} ({exc.strerror or exc})"
+        return None
+    finally:
+        if not keep:
+            for folder_made in made:  # deepest first
+                try:
+                    folder_made.rmdir()
+                except OSError:
+                    break
+
+
+def check_writable(
+    path: str | os.PathLike,
+    *,
+    option: str,
+    kind: str,
+    keep: bool = False,
+    base: str | os.PathLike | None = None,
+) -> None:
+    """Make sure ``path`` (a file or, with ``kind="dir"``, a folder) can be written now, before
+    the run: nothing is lost at its end.
+
+    Args:
+        path: the value given to ``option``.
+        option: the option's name, for the message (``--json``).
+        kind: ``"file"`` or ``"dir"``.
+        keep: keep the folders made to try it (the CLI's state dir); else they are removed.
+        base: the folder a relative ``path`` is relative to (default: the current folder).
+
+    Raises:
+        KitUsageError: what is wrong with the path and what to give instead.
+    """
+    full = Path(os.path.abspath(os.path.join(base or os.getcwd(), os.fspath(path))))
+    problem = _problem(full, kind, keep, option)
+    if problem:
+        thing = "file" if kind == FILE else "folder"
+        raise KitUsageError(
+            f"{option} {os.fspath(path)}: cannot write there: {problem}. Give a {thing} path "
+            "in a folder you can write to."
+        )
+
+
+def error_verdict(
+    message: str,
+    *,
+    engine: Any = None,
+    profile: str | None = None,
+    host_profile: str | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
+    """The JSON verdict of a run stopped before any case ran (the shape of
+    :meth:`conformance.verdict.Verdict.to_json`, ``"verdict": "ERROR"``, no results) with
+    ``"error"``: ``message``."""
+    from conformance import CONTRACT_VERSION, __version__
+    from conformance.results import OUTCOMES
+    from simulator.host.shim import abc_info
+
+    return {
+        "engine": engine,
+        "kit_version": __version__,
+        "contract_version": CONTRACT_VERSION,
+        "host_abc": abc_info().label(),
+        "host_profile": host_profile,
+        "profile": profile,
+        "verdict": "ERROR",
+        "error": message,
+        "strict": bool(strict),
+        "counts": {"total": 0, **{o: 0 for o in OUTCOMES}},
+        "failures_by_level": {"MUST": 0, "SHOULD": 0},
+        "other_failures": 0,
+        "snapshot_mismatches": 0,
+        "snapshot_errors": 0,
+        "results": [],
+    }
+
+
+def write_error_verdict(path: str | os.PathLike, message: str, **kwargs: Any) -> bool:
+    """Write :func:`error_verdict` to ``path``; False (and nothing written) when ``path`` cannot
+    be written (that is then the error the user sees)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(error_verdict(message, **kwargs), indent=2, ensure_ascii=False)
+        target.write_text(text + "\n", encoding="utf-8")
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def check_output_options(config: pytest.Config) -> None:
+    """Check every output option given to this pytest run (:data:`OUTPUT_OPTIONS`), and the
+    engine's snapshot folder under ``--snapshot-update``.
+
+    Raises:
+        KitUsageError: the first path that cannot be written.
+    """
+    base = config.invocation_params.dir
+    for option, (kind, _what) in OUTPUT_OPTIONS.items():
+        value = config.getoption(option, default=None)
+        if value:
+            check_writable(value, option=option, kind=kind, base=base)
+    if config.getoption("--snapshot-update", default=False):
+        from conformance.frontends.pytest_session import conformance_session
+
+        session = conformance_session(config)
+        folder = session.options.snapshots_dir if session is not None else None
+        if folder is not None:
+            check_writable(folder, option="--snapshot-update", kind=DIR)
+
+
+def usage_error(config: pytest.Config, message: str) -> None:
+    """A usage error stops this run: write the ERROR verdict to ``--conformance-json`` (on the
+    controller; without the option, nothing). The caller raises the error."""
+    path = config.getoption("--conformance-json", default=None)
+    if not path or hasattr(config, "workerinput"):
+        return
+    from conformance.frontends.pytest_options import engine_kwargs_text, engine_spec
+
+    spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin", default=None)
+    engine: Any = {"plugin": plugin_dir} if plugin_dir and not spec else None
+    if spec:
+        try:
+            kwargs = json.loads(engine_kwargs_text(config) or "{}")
+        except (ValueError, RecursionError):
+            kwargs = engine_kwargs_text(config)
+        engine = {"spec": spec, "kwargs": kwargs}
+    write_error_verdict(
+        Path(config.invocation_params.dir, path),
+        message,
+        engine=engine,
+        profile=config.getoption("--conformance-profile", default=None),
+        host_profile=config.getoption("--host-profile", default=None),
+        strict=bool(config.getoption("--conformance-strict", default=False)),
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """After the session is built (:mod:`conformance.plugin`): check the output options, so a
+    path that cannot be written is a usage error now, not at the end of the run."""
+    from conformance.frontends.pytest_session import session_plugin
+
+    if session_plugin(config) is None or hasattr(config, "workerinput"):
+        return
+    try:
+        check_output_options(config)
+    except KitUsageError as exc:
+        usage_error(config, str(exc))
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionstart(session: pytest.Session):
+    """Write the ERROR verdict when the session cannot start (the engine's constructor raises or
+    hangs: :func:`conformance.frontends.pytest_options.probe_or_raise`)."""
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        usage_error(session.config, str(exc))
+        raise
+
+
+__all__ = [
+    "OUTPUT_OPTIONS",
+    "check_output_options",
+    "check_writable",
+    "error_verdict",
+    "usage_error",
+    "write_error_verdict",
+]
