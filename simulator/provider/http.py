@@ -64,6 +64,9 @@ from simulator.provider.exchange import CHAT, MESSAGES, Outcome
 MAX_BODY_BYTES = 32 * 1024 * 1024
 #: ``serve`` keeps the request/response bodies of journal entries up to this many bytes.
 JOURNAL_BODY_BYTES = 64 * 1024 * 1024
+#: Name prefix of the threads the simulator starts (its accept loop and one per connection), so
+#: a check counting an engine's threads can tell the simulator's own from the engine's.
+THREAD_PREFIX = "provider-sim-"
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions", "/api/v1/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models", "/api/v1/models/list")
 _BUSY_MESSAGE = (
@@ -107,6 +110,15 @@ def ensure_loopback(host: str, allow_non_loopback: bool = False) -> None:
     raise NonLoopbackRefused(
         f"refusing to bind {host!r}: the simulator serves loopback only "
         "(127.0.0.1, ::1); pass --allow-non-loopback to bind another address"
+    )
+
+
+def is_simulator_thread(thread: threading.Thread) -> bool:
+    """True when ``thread`` is one the simulator started: named with :data:`THREAD_PREFIX` and
+    running a :class:`SimServer`'s method (a connection handler or the accept loop)."""
+    target = getattr(thread, "_target", None)
+    return thread.name.startswith(THREAD_PREFIX) and isinstance(
+        getattr(target, "__self__", None), SimServer
     )
 
 
@@ -202,7 +214,7 @@ class SimServer(ThreadingHTTPServer):
         thread = threading.Thread(
             target=self._serve_connection,
             args=(request, client_address, kind),
-            name="provider-sim-conn",
+            name=f"{THREAD_PREFIX}conn",
             daemon=True,
         )
         try:
@@ -681,7 +693,7 @@ def start_server(
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.05},
-        name="provider-sim-http",
+        name=f"{THREAD_PREFIX}http",
         daemon=True,
     )
     thread.start()
