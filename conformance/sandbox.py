@@ -185,8 +185,8 @@ class Sandbox:
             text = os.fsdecode(path)
         except TypeError:
             return True  # a file descriptor: already opened somewhere we allowed
-        if text.startswith("/dev/") or "/__pycache__/" in text:
-            return True
+        if text.startswith("/dev/") or "/__pycache__/" in text or text.endswith("/__pycache__"):
+            return True  # the import system's bytecode cache: its folder and files in it
         resolved = Path(os.path.abspath(text))
         return resolved == self.root or self.root in resolved.parents
 
