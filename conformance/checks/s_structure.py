@@ -62,7 +62,8 @@ def structural_problems(engine: Any, abc_class: Any) -> list[str]:
     if abc_class is not None and not isinstance(engine, abc_class):
         out.append(
             f"[R4] {cls.__name__} does not subclass agent.context_engine.ContextEngine (it "
-            "only quacks like one); Hermes' discovery instantiates ContextEngine subclasses only"
+            "only quacks like one); Hermes' general plugin loader refuses such an engine (R4), and "
+            "code that relies on the ABC's defaults finds none"
         )
     static_name = inspect.getattr_static(cls, "name", None)
     if static_name is None:

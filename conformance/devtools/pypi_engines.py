@@ -42,8 +42,9 @@ BAD = ("failed", "error")
 #: The kwargs Hermes' own verdict uses (tox.ini ``[testenv:hermes]``): a known window, so the
 #: constructor does not probe the network for the model's context length.
 COMPRESSOR_KWARGS = {"model": "test", "quiet_mode": True, "config_context_length": 200000}
-#: The per-check limit of Hermes' own verdict: a fresh 0.19.0 compressor costs 0.2-1.0 s.
-KIT_ARGS = ("--conformance-timeout=900",)
+#: Extra ``check`` options of every run: none, the default per-call limit and budget (the kit
+#: serves the engines' summary LLM, so no engine waits on a provider it cannot reach).
+KIT_ARGS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

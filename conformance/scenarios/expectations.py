@@ -136,9 +136,16 @@ def _count_level(outcome: CheckOutcome, compactions: list[Any], engine_id: int) 
         )
         return
     outcome.under = ("A6", "SHOULD")
+    failed = sum(1 for e in mine if e.tokens_out is None)
+    what = (
+        "that all changed nothing"
+        if not failed
+        else f"none committed ({failed} raised or returned no list, "
+        f"{len(mine) - failed} changed nothing)"
+    )
     outcome.problem += (
-        f" after {len(mine)} compress() calls that all changed nothing (counting those is A6's "
-        "SHOULD rule: the seeds count every run, Hermes' built-in does not)"
+        f" after {len(mine)} compress() calls {what} (counting those is A6's SHOULD rule: the "
+        "seeds count every run, Hermes' built-in does not)"
     )
 
 
@@ -399,7 +406,7 @@ def _engine_error(run: ScenarioRun, exp: Expectation, errors: list[Any]) -> Cont
         if METHOD_CLAUSES.get(e.method) == "H1"
         else ""
     )
-    return _violation(
+    violation = _violation(
         run,
         exp,
         e.step,
@@ -407,6 +414,9 @@ def _engine_error(run: ScenarioRun, exp: Expectation, errors: list[Any]) -> Cont
         f"expected no engine method to raise{more}",
         under[top],
     )
+    if e.root_cause:
+        violation.root_cause = e.root_cause
+    return violation
 
 
 def judge_expectation(run: ScenarioRun, exp: Expectation) -> None:

@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.engine_frames import root_cause
 from conformance.errors import exception_text
 from conformance.expect import MAX_VALUE_BYTES, approx_size
 from conformance.timeouts import calling
@@ -93,12 +94,15 @@ class Finding:
 
 @dataclass
 class EngineError:
-    """An engine method raised: method, step, thread, ``"TypeError: ..."`` text."""
+    """An engine method raised: method, step, thread, ``"TypeError: ..."`` text, and the key of
+    its root cause (:func:`conformance.engine_frames.root_cause`, so the verdict counts one
+    exception from one engine frame once, in checks and scenarios alike)."""
 
     method: str
     step: str
     thread: str
     error: str
+    root_cause: str = ""
 
 
 def _digest(value: Any) -> str:
@@ -217,6 +221,7 @@ class ScenarioRecorder(Recorder):
                         step,
                         threading.current_thread().name,
                         exception_text(exc, 300),
+                        root_cause(exc, method),
                     )
                 )
                 if method == "compress":

@@ -152,6 +152,11 @@ class LLMFaultSchedule:
         with self._lock:
             self._faults.append(fault)
 
+    def remove(self, fault: LLMFault) -> None:
+        """Remove ``fault`` (the same object ``add`` was given); no-op when it is not there."""
+        with self._lock:
+            self._faults = [f for f in self._faults if f is not fault]
+
     def clear(self) -> None:
         """Remove every fault."""
         with self._lock:

@@ -433,6 +433,25 @@ def test_one_exception_in_compress_is_one_root_cause_with_the_engines_frames(tmp
     assert sum(r.get("root_cause") == group["first"] for r in rows) == len(group["cases"]) - 1
 
 
+def test_the_same_exception_in_a_scenario_is_the_checks_root_cause(tmp_path, monkeypatch):
+    """A compress() TypeError seen by a check and by a scenario's no-engine-errors is one root
+    cause: counted once, under the first case."""
+    (tmp_path / "type_error.py").write_text(TYPE_ERROR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import type_error
+
+    from conformance.verdict import Verdict
+
+    only = ["A4-compress-returns-list", "scenario:l1-lifecycle:no-engine-errors"]
+    session = ConformanceSession(RunOptions(profile="quick", only=only), type_error.BrokenCompress)
+    results = [r for r in session.run_all() if r.outcome == "failed"]
+    assert {r.check for r in results} == set(only), [r.message[:200] for r in results]
+    (group,) = Verdict(results).root_causes()
+    assert group["key"].startswith("compress|TypeError|") and "type_error.py:" in group["key"]
+    assert sorted(group["cases"]) == sorted(only)
+    assert sum(Verdict(results).failures_by_level().values()) == 1
+
+
 def test_a_finding_before_a_hang_is_reported_never_the_timeout(tmp_path, monkeypatch):
     (tmp_path / "finds_then_hangs.py").write_text(
         textwrap.dedent("""

@@ -2,12 +2,15 @@
 own clause, with its message pinned by regex, and nothing unrelated; the reference engines fail
 nothing, over the whole case stream (checks and bundled scenarios). In-process, quick profile.
 
-Shrinking is off here (the first failing example is enough to prove a kill and keeps this
-suite fast); ``benchmarks/bench_conformance.py`` measures shrunk counterexamples.
+Marked ``slow`` (the whole stream once per mutant, twin and reference engine: most of the
+suite's CPU); ``.ci/run`` runs it with the other slow tests. Shrinking is off here (the first
+failing example is enough to prove a kill); ``benchmarks/bench_conformance.py`` measures shrunk
+counterexamples.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -24,6 +27,8 @@ from conformance.devtools.killmatrix import (
 from conformance.session import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, TWINS, optional_references
 
+pytestmark = pytest.mark.slow
+
 #: Engine-facing clauses and the kit clauses (the catalogue's, less permission-only ones); each
 #: needs a check and a mutant.
 ENGINE_FACING = [
@@ -33,18 +38,22 @@ ENGINE_FACING = [
 ]
 
 
+@functools.cache
 def _row(spec):
+    """The mutant's row, computed once per process (each test asks for its own, so xdist
+    workers share the mutants out instead of each running all of them)."""
     return run_mutant(spec, profile="quick", shrink=False)
 
 
 @pytest.fixture(scope="module")
 def matrix():
-    """Every mutant's row, computed in two worker processes (the machine has 2 cores)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    """Rows by mutant spec, computed on first use."""
 
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return dict(zip(KILLS, pool.map(_row, list(KILLS)), strict=True))
+    class Rows(dict):
+        def __missing__(self, spec):
+            return _row(spec)
+
+    return Rows()
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,31 @@ def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, capabi
     assert failed == DOCUMENTED[capabilities], [rows[c]["message"][:300] for c in sorted(failed)]
     assert proc.returncode == 1 and data["verdict"] == "FAIL"
     assert data["llm"]["calls"] > 0  # Hermes' real client reached the kit's LLM
+    assert rows["A4-summary-failure-not-silent"]["outcome"] == "passed"  # faults reached it
     if capabilities:  # judged on a model-written summary
         assert rows["B4-summary-template"]["outcome"] == "passed"
         assert rows["A5-focus-topic-kept"]["outcome"] == "passed"
         assert rows["B4-summary-template"]["llm"]["calls"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "engine, verdict", [("DropsMiddleOnFailure", "FAIL"), ("FailClosedSummariser", "PASS")]
+)
+def test_summary_faults_reach_an_engine_through_hermes_real_client(tmp_path, engine, verdict):
+    """A4's summary-failure check on an engine calling Hermes' real ``call_llm``: the faults
+    the kit scripts on the LLM it serves over loopback reach it; the mutant that drops the
+    middle fails, its fail-closed twin passes."""
+    python = _kit_python()
+    out = tmp_path / "verdict.json"
+    spec = f"reference_engines.mutants.a4_summary_failure:{engine}"
+    cmd = [python, "-m", "conformance.cli", "check", spec, "-k", "A4-summary-failure"]
+    cmd += ["--conformance-no-scenarios", "--json", str(out), "--state-dir", str(tmp_path / "s")]
+    env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(tmp_path / "hermes-home"))
+    proc = subprocess.run(
+        cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["verdict"] == verdict, proc.stdout[-3000:]
+    (row,) = data["results"]
+    assert row["llm"]["failed_requests"] > 0, row  # the scripted faults fired over HTTP

@@ -115,6 +115,20 @@ def test_counting_a_pass_that_changed_nothing_is_a6_should():
     assert "changed nothing" in r.message
 
 
+class RaisingCompress(MinimalEngine):
+    """compress() always raises (a real fault, reported by no-engine-errors)."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        raise TypeError("summary() takes 1 positional argument")
+
+
+def test_a_count_after_raising_passes_says_they_raised_not_that_they_changed_nothing():
+    results = _library("l1_reset_new", RaisingCompress)
+    r = results["compacted-before-reset"]
+    assert r.outcome == "failed" and "raised or returned no list" in r.message, r.message
+    assert "that all changed nothing" not in r.message
+
+
 def test_rotation_mode_scenario_rotates_mid_session_and_keeps_uids(tmp_path):
     """`host.compression.in_place: false`: automatic compactions rotate the session (a child per
     commit, boundary callbacks with the child's id); uids stay stable along the lineage."""
