@@ -529,6 +529,7 @@ def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_optio
     assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
 
 
+@pytest.mark.slow
 def test_engines_the_issue_names_are_must_clean_under_check(tmp_path):
     """The three engines a correct kit must not fail (conformance.cli ``check``, quick profile,
     bundled scenarios included): a select_context-only engine that never compacts, a
@@ -602,6 +603,7 @@ def _no_ci() -> dict[str, str]:
     return {name: "" for name in _CI_VARS}
 
 
+@pytest.mark.slow
 def test_random_mode_prints_the_seed_it_draws_with(tmp_path):
     """``--conformance-random`` prints the seed it drew (never ``seed None``) and how to draw
     the same examples again; under pytest-xdist every worker uses that seed (a failure file

@@ -376,6 +376,7 @@ class OldUpdateModel(MinimalEngine):
 '''
 
 
+@pytest.mark.slow
 def test_an_update_model_without_api_mode_still_gets_its_other_findings(tmp_path, monkeypatch):
     (tmp_path / "no_api_mode.py").write_text(NO_API_MODE)
     monkeypatch.syspath_prepend(str(tmp_path))

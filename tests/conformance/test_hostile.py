@@ -74,6 +74,7 @@ def test_system_exit_is_a_failure_not_the_end():
     assert results["A1-name-is-short-identifier"].outcome == "passed"
 
 
+@pytest.mark.slow
 def test_huge_output_is_measured_before_it_is_copied():
     results = _full(run_conformance(HugeSchemas, profile="quick", shrink=False, scenarios=False))
     r = results["O5-tool-schemas-is-list"]
@@ -103,6 +104,7 @@ def test_approx_size_stops_early():
         ),
     ],
 )
+@pytest.mark.slow
 def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
     from conformance.engine_loading import load_engine_factory
 

@@ -167,6 +167,7 @@ def test_engine_from_env_var_and_ini(kit_pytester, monkeypatch):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_factory_fixture_override_in_conftest(kit_pytester):
     kit_pytester.makeconftest("""
         import pytest
@@ -294,6 +295,7 @@ def test_collection_is_identical_under_xdist(kit_pytester):
     assert "Different tests were collected" not in spread.stdout.str() + spread.stderr.str()
 
 
+@pytest.mark.slow
 def test_xfails_file_and_replay_file(kit_pytester):
     spec = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
     (kit_pytester.path / "xfails.txt").write_text(

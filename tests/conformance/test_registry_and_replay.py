@@ -10,6 +10,7 @@ import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,7 @@ def test_coverage_doc_is_generated_from_the_registry():
     assert "**none**" not in text
 
 
+@pytest.mark.slow
 def test_cli_mutants_prints_the_matrix():
     from conformance.cli import main
 

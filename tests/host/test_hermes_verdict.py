@@ -92,7 +92,8 @@ def test_summary_faults_reach_an_engine_through_hermes_real_client(tmp_path, eng
     out = tmp_path / "verdict.json"
     spec = f"reference_engines.mutants.a4_summary_failure:{engine}"
     cmd = [python, "-m", "conformance.cli", "check", spec, "-k", "A4-summary-failure"]
-    cmd += ["--conformance-no-scenarios", "--json", str(out), "--state-dir", str(tmp_path / "s")]
+    cmd += ["--conformance-no-scenarios", "--conformance-no-shrink", "--json", str(out)]
+    cmd += ["--state-dir", str(tmp_path / "s")]
     env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(tmp_path / "hermes-home"))
     proc = subprocess.run(
         cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False

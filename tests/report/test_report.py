@@ -88,6 +88,7 @@ def test_without_matplotlib_the_report_says_so_and_shows_the_numbers(tmp_path, r
     assert text.count("<table class='numbers'>") == len(runs)
 
 
+@pytest.mark.slow
 def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
     import shutil
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from conformance.scenarios import LIBRARY_DIR
 
 PLUGINS = ("-p", "conformance.plugin", "-p", "no:cacheprovider")
@@ -118,6 +120,7 @@ def test_an_engine_plugin_folder_alone_adds_the_library_and_names_its_snapshot_f
     ran.assert_outcomes(passed=5)  # the five expectations of c1-subagents, nothing else
 
 
+@pytest.mark.slow
 def test_conformance_timeout_bounds_a_hanging_scenario_and_the_run_goes_on(kit_pytester):
     hang = copy(kit_pytester, "l1_reset_new.scenario.yaml")
     other = copy(kit_pytester, "c1_subagents.scenario.yaml")

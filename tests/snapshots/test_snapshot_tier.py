@@ -8,6 +8,8 @@ import filecmp
 import json
 import re
 
+import pytest
+
 COMPRESSOR = "reference_engines.compressor:ReferenceCompressor"
 PLUGINS = ("-p", "conformance.plugin", "-p", "no:cacheprovider")  # it registers the snapshot one
 SNAPDIR = ".conformance/snapshots/reference_engines.compressor.ReferenceCompressor"
@@ -40,6 +42,7 @@ def test_tier_is_off_without_snapshots_then_update_creates_them_in_the_project(k
     assert "conformance snapshots: " in again.stdout.str()
 
 
+@pytest.mark.slow
 def test_changed_compaction_note_fails_d1_with_the_grammar_line_and_the_diff(kit_pytester):
     assert run(kit_pytester, "--snapshot-update").ret == 0
     kit_pytester.makeconftest("""
@@ -108,6 +111,7 @@ def test_missing_snapshot_says_how_to_create_it(kit_pytester):
     assert "Snapshot 'short-chat' does not exist!" in out  # syrupy's explanation kept
 
 
+@pytest.mark.slow
 def test_snapshots_are_identical_under_xdist(kit_pytester):
     assert run(kit_pytester, "--snapshot-update").ret == 0
     serial = kit_pytester.path / SNAPDIR
