@@ -399,7 +399,17 @@ def _check(argv: list[str]) -> int:
             "context-engine-kit check --help and pytest --help list the options.",
             file=sys.stderr,
         )
-    if json_path and code not in (0, 1, 5) and _stat(json_path) in (None, before):
+    unwritten = json_path and _stat(json_path) in (None, before)
+    if code == int(pytest.ExitCode.INTERRUPTED) and unwritten:  # Ctrl-C before any case
+        print("verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran", flush=True)
+        outputs.write_error_verdict(
+            json_path,
+            "interrupted (Ctrl-C) before the first case ran",
+            engine=_engine_record(args),
+            profile=_profile(rest),
+            word="INTERRUPTED",
+        )
+    elif unwritten and code not in (0, 1, 5):
         message = errors.errors() or f"pytest stopped with exit status {code} before a verdict"
         outputs.write_error_verdict(
             json_path, message, engine=_engine_record(args), profile=_profile(rest)

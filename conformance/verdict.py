@@ -215,7 +215,7 @@ class Verdict:
                 f"${llm['cost_usd']:.6f} simulated"
             )
         lines.append(
-            f"verdict: {word} - {len(self.results)} checks: {totals['passed']} passed, "
+            f"verdict: {word} - {len(self.results)} cases: {totals['passed']} passed, "
             f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
             f"included, one per root cause), {totals['skipped']} skipped, "
             f"{totals['xfailed']} xfailed, {totals['xpassed']} xpassed, {totals['error']} error"

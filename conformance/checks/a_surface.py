@@ -490,6 +490,20 @@ def _has_text(m: Any) -> bool:
     return bool(row_key(m)[1].strip()) if isinstance(m, dict) and m.get("role") != "tool" else False
 
 
+#: A line that only labels what follows: ``[Summary of earlier turns]``, ``## Summary``,
+#: ``Earlier conversation:``.
+_LABEL_LINE = re.compile(r"^\s*(\[[^\]]*\]|#+(\s.*)?|[^.!?]{0,60}:)\s*$")
+
+
+def _stands_in(m: Any) -> bool:
+    """A4: ``m`` says something about what it replaces: besides lines that only label it, at
+    least three words (a summary, or a stand-in saying what was removed and why)."""
+    if not _has_text(m):
+        return False
+    body = [ln for ln in row_key(m)[1].splitlines() if not _LABEL_LINE.match(ln)]
+    return len(re.findall(r"\w+", " ".join(body))) >= 3
+
+
 @check(
     "A4",
     "summary-failure-not-silent",
@@ -533,7 +547,8 @@ def check_a4_summary_failure_not_silent(ctx):
         if not isinstance(out, list) or v1_problems(out):
             return  # A4's list check and V1 report it
         removed, new = removed_and_new(history, out)
-        if removed and not any(_has_text(out[i]) for i in new):
+        if removed and not any(_stands_in(out[i]) for i in new):
+            labels = [short(row_key(out[i])[1], 60) for i in new if _has_text(out[i])]
             fail(
                 "A4",
                 MUST,
@@ -541,8 +556,12 @@ def check_a4_summary_failure_not_silent(ctx):
                 f"on, through the {'host LLM' if seam == 'llm' else 'summarise seam'})",
                 expected="the input back (declined: nothing dropped) or a stand-in message "
                 "where the removed messages were",
-                got=f"{removed} of {len(history)} messages removed with nothing in their place "
-                f"({len(out)} messages: head + tail)",
+                got=f"{removed} of {len(history)} messages removed with "
+                + (
+                    f"only a heading in their place ({labels[0]}: nothing else)"
+                    if labels
+                    else f"nothing in their place ({len(out)} messages: head + tail)"
+                ),
                 context="seed 002 drops the middle with no summary; Hermes main replaced it",
             )
 

@@ -124,10 +124,12 @@ def error_verdict(
     profile: str | None = None,
     host_profile: str | None = None,
     strict: bool = False,
+    word: str = "ERROR",
 ) -> dict[str, Any]:
     """The JSON verdict of a run stopped before any case ran (the shape of
-    :meth:`conformance.verdict.Verdict.to_json`, ``"verdict": "ERROR"``, no results) with
-    ``"error"``: ``message``."""
+    :meth:`conformance.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
+    ``INTERRUPTED`` for a Ctrl-C before the first case), no results) with ``"error"``:
+    ``message``."""
     from conformance import CONTRACT_VERSION, __version__
     from conformance.results import OUTCOMES
     from simulator.host.shim import abc_info
@@ -139,7 +141,7 @@ def error_verdict(
         "host_abc": abc_info().label(),
         "host_profile": host_profile,
         "profile": profile,
-        "verdict": "ERROR",
+        "verdict": word,
         "error": message,
         "strict": bool(strict),
         "counts": {"total": 0, **{o: 0 for o in OUTCOMES}},

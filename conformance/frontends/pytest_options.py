@@ -354,6 +354,11 @@ def _memory_limit(config: pytest.Config) -> Any:
         raise KitUsageError(
             f"--conformance-memory-limit={value}: give a finite number of GiB (default 4; 0: none)"
         )
+    if value != 0 and value < 0.25:
+        raise KitUsageError(
+            f"--conformance-memory-limit={value:g}: give at least 0.25 GiB (default 4), or 0 "
+            "for no cap"
+        )
     return None if value == 0 else int(value * 1024**3)
 
 

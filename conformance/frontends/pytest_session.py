@@ -217,10 +217,15 @@ class SessionPlugin:
             return
         if not self.verdict.results:
             if not config.option.collectonly and not self.fixture_route:
-                terminalreporter.write_line(
-                    "verdict: NO CHECK RAN - every conformance check was deselected "
-                    "(-k, -m or --deselect); widen the selection"
+                errors = terminalreporter.stats.get("error", [])
+                why = (
+                    f"collection stopped at {len(errors)} error(s) shown above (a malformed "
+                    "file or a module that does not import); fix them and run again"
+                    if errors
+                    else "every conformance check was deselected (-k, -m or --deselect); "
+                    "widen the selection"
                 )
+                terminalreporter.write_line(f"verdict: NO CHECK RAN - {why}")
             return
         for line in self.verdict.summary_lines(strict=self.strict):
             terminalreporter.write_line(line)

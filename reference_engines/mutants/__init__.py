@@ -205,6 +205,9 @@ KILLS: dict[str, Kill] = {
     M + "a_surface:KeepsMessageOpenings": Kill(
         "A5", r"to keep the planted fact 'QUARTZ-HERON-417'"
     ),
+    M + "a5_llm_focus:ForgetsFocusInPrompt": Kill(
+        "A5", r"to keep the planted fact 'QUARTZ-HERON-417'"
+    ),
     M + "b5_user_summary:UserSummaryAfterSystem": Kill(
         "B5", r"no two same-role messages touching around the summary, got two user messages"
     ),
@@ -214,6 +217,9 @@ KILLS: dict[str, Kill] = {
     M + "d_determinism:NumberedSummaries": Kill("D1", r"two fresh engines on the same input"),
     M + "a4_summary_failure:DropsMiddleOnFailure": Kill(
         "A4", r"while the summariser failed .*removed with nothing in their place"
+    ),
+    M + "a4_summary_failure:EmptySummaryOnFailure": Kill(
+        "A4", r"while the summariser failed .*removed with only a heading in their place"
     ),
     M + "h3_live_turn:RebuildsFromStore": Kill(
         "H3",
@@ -267,6 +273,7 @@ TWINS: dict[str, str] = {
         "reference_engines.mutants.e1_sandbox:PhonesHome"
     ),
     M + "a4_summary_failure:FailClosedSummariser": M + "a4_summary_failure:DropsMiddleOnFailure",
+    M + "a4_summary_failure:StandInOnFailure": M + "a4_summary_failure:EmptySummaryOnFailure",
     M + "h3_live_turn:KeepsLiveTurn": M + "h3_live_turn:RebuildsFromStore",
     M + "h3_live_turn:TrimmingSelector": M + "h3_live_turn:WindowsConversation",
     M + "l1_boundary_reset:KeepsStateAcrossBoundary": M + "l1_boundary_reset:ResetsOnSessionStart",
@@ -282,6 +289,7 @@ TWINS: dict[str, str] = {
     M + "o_optional:GuardsZeroWindow": M + "o_optional:PercentOfZeroWindow",
     M + "a_surface:ReturnsNewList": M + "a_surface:EditsInputInPlace",
     M + "a_surface:KeepsOpeningsAndTopic": M + "a_surface:KeepsMessageOpenings",
+    M + "a5_llm_focus:FocusInPrompt": M + "a5_llm_focus:ForgetsFocusInPrompt",
     M + "b5_user_summary:UserSummaryMergedIntoUser": M + "b5_user_summary:UserSummaryAfterSystem",
     M + "b_compressor:FallbackRecordsAnsweredAsks": M + "b_compressor:FallbackReopensAnsweredAsks",
 }

@@ -9,7 +9,10 @@ itself, the host's no-op signal: nothing is lost and the host commits nothing.
 
 ``DropsMiddleOnFailure`` (the mutant) does what seed 002's B4 text described and Hermes main
 replaced: on a failed summary it returns the head and the tail with nothing for the middle,
-so the conversation silently loses everything in between.
+so the conversation silently loses everything in between. ``EmptySummaryOnFailure`` (the
+mutant as authors write it) catches the failure and carries on with an empty summary: the
+carrier message is there, with its heading and nothing else. ``StandInOnFailure`` (its
+correct twin) puts a deterministic stand-in there that says what was removed and why.
 """
 
 from __future__ import annotations
@@ -90,3 +93,31 @@ class DropsMiddleOnFailure(FailClosedSummariser):
     def on_summary_failure(self, messages, head, tail, exc):
         log.warning("summary failed (%s); dropping the middle with no summary", exc)
         return head + tail  # the defect: head + tail, nothing for the middle
+
+
+class EmptySummaryOnFailure(FailClosedSummariser):
+    """Breaks A4 only: a failed summary becomes an empty one, so the carrier message holds
+    only its heading (``[Summary of earlier turns]``) where the removed messages were."""
+
+    mutant_of = "A4"
+
+    def on_summary_failure(self, messages, head, tail, exc):
+        log.warning("summary failed (%s); continuing with an empty summary", exc)
+        role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
+        return head + [{"role": role, "content": f"{SUMMARY_PREFIX}\n"}] + tail  # the defect
+
+
+class StandInOnFailure(FailClosedSummariser):
+    """Correct twin: a failed summary puts a deterministic stand-in where the middle was,
+    saying how many messages were removed and why (the range is covered, nothing silent)."""
+
+    def on_summary_failure(self, messages, head, tail, exc):
+        log.warning("summary failed (%s); a stand-in replaces the middle", exc)
+        removed = len(messages) - len(head) - len(tail)
+        role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
+        text = (
+            f"{SUMMARY_PREFIX}\nSummary unavailable: {removed} earlier messages were removed "
+            f"because the summary model failed ({type(exc).__name__}). Ask the user to restate "
+            "anything from them that still matters."
+        )
+        return head + [{"role": role, "content": text}] + tail

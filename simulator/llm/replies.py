@@ -8,8 +8,10 @@ the turns it carries are summarised, not its instructions: the text after ``TURN
 SUMMARIZE:`` (or ``NEW TURNS TO INCORPORATE:``) up to the memory block or the template
 (``Use this exact structure:`` / ``Update the summary using this exact structure``); a
 ``PREVIOUS SUMMARY:`` block becomes ``previous_summary`` (B6) and ``FOCUS TOPIC: "..."``
-becomes ``focus_topic`` (A5). Any other prompt is summarised whole. Same request, same
-bytes.
+becomes ``focus_topic`` (A5). Any other prompt (an engine's own) is summarised whole, and a
+focus topic written the way authors write one (``Focus on: TOPIC``, ``Focus topic: "TOPIC"``,
+``FOCUS: TOPIC``, up to the end of its sentence or line) is honoured the same way: the
+sentences that mention it are kept under Critical Context. Same request, same bytes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ _TURNS_ENDS = (
 )
 _PREVIOUS_HEADING = "PREVIOUS SUMMARY:"
 _FOCUS_RE = re.compile(r'\n\nFOCUS TOPIC: "(.*?)"\n')
+#: A focus topic in an engine's own prompt: ``Focus on: database migration.``,
+#: ``focus topic: "billing"``, ``FOCUS: the deploy`` (to the end of the sentence or line).
+_LOOSE_FOCUS_RE = re.compile(
+    r"(?im)^[ \t]*(?:please[ \t]+)?focus(?:[ \t]+topic)?(?:[ \t]+on)?[ \t]*:"
+    r'[ \t]*"?([^"\n.]+?)"?[ \t]*(?:\.|$)'
+)
 
 
 def split_compaction_prompt(text: str) -> tuple[str, str | None, str | None]:
@@ -35,8 +43,8 @@ def split_compaction_prompt(text: str) -> tuple[str, str | None, str | None]:
     ``turns`` is ``text`` itself when no turns heading is found; the other two are None
     when absent.
     """
-    focus_match = _FOCUS_RE.search(text)
-    focus = focus_match.group(1) if focus_match else None
+    focus_match = _FOCUS_RE.search(text) or _LOOSE_FOCUS_RE.search(text[:4000])
+    focus = focus_match.group(1).strip() or None if focus_match else None
     start = -1
     heading = ""
     for candidate in _TURNS_HEADINGS:

@@ -633,3 +633,48 @@ def test_random_mode_prints_the_seed_it_draws_with(tmp_path):
     header_seed = int(re.search(r"\(random seed (\d+);", failing.stdout).group(1))
     (replay,) = state.glob("failures/*/*.json")
     assert json.loads(replay.read_text(encoding="utf-8"))["seed"] == header_seed
+
+
+SLOW_INIT = """
+import time
+from reference_engines.mutants._base import MinimalEngine
+
+
+class SlowInit(MinimalEngine):
+    def __init__(self, **kwargs):
+        time.sleep(30)
+        super().__init__(**kwargs)
+"""
+
+
+def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "slow_init.py").write_text(SLOW_INIT, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
+    for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
+        env.pop(name)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "check",
+            "slow_init:SlowInit",
+            "--json",
+            "v.json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(8)  # inside the constructor (it sleeps 30 s), before any case
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out[-2000:] + err[-2000:]
+    assert "verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran" in out
+    data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "INTERRUPTED" and data["results"] == []

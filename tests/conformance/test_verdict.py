@@ -78,5 +78,5 @@ def test_json_has_the_overall_fields_and_keeps_the_old_ones():
 def test_summary_line_says_why_a_run_without_check_failures_fails():
     lines = verdict_of(("MUST", "passed"), other_failures=2).summary_lines()
     assert lines[-1].startswith(
-        "verdict: FAIL (2 non-conformance test(s) failed) - 1 checks: 1 passed"
+        "verdict: FAIL (2 non-conformance test(s) failed) - 1 cases: 1 passed"
     )

@@ -97,3 +97,13 @@ def test_help_says_what_no_file_does(capsys):
         main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "scenario files; with none, the bundled library" in help_text
+
+
+def test_report_shows_every_scenario_played_and_no_made_up_call_count(tmp_path, capsys):
+    report = tmp_path / "r.html"
+    spec = "reference_engines.router:ReferenceRouter"
+    assert main([C1, "--engine", spec, "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "0 provider calls" not in out  # the run was played in a child: no count is shown
+    html = report.read_text(encoding="utf-8")
+    assert "Scenarios (1)" in html and "c1-subagents" in html and "No scenario ran" not in html

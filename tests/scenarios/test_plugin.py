@@ -90,6 +90,8 @@ def test_a_malformed_file_is_a_collection_error_with_file_and_line(kit_pytester)
     out = result.stdout.str()
     assert result.ret != 0
     assert "bad.scenario.yaml:3: steps[0]: unknown step 'usr'; known steps:" in out
+    assert "verdict: NO CHECK RAN - collection stopped at 1 error(s) shown above" in out
+    assert "deselected" not in out  # nothing was deselected
 
 
 def test_a_conformance_run_includes_the_library_unless_disabled(kit_pytester):

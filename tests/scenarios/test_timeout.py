@@ -58,7 +58,7 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
     assert "[H1 SHOULD] scenario 'hangs', expectation 'no-errors'" in out
     assert f"Repro: pytest --engine={HANGS} --conformance-timeout=1 {hang} -k 'order'" in out
     assert "[2/2] fine: 1/1 expectations hold" in out  # the next scenario still ran
-    assert "verdict: FAIL - 3 checks: 1 passed, 2 failed" in out
+    assert "verdict: FAIL - 3 cases: 1 passed, 2 failed" in out
 
 
 def test_the_limit_also_bounds_the_hosts_compaction_timeout():
