@@ -292,6 +292,19 @@ def filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
     ]
 
 
+def probe_history(threshold: int) -> list[dict[str, Any]]:
+    """A plain history just over ``threshold`` tokens (system prompt, up to 64 file-reading
+    turns of :func:`filler_block`, a last user message): what the "does this engine compact?"
+    probes hand compress()."""
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    k = 0
+    while count_messages(history) <= threshold + 500 and k < 64:
+        history += filler_block(7, 2_000, k)
+        k += 1
+    history.append({"role": "user", "content": "and now?"})
+    return history
+
+
 def plain_filler_block(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
     """A short user question and a long assistant answer (no tools)."""
     return [

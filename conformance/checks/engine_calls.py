@@ -306,7 +306,7 @@ def compacts(ctx: Any, clause: str, level: str) -> str:
     run on engines of their own (``ctx.new_engine()``); a probe that raises counts as "it
     compacts" (the check then runs and reports the raise under ``clause`` at ``level``).
     """
-    from conformance.strategies import filler_block
+    from conformance.strategies import probe_history
 
     if "compressor" in (getattr(ctx, "capabilities", None) or ()):
         return "it declares the 'compressor' capability"
@@ -315,12 +315,7 @@ def compacts(ctx: Any, clause: str, level: str) -> str:
         threshold = threshold_of(engine, ctx.window // 2)
         if invoke(clause, level, engine, "should_compress", 2 * threshold) is True:
             return "it asks to compact at twice its threshold_tokens"
-        history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
-        k = 0
-        while count_messages(history) <= threshold + 500 and k < 64:
-            history += filler_block(7, 2_000, k)
-            k += 1
-        history.append({"role": "user", "content": "and now?"})
+        history = probe_history(threshold)
         out = compress_like_host(clause, level, ctx.new_engine(), history)
     except Exception:
         return "a probe of its compaction raised"

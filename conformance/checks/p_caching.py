@@ -10,8 +10,8 @@ Unlike V1-V4, P5 is MUST on replacements as well: no sanitizer strips a marker.
 
 from __future__ import annotations
 
-from conformance.checks.v_messages import SURFACES, skip_without_select, surface_output
-from conformance.expect import MUST, cache_marker_problems, fail
+from conformance.checks.v_messages import SURFACES, check_surface_rows
+from conformance.expect import MUST, cache_marker_problems
 from conformance.registry import check
 
 
@@ -27,24 +27,12 @@ def check_p5_no_engine_cache_markers(ctx, variant):
     """P5: no returned row carries ``cache_control``, on the row or on a content part (a marker
     on an input row passed through unchanged excepted). Inputs: compactable histories over the
     threshold and plain transcripts, drawn rows as content parts (P2's shape)."""
-    skip_without_select(ctx, variant)
-
-    def body(draw):
-        got = surface_output(ctx, "P5", MUST, variant, draw)
-        if got is None:
-            return
-        history, out = got
-        problems = cache_marker_problems(history, out)
-        if problems:
-            fail(
-                "P5",
-                MUST,
-                "compress() output" if variant == "compress" else "select_context() replacement",
-                expected="no cache_control markers (the host places its 4 breakpoints, P1; one "
-                "more and Anthropic answers 400 'A maximum of 4 blocks with cache_control may "
-                "be provided')",
-                got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                context=f"history of {len(history)} messages, output of {len(out)}",
-            )
-
-    ctx.examples(body)
+    check_surface_rows(
+        ctx,
+        "P5",
+        MUST,
+        variant,
+        cache_marker_problems,
+        expected="no cache_control markers (the host places its 4 breakpoints, P1; one more and "
+        "Anthropic answers 400 'A maximum of 4 blocks with cache_control may be provided')",
+    )

@@ -68,12 +68,7 @@ def _outputs(ctx, clause, variant, validate):
 
     An exception from select_context() is not a V finding: the host fails open (H1 reports it).
     """
-    probe = ctx.new_engine()
-    if variant == "select_context" and not overrides_select_context(probe):
-        raise CheckSkipped(
-            "engine keeps the ABC default select_context "
-            "(returns None); the host never calls it (H2)"
-        )
+    skip_without_select(ctx, variant)
 
     def body(draw):
         engine = ctx.new_engine()
@@ -329,11 +324,7 @@ def check_v4_whole_system_prompt_kept(ctx, variant):
     """V4: the whole original system prompt, not only its opening, is a prefix of message 0's
     text (a note may be appended): after each of 1-3 compactions with new turns in between
     (compress), and in a replacement (select_context)."""
-    if variant == "select_context" and not overrides_select_context(ctx.new_engine()):
-        raise CheckSkipped(
-            "engine keeps the ABC default select_context (returns None); the host never calls "
-            "it (H2)"
-        )
+    skip_without_select(ctx, variant)
 
     def body(draw):
         engine = ctx.new_engine()
@@ -477,6 +468,31 @@ def skip_without_select(ctx, variant):
         )
 
 
+def check_surface_rows(ctx, clause, level, variant, problems_of, *, expected, context=""):
+    """Draw calls of ``variant`` (:func:`surface_output`) and fail ``clause`` at ``level`` on
+    the first problem ``problems_of(history, out)`` lists (a list of strings; the rest are
+    counted); ``context`` is appended to the history/output sizes. Shared by V5 and P5."""
+    skip_without_select(ctx, variant)
+
+    def body(draw):
+        got = surface_output(ctx, clause, level, variant, draw)
+        if got is None:
+            return
+        history, out = got
+        problems = problems_of(history, out)
+        if problems:
+            fail(
+                clause,
+                level,
+                "compress() output" if variant == "compress" else "select_context() replacement",
+                expected=expected,
+                got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                context=f"history of {len(history)} messages, output of {len(out)}{context}",
+            )
+
+    ctx.examples(body)
+
+
 @check(
     "V5",
     "known-message-keys",
@@ -490,23 +506,12 @@ def check_v5_known_message_keys(ctx, variant):
     (:data:`~conformance.expect.KNOWN_MESSAGE_KEYS`, or ``_``-prefixed, which the host strips) or
     one the input rows carried; an engine's own fields (``raw``, ``dag_node``, a store record)
     would ride into the provider request."""
-    skip_without_select(ctx, variant)
-
-    def body(draw):
-        got = surface_output(ctx, "V5", SHOULD, variant, draw)
-        if got is None:
-            return
-        history, out = got
-        problems = unknown_key_problems(history, out)
-        if problems:
-            fail(
-                "V5",
-                SHOULD,
-                "compress() output" if variant == "compress" else "select_context() replacement",
-                expected=_EXPECT["V5"],
-                got=problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                context=f"history of {len(history)} messages, output of {len(out)}; the "
-                "provider sees unknown keys (a strict provider rejects them)",
-            )
-
-    ctx.examples(body)
+    check_surface_rows(
+        ctx,
+        "V5",
+        SHOULD,
+        variant,
+        unknown_key_problems,
+        expected=_EXPECT["V5"],
+        context="; the provider sees unknown keys (a strict provider rejects them)",
+    )

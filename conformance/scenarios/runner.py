@@ -488,7 +488,7 @@ def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) 
     ``update_model(model, context_length)``, then ``should_compress(2 x threshold)``; if that
     is not True, ``compress()`` of a plain history over the threshold. Returns the reason it
     compacts, or "" (it never asked and removed no row)."""
-    from conformance.strategies import filler_block
+    from conformance.strategies import probe_history
     from simulator.host.calls import compress_kwargs, update_model_kwargs
     from simulator.provider.tokens import count_messages
 
@@ -498,12 +498,7 @@ def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) 
     threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or context_length // 2
     if engine.should_compress(2 * threshold) is True:
         return "a fresh engine asks to compact at twice its threshold_tokens"
-    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
-    k = 0
-    while count_messages(history) <= threshold + 500 and k < 64:
-        history += filler_block(7, 2_000, k)
-        k += 1
-    history += [{"role": "user", "content": "and now?"}]
+    history = probe_history(threshold)
     out = engine.compress(
         [dict(m) for m in history],
         **compress_kwargs(engine, current_tokens=count_messages(history)),

@@ -16,6 +16,14 @@ from simulator.provider.tokens import count_messages
 SUMMARY_PREFIX = "[Summary of earlier conversation]"
 
 
+def spaced_text(m: dict[str, Any]) -> str:
+    """The text of a message's content: a string, or its text parts joined by spaces."""
+    c = m.get("content")
+    if isinstance(c, list):
+        return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
+    return c if isinstance(c, str) else ""
+
+
 def safe_tail_start(messages: list[dict[str, Any]], start: int) -> int:
     """Move ``start`` back so the tail does not begin with tool results cut from their call (V2)."""
     while 0 < start < len(messages) and messages[start].get("role") == "tool":

@@ -22,7 +22,7 @@ from typing import Any
 
 from agent.auxiliary_client import call_llm
 
-from reference_engines.mutants._base import MinimalEngine, safe_tail_start
+from reference_engines.mutants._base import MinimalEngine, safe_tail_start, spaced_text
 from simulator.provider.tokens import count_messages
 
 log = logging.getLogger("reference_engines.mutants.a4_summary_failure")
@@ -32,13 +32,6 @@ PROMPT = (
     "Summarise these conversation turns for a handoff. Keep decisions, files and open "
     "questions.\n\n"
 )
-
-
-def _text(m: dict[str, Any]) -> str:
-    c = m.get("content")
-    if isinstance(c, list):
-        return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
-    return c if isinstance(c, str) else ""
 
 
 class FailClosedSummariser(MinimalEngine):
@@ -55,7 +48,7 @@ class FailClosedSummariser(MinimalEngine):
         Raises:
             Exception: whatever the call raises; RuntimeError for an empty reply.
         """
-        prompt = PROMPT + "\n\n".join(f"[{m.get('role')}]: {_text(m)}" for m in middle)
+        prompt = PROMPT + "\n\n".join(f"[{m.get('role')}]: {spaced_text(m)}" for m in middle)
         response = call_llm(task="compression", messages=[{"role": "user", "content": prompt}])
         text = (response.choices[0].message.content or "").strip()
         if not text:

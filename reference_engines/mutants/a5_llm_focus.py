@@ -14,7 +14,8 @@ from typing import Any
 
 from agent.auxiliary_client import call_llm
 
-from reference_engines.mutants.a4_summary_failure import PROMPT, FailClosedSummariser, _text
+from reference_engines.mutants._base import spaced_text
+from reference_engines.mutants.a4_summary_failure import PROMPT, FailClosedSummariser
 
 
 class FocusInPrompt(FailClosedSummariser):
@@ -40,7 +41,7 @@ class FocusInPrompt(FailClosedSummariser):
         prompt = (
             PROMPT
             + self.focus_line()
-            + "\n\n".join(f"[{m.get('role')}]: {_text(m)}" for m in middle)
+            + "\n\n".join(f"[{m.get('role')}]: {spaced_text(m)}" for m in middle)
         )
         response = call_llm(task="compression", messages=[{"role": "user", "content": prompt}])
         text = (response.choices[0].message.content or "").strip()

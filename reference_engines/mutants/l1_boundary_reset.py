@@ -15,17 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_engines.mutants._base import MinimalEngine, safe_tail_start
+from reference_engines.mutants._base import MinimalEngine, safe_tail_start, spaced_text
 from simulator.provider.tokens import count_messages
 
 SUMMARY_PREFIX = "[Rolling summary]"
-
-
-def _text(m: dict[str, Any]) -> str:
-    c = m.get("content")
-    if isinstance(c, list):
-        return " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
-    return c if isinstance(c, str) else ""
 
 
 class KeepsStateAcrossBoundary(MinimalEngine):
@@ -48,7 +41,7 @@ class KeepsStateAcrossBoundary(MinimalEngine):
 
     def digest(self, middle: list[dict[str, Any]]) -> str:
         """One line per summarised pass: its size and the first words of its first user row."""
-        first = next((_text(m) for m in middle if m.get("role") == "user"), "")
+        first = next((spaced_text(m) for m in middle if m.get("role") == "user"), "")
         words = " ".join(
             first.replace(SUMMARY_PREFIX, "").split()[:8]
         )  # previous summaries are not re-digested
@@ -63,7 +56,7 @@ class KeepsStateAcrossBoundary(MinimalEngine):
         start = safe_tail_start(body, len(body) - self.keep_last)
         if start == 0:
             return list(messages)
-        middle = [m for m in body[:start] if not _text(m).startswith(SUMMARY_PREFIX)]
+        middle = [m for m in body[:start] if not spaced_text(m).startswith(SUMMARY_PREFIX)]
         lines = [self.previous_summary] if self.previous_summary else []
         summary = "\n".join(lines + [self.digest(middle)])
         self.previous_summary = summary
