@@ -45,6 +45,12 @@ class HostProfile:
         model_thresholds: K1 ``compression.model_thresholds`` assigned before update_model.
         stamps_uids: U1 message_uid minted on persisted messages.
         strip_underscore_keys: wire rule of 0.19.0: strip every top-level ``_*`` key.
+        hooks_with_system: select_context's ``conversation_messages``, on_turn_complete's and
+            on_session_end's ``messages`` start with the system message (documented); real
+            Hermes hosts hand the history without it.
+        request_strips_persistence_fields: select_context's ``request_messages`` arrive with
+            the persistence-only fields (``message_uid``, ``timestamp``, ...) already removed
+            (real Hermes 0.22); False: they carry ``message_uid`` (documented).
     """
 
     name: str
@@ -60,6 +66,8 @@ class HostProfile:
     model_thresholds: bool
     stamps_uids: bool
     strip_underscore_keys: bool
+    hooks_with_system: bool = True
+    request_strips_persistence_fields: bool = False
 
     def has(self, feature: str) -> bool:
         """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own
