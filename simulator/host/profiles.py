@@ -54,6 +54,17 @@ HERMES_022_PERSISTENCE_FIELDS = frozenset(
     }
 )
 
+#: The assistant row Hermes 0.22 persists after a content-filtered response.
+HERMES_022_CONTENT_FILTER_REPLY = (
+    "Your request was not processed. Send it again if you still want me to carry it out."
+)
+#: The assistant row Hermes 0.22 persists when a pre-API compaction times out.
+HERMES_022_TIMEOUT_REPLY = (
+    "Context compression timed out without reducing this conversation. No messages were "
+    "dropped. Start a fresh session with /new, or check auxiliary.compression before "
+    "retrying /compress."
+)
+
 
 @dataclass(frozen=True)
 class HostProfile:
@@ -86,8 +97,9 @@ class HostProfile:
         select_before_gate: the request (select_context included) is assembled BEFORE the
             pre-API ``should_compress`` gate of every loop iteration, so a compaction turn
             runs select_context twice (0.22); False: the gate first, then the request.
-        reselect_on_retry: a transport retry (429/5xx) assembles the request again and re-runs
-            select_context (documented); False: the assembled request is re-sent as is (0.22).
+        reselect_on_retry: a transport retry (429/5xx) goes back through the pre-API check and
+            assembles the request again, select_context included (documented); False: the
+            assembled request is re-sent as is (0.19, 0.22).
         persistence_fields: extra persistence-only keys the host keeps off the wire and off
             ``request_messages`` (0.22: :data:`HERMES_022_PERSISTENCE_FIELDS`).
         db_persisted_marker: request copies of persisted rows carry ``_db_persisted: True``
@@ -119,6 +131,34 @@ class HostProfile:
         hygiene_anchor: gateway hygiene measures with the persisted usage anchor between real
             usage and the rough estimate (0.22).
         hygiene_cooldown_ladder: a failed hygiene pass starts a 300 s cooldown growing x1/x3/x9.
+        row_bookkeeping: keys the host keeps on its live rows once they are persisted, so
+            engines see them in compress() input and the hooks (0.19: ``_db_persisted``;
+            0.22: ``timestamp``, ``_row_id``, ``_db_persisted``, ``_db_row_snapshot``).
+        tool_rows_named: tool result rows carry the tool's ``name`` (0.19 sends it on the
+            wire; 0.22 keeps it off the wire, see ``wire_tool_name``).
+        wire_tool_name: the tool row's ``name`` reaches the provider (0.19).
+        usage_on_content_filter: update_from_response is called for a content-filtered
+            response (documented); real Hermes hosts skip it.
+        content_filter_stand_in: the assistant row a host persists after a content-filtered
+            response ("" = none, the turn's user message stays unanswered).
+        timeout_stand_in: the assistant row persisted when a pre-API compaction times out
+            and ``timeout_ends_turn``.
+        host_timeout_cooldown: the host blocks automatic compaction for
+            ``failure_cooldown_seconds`` after a timed-out pass (documented); 0.22 leaves the
+            cooldown to the engine (its built-in compressor keeps one; plugin engines do not).
+        defer_preflight: when the pre-API check asks ``should_defer_preflight_to_real_usage``
+            (engines that have it): ``"every_check"`` (0.19: before every should_compress),
+            ``"unanchored"`` (0.22: before and after should_compress while no real usage has
+            arrived since the last compaction), ``""`` never.
+        new_session_carry_over: /new's on_session_start gets ``carry_over_context=False``.
+        manual_start_on_caller: after a manual /compress, on_session_start runs on the
+            caller's thread (0.22 defers that notification to the caller).
+        persist_at_turn_end: the rows of a turn after its user message (assistant replies,
+            tool results) are persisted when the turn ends; until then they carry only a
+            ``timestamp`` (0.22: no uid, no ``_db_persisted`` mid-turn).
+        unknown_tool_reply: a call to a tool the request did not offer is answered with
+            Hermes' ``Tool 'X' does not exist. Available tools: ...`` and no post-tool
+            compaction check follows (0.19, 0.22).
     """
 
     name: str
@@ -155,6 +195,18 @@ class HostProfile:
     compress_info: bool = False
     hygiene_anchor: bool = False
     hygiene_cooldown_ladder: bool = False
+    row_bookkeeping: tuple[str, ...] = ()
+    tool_rows_named: bool = False
+    wire_tool_name: bool = False
+    usage_on_content_filter: bool = True
+    content_filter_stand_in: str = ""
+    timeout_stand_in: str = ""
+    host_timeout_cooldown: bool = True
+    defer_preflight: str = ""
+    new_session_carry_over: bool = False
+    manual_start_on_caller: bool = False
+    unknown_tool_reply: bool = False
+    persist_at_turn_end: bool = False
 
     def has(self, feature: str) -> bool:
         """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own
@@ -211,6 +263,14 @@ PROFILES = {
         strip_underscore_keys=True,
         hooks_with_system=False,
         assistant_sdk_fields=False,
+        row_bookkeeping=("_db_persisted",),
+        reselect_on_retry=False,
+        tool_rows_named=True,
+        wire_tool_name=True,
+        usage_on_content_filter=False,
+        defer_preflight="every_check",
+        new_session_carry_over=True,
+        unknown_tool_reply=True,
     ),
     HERMES_022: HostProfile(
         name=HERMES_022,
@@ -247,6 +307,17 @@ PROFILES = {
         compress_info=True,
         hygiene_anchor=True,
         hygiene_cooldown_ladder=True,
+        row_bookkeeping=("timestamp", "_row_id", "_db_persisted", "_db_row_snapshot"),
+        tool_rows_named=True,
+        usage_on_content_filter=False,
+        content_filter_stand_in=HERMES_022_CONTENT_FILTER_REPLY,
+        timeout_stand_in=HERMES_022_TIMEOUT_REPLY,
+        host_timeout_cooldown=False,
+        defer_preflight="unanchored",
+        new_session_carry_over=True,
+        manual_start_on_caller=True,
+        unknown_tool_reply=True,
+        persist_at_turn_end=True,
     ),
 }
 
