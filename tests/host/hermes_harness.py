@@ -253,7 +253,11 @@ def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, di
             )
         finally:
             server.shutdown()
-        assert proc.returncode == 0, proc.stderr[-4000:]
+        (root / f"stderr-{plugin}.txt").write_text(proc.stderr)
+        tb = proc.stderr.rfind("Traceback")
+        assert proc.returncode == 0, f"drive_hermes.py exited {proc.returncode}: " + (
+            proc.stderr[tb : tb + 4000] if tb >= 0 else proc.stderr[-4000:]
+        )
         out = json.loads(out_path.read_text())
         for c in picked:
             results[c.name] = dict(out[c.name], records=read_records(root / f"real-{c.name}.jsonl"))
