@@ -44,10 +44,11 @@ from simulator.provider.faults import FaultSchedule
 from simulator.provider.http import start_server
 
 FIXTURE = Path(__file__).parent / "hermes_fixture"
-#: compression.context_timeout_seconds of every home: short, so a timeout run is cheap.
-TIMEOUT_SECONDS = 2.0
+#: compression.context_timeout_seconds of the timeout conversation's home: short, so a
+#: timeout run is cheap, yet long enough for a loaded real host to reach compress().
+TIMEOUT_SECONDS = 5.0
 #: compress() sleep of the timeout conversation (well past TIMEOUT_SECONDS).
-SLEEP_SECONDS = 6.0
+SLEEP_SECONDS = 12.0
 SYSTEM_PLACEHOLDER = "<system prompt>"
 ENV_KEYS = (
     "KIT_RECORD_PATH",
@@ -71,6 +72,9 @@ class Conversation:
         replies: a ``POST /_sim/replies`` body, or None for echo replies.
         plugin: ``"folder"`` ($HERMES_HOME/plugins/kitrecorder) or ``"general"``
             (plugins.enabled: [kitrecordergp]).
+        timeout: ``compression.context_timeout_seconds`` of its home (0: the default); a
+            conversation with a short timeout gets a home (and a real-host process) of its
+            own, so a slow start of the real host cannot time out another one's compaction.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Conversation:
     faults: tuple[dict[str, Any], ...] = ()
     replies: dict[str, Any] | None = None
     plugin: str = "folder"
+    timeout: float = 0.0
 
 
 def turns(*texts: str) -> tuple[tuple[str, str], ...]:
@@ -141,6 +146,7 @@ def conversations(plugin_paths: tuple[str, ...]) -> list[Conversation]:
             turns("hello one", "second message", "third message", "fourth message"),
             env={"KIT_COMPRESS_AT": "2", "KIT_COMPRESS_SLEEP": str(SLEEP_SECONDS)},
             plugin=main,
+            timeout=TIMEOUT_SECONDS,
         ),
         Conversation(
             "tools",
@@ -169,10 +175,11 @@ def conversations(plugin_paths: tuple[str, ...]) -> list[Conversation]:
     return out
 
 
-def hermes_home(root: Path, plugin: str) -> Path:
+def hermes_home(root: Path, plugin: str, timeout: float = 0.0) -> Path:
     """A ``$HERMES_HOME`` with the recording engine on the ``plugin`` path ("folder" or
-    "general") and a short compaction timeout."""
-    home = root / f"home-{plugin}"
+    "general"); with ``timeout``, a short compaction timeout (and an auxiliary compression
+    timeout under it, which 0.22 would otherwise raise the idle timeout to)."""
+    home = root / (f"home-{plugin}" + (f"-t{timeout:g}" if timeout else ""))
     if home.exists():
         return home
     (home / "plugins").mkdir(parents=True)
@@ -188,8 +195,12 @@ def hermes_home(root: Path, plugin: str) -> Path:
         "context:\n  engine: kitrecorder\n"
         + enabled
         + "model:\n  context_length: 200000\n"
-        + f"compression:\n  context_timeout_seconds: {TIMEOUT_SECONDS}\n"
-        + "auxiliary:\n  compression:\n    timeout: 1\n"
+        + (
+            f"compression:\n  context_timeout_seconds: {timeout:g}\n"
+            + "auxiliary:\n  compression:\n    timeout: 1\n"
+            if timeout
+            else ""
+        )
     )
     return home
 
@@ -212,7 +223,8 @@ def _clean_env(extra: dict[str, str]) -> dict[str, str]:
 
 
 def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, dict[str, Any]]:
-    """Run ``convs`` on the real host: one ``drive_hermes.py`` process per plugin path.
+    """Run ``convs`` on the real host: one ``drive_hermes.py`` process per home (plugin path
+    and timeout setting).
 
     Returns ``{name: {"records": [...], "journal": [...], "roles": [...]}}``.
 
@@ -220,11 +232,10 @@ def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, di
         AssertionError: the driver failed (its stderr tail in the message).
     """
     results: dict[str, dict[str, Any]] = {}
-    for plugin in ("folder", "general"):
-        picked = [c for c in convs if c.plugin == plugin]
-        if not picked:
-            continue
-        home = hermes_home(root / "real", plugin)
+    for plugin, timeout in sorted({(c.plugin, c.timeout) for c in convs}):
+        picked = [c for c in convs if (c.plugin, c.timeout) == (plugin, timeout)]
+        home = hermes_home(root / "real", plugin, timeout)
+        tag = home.name
         server = start_server(Provider(seed=1))
         plan = {
             "base_url": server.url + "/v1",
@@ -240,7 +251,7 @@ def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, di
                 for c in picked
             ],
         }
-        plan_path, out_path = root / f"plan-{plugin}.json", root / f"out-{plugin}.json"
+        plan_path, out_path = root / f"plan-{tag}.json", root / f"out-{tag}.json"
         plan_path.write_text(json.dumps(plan))
         try:
             proc = subprocess.run(
@@ -253,7 +264,7 @@ def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, di
             )
         finally:
             server.shutdown()
-        (root / f"stderr-{plugin}.txt").write_text(proc.stderr)
+        (root / f"stderr-{tag}.txt").write_text(proc.stderr)
         tb = proc.stderr.rfind("Traceback")
         assert proc.returncode == 0, f"drive_hermes.py exited {proc.returncode}: " + (
             proc.stderr[tb : tb + 4000] if tb >= 0 else proc.stderr[-4000:]
@@ -275,7 +286,7 @@ def kit_profile(name: str) -> HostProfile:
 def run_kit(root: Path, conv: Conversation, profile: str, monkeypatch: Any) -> dict[str, Any]:
     """Run ``conv`` on the kit's host in ``profile``, the engine found through the kit's own
     discovery in a home like the real one. Returns ``{"records", "journal", "roles"}``."""
-    home = hermes_home(root / "kit", conv.plugin)
+    home = hermes_home(root / "kit", conv.plugin, conv.timeout)
     rec = root / f"kit-{profile}-{conv.name}.jsonl"
     if rec.exists():
         rec.unlink()
@@ -342,9 +353,10 @@ def wire_messages(journal: list[dict[str, Any]]) -> list[str]:
 
 def first_difference(real: list[Any], kit: list[Any]) -> str:
     """A readable first difference of two sequences ("" when equal)."""
-    for i, (a, b) in enumerate(zip(real, kit)):
+    for i, (a, b) in enumerate(zip(real, kit, strict=False)):
         if a != b:
             return f"item {i}:\n  real: {a}\n  kit:  {b}"
     if len(real) != len(kit):
-        return f"lengths differ: real {len(real)}, kit {len(kit)}; extra: {(real or kit)[min(len(real), len(kit)) :][:3]}"
+        extra = (real if len(real) > len(kit) else kit)[min(len(real), len(kit)) :][:3]
+        return f"lengths differ: real {len(real)}, kit {len(kit)}; extra: {extra}"
     return ""
