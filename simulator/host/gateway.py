@@ -42,6 +42,8 @@ class Gateway:
         self.sessions: dict[str, HostSession] = {}
         self.hygiene_log: list[hygiene.HygieneDecision] = []
         self.hygiene_agents: list[HostSession] = []
+        self._hygiene_streak: dict[str, int] = {}  # failed hygiene passes in a row, per key
+        self._hygiene_until: dict[str, float] = {}  # cooldown end (virtual seconds), per key
 
     def session(self, key: str) -> HostSession:
         """The session of conversation ``key`` (built and started on first use)."""
@@ -75,13 +77,22 @@ class Gateway:
         Returns None when hygiene did not fire, else whether the pass committed.
         """
         config: HostConfig = sess.config
+        prof = sess.profile
+        key = sess.conversation_id or sess.session_id
         last = int(getattr(sess.engine, "last_prompt_tokens", 0) or 0)
+        anchor = None
+        if prof.hygiene_anchor and sess.usage_anchor is not None:
+            prompt, rows = sess.usage_anchor
+            anchor = prompt + hygiene.rough_tokens(sess.history()[rows:])
         decision = hygiene.decide(
             sess.history(),
             context_length=sess.context_length,
             last_prompt_tokens=last,
             compression_enabled=config.compression_enabled,
             hard_message_limit=config.hygiene_hard_message_limit,
+            anchored_tokens=anchor,
+            cooling_down=prof.hygiene_cooldown_ladder
+            and sess.clock.now() < self._hygiene_until.get(key, float("-inf")),
         )
         self.hygiene_log.append(decision)
         if not decision.run:
@@ -110,6 +121,11 @@ class Gateway:
             sess.session_id = agent.session_id  # a child session when compression rotates
             sess.engine.last_prompt_tokens = -1 if hasattr(sess.engine, "last_prompt_tokens") else 0
             log.info("Session hygiene: compressed %d → %d msgs", before, len(sess.transcript))
+            self._hygiene_streak.pop(key, None)
         else:
             log.info("Session hygiene: still ~%d tokens after the pass", decision.tokens)
+            if prof.hygiene_cooldown_ladder:
+                streak = self._hygiene_streak.get(key, 0) + 1
+                self._hygiene_streak[key] = streak
+                self._hygiene_until[key] = sess.clock.now() + hygiene.failure_cooldown(streak)
         return committed

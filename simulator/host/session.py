@@ -324,6 +324,9 @@ class HostSession:
         self._started = False
         self._row_ids = itertools.count(1)
         self._anchored = False  # real usage arrived since the last compaction / new session
+        #: (prompt_tokens, rows then) of the last real usage since the last compaction or
+        #: new session: the persisted usage anchor 0.22's gateway hygiene reads (B7).
+        self.usage_anchor: tuple[int, int] | None = None
         self._last_finish_reason = "stop"
         self._pending: list[dict[str, Any]] = []  # persist_at_turn_end: rows not yet persisted
 
@@ -593,6 +596,7 @@ class HostSession:
         self._call_optional("on_session_end", old, previous)
         self._call_optional("on_session_reset")
         self._anchored = False
+        self.usage_anchor = None
         self.session_id = self.store.create_session(parent_id=old)
         self.transcript = []
         if self.system_message is not None:
@@ -827,6 +831,8 @@ class HostSession:
             if self.engine is not None and (prof.usage_on_content_filter or not filtered):
                 self.call("update_from_response", usage)
                 self._anchored = True
+                if usage and int(usage.get("prompt_tokens", 0) or 0) > 0:
+                    self.usage_anchor = (int(usage["prompt_tokens"]), len(self.transcript))
             if filtered:
                 log.warning(
                     "Provider blocked the response (content "
@@ -1104,6 +1110,7 @@ class HostSession:
         self.engine.last_prompt_tokens = -1  # A7: "compression just ran, no real usage yet"
         self.compactions += 1
         self._anchored = False
+        self.usage_anchor = None
         if prof.boundary_callbacks:
             if prof.boundary_on_pool_thread and outcome.worker is not None:
                 # 0.22: the worker that ran compress() also commits and notifies

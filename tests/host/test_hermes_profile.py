@@ -376,3 +376,37 @@ def test_profiles_name_every_022_field():
         "compress_info",
     ):
         assert getattr(doc, field) != getattr(h22, field), field
+
+
+def test_022_hygiene_anchor_and_failure_cooldown_ladder():
+    """B7 on hermes-0.22: hygiene reads the persisted usage anchor when the engine has no
+    real figure, and a pass that did not commit blocks hygiene for 300 s x1/x3/x9 (at most
+    3600 s); the documented host retries at the next message."""
+    from simulator.host import hygiene
+    from simulator.host.gateway import Gateway
+
+    assert [hygiene.failure_cooldown(n) for n in (1, 2, 3, 4)] == [300, 900, 2700, 2700]
+    assert hygiene.failure_cooldown(3, base=1000) == 3600
+    d = hygiene.decide(
+        [{"role": "user", "content": "x"}] * 4,
+        context_length=1000,
+        last_prompt_tokens=-1,
+        compression_enabled=True,
+        anchored_tokens=900,
+    )
+    assert (d.source, d.run) == ("anchored", True)
+
+    class Fails(_Engine):
+        def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+            raise RuntimeError("summary model down")
+
+    runs = {}
+    for profile in ("hermes-0.22", "documented"):
+        registered = Fails()
+        gw = Gateway(registered, provider=Provider(), context_length=1_500, profile=profile)
+        for i in range(10):
+            gw.handle_message("chat", f"message {i} " + "lorem ipsum " * 120)
+        runs[profile] = [d.reason for d in gw.hygiene_log]
+    assert "failure cooldown active" in runs["hermes-0.22"]
+    assert sum(r == "failure cooldown active" for r in runs["hermes-0.22"]) >= 2
+    assert "failure cooldown active" not in runs["documented"]
