@@ -157,6 +157,7 @@ class _Runner:
             self.config.context_timeout_seconds = min(
                 self.config.context_timeout_seconds, float(timeout)
             )
+            self.config.timeout_limit_seconds = float(timeout)  # no profile floor goes past it
         self.cancelled = threading.Event()  # set when the scenario's time limit expired
         self.constructing = (
             False  # True while the engine's constructor runs (names it on a timeout)

@@ -75,6 +75,9 @@ class HostConfig:
         hygiene_hard_message_limit: B7 message-count valve.
         builtin_factory: the built-in compressor agents fall back to when cloning fails (C3);
             None: the host's own minimal one (:mod:`simulator.host.builtin`).
+        timeout_limit_seconds: a cap the kit puts on the compaction timeout (a check's time
+            limit, seconds) that no profile floor raises (0 = none; see
+            :meth:`HostSession.compaction_timeout`).
     """
 
     compression_enabled: bool = True
@@ -92,6 +95,7 @@ class HostConfig:
     max_iterations: int = 16
     hygiene_hard_message_limit: int = 5000
     builtin_factory: Callable[[], Any] | None = None
+    timeout_limit_seconds: float = 0.0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> HostConfig:
@@ -1126,7 +1130,8 @@ class HostSession:
     def compaction_timeout(self) -> float:
         """The host timeout of a compaction pass in seconds (TS1): the configured
         ``compression.context_timeout_seconds``, raised to the profile's floor and capped by
-        its ceiling (0.22: at least 300 s, at most 600 s); 0 stays 0 (inline)."""
+        its ceiling (0.22: at least 300 s, at most 600 s), then capped by the kit's own
+        ``timeout_limit_seconds`` (a check's time limit); 0 stays 0 (inline)."""
         timeout = float(self.config.context_timeout_seconds)
         if timeout <= 0:
             return timeout
@@ -1136,6 +1141,8 @@ class HostSession:
             timeout = max(timeout, min(prof.timeout_floor_seconds, ceiling))
         if prof.timeout_ceiling_seconds > 0:
             timeout = min(timeout, max(prof.timeout_ceiling_seconds, prof.timeout_floor_seconds))
+        if self.config.timeout_limit_seconds > 0:
+            timeout = min(timeout, float(self.config.timeout_limit_seconds))
         return timeout
 
     def _boundary_callbacks(self, old: str, previous: list[dict[str, Any]]) -> None:

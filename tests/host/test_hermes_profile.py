@@ -281,7 +281,8 @@ class _Engine:
 
 def test_022_timeout_floor_and_ceiling():
     """TS1 on hermes-0.22: the idle timeout is raised to 300 s and capped at 600 s; 0 stays
-    inline; the documented host takes the configured value as is."""
+    inline; the documented host takes the configured value as is; the kit's own limit (a
+    check's time limit) caps it on every profile."""
 
     def timeout(profile, seconds):
         cfg = HostConfig(context_timeout_seconds=seconds)
@@ -290,6 +291,8 @@ def test_022_timeout_floor_and_ceiling():
     assert timeout("hermes-0.22", 120) == 300 and timeout("hermes-0.22", 450) == 450
     assert timeout("hermes-0.22", 900) == 600 and timeout("hermes-0.22", 0) == 0
     assert timeout("documented", 120) == 120 and timeout("documented", 900) == 900
+    capped = HostConfig(context_timeout_seconds=2, timeout_limit_seconds=2)
+    assert HostSession(None, profile="hermes-0.22", config=capped).compaction_timeout() == 2
 
 
 def test_022_stall_retry_reruns_compress_with_bypass_cooldown():
