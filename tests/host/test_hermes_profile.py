@@ -53,6 +53,7 @@ Not reproduced in a differential run (docs/host.md says so too):
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -117,15 +118,27 @@ _RUNS: dict[str, Any] = {}
 
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory):
-    """``version -> {conversation name: real run}``, each version's host run once (one
-    process per plugin path) on first use."""
+    """``version -> {conversation name: real run}``: each version's host runs once per test
+    run (one process per home), on first use; under pytest-xdist the workers share the
+    results through a file under the run's base temp directory, behind a file lock."""
 
     def get(version: str) -> dict[str, dict[str, Any]]:
         if version not in _RUNS:
             python = _hermes_python(version)
-            root = tmp_path_factory.mktemp(f"hermes-{version}")
-            convs = harness.conversations(VERSIONS[version][3])
-            _RUNS[version] = harness.run_real(python, root, convs)
+            base = tmp_path_factory.getbasetemp()
+            if os.environ.get("PYTEST_XDIST_WORKER"):
+                base = base.parent  # shared by the workers: the real host runs once per run
+            root = base / f"hermes-{version}-runs"
+            root.mkdir(exist_ok=True)
+            with open(root / "lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                cached = root / "results.json"
+                if cached.exists():
+                    _RUNS[version] = json.loads(cached.read_text())
+                else:
+                    convs = harness.conversations(VERSIONS[version][3])
+                    _RUNS[version] = harness.run_real(python, root, convs)
+                    cached.write_text(json.dumps(_RUNS[version]))
         return _RUNS[version]
 
     yield get
