@@ -657,6 +657,7 @@ class HostSession:
             api_key=self.api_key,
             api_mode=self.api_mode,
             hermes_home=self.hermes_home,
+            engine_source=self.engine_source,
             **kwargs,
         )
         child.start()

@@ -426,3 +426,30 @@ def test_022_hygiene_anchor_and_failure_cooldown_ladder():
     assert "failure cooldown active" in runs["hermes-0.22"]
     assert sum(r == "failure cooldown active" for r in runs["hermes-0.22"]) >= 2
     assert "failure cooldown active" not in runs["documented"]
+
+
+def test_022_folder_engines_are_never_cloned():
+    """C1 on hermes-0.22: an engine found in a plugin folder (``engine_source="user"``) is the
+    agent's own, and a subagent gets a fresh copy without clone_for_agent; a general-plugin
+    engine is cloned for each agent (the documented host clones every engine)."""
+
+    class Counting(_Engine):
+        clones = 0
+
+        def clone_for_agent(self):
+            type(self).clones += 1
+            return Counting()
+
+    for profile, source, expected in (
+        ("hermes-0.22", "user", 0),
+        ("hermes-0.22", "plugin", 2),
+        ("documented", "user", 2),
+    ):
+        Counting.clones = 0
+        registered = Counting()
+        s = HostSession(registered, profile=profile, clone=True, engine_source=source)
+        s.start()
+        child = s.spawn_subagent()
+        assert Counting.clones == expected, (profile, source)
+        assert child.engine is not s.engine
+        assert (s.engine is registered) == (expected == 0)
