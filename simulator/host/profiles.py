@@ -125,9 +125,9 @@ class HostProfile:
             ``context_compression_timeout`` (0.22); False: the turn goes on uncompacted.
         prune_after_tools: after tool results, when should_compress says no, the host calls
             ``prune_tool_results_only(messages, current_tokens=)`` if the engine has it (0.22).
-        compress_info: a blocked or declined compaction asks ``should_compress_info`` and the
-            preflight asks ``should_defer_preflight_to_real_usage``; manual /compress asks
-            ``has_content_to_compress`` (0.22; only when the engine has them).
+        compress_info: after a tool round whose ``should_compress`` said no, the host asks
+            ``should_compress_info`` why (0.22; only when the engine has it). The gateway's
+            /compress also asks ``has_content_to_compress``; the kit plays no gateway command.
         hygiene_anchor: gateway hygiene measures with the persisted usage anchor between real
             usage and the rough estimate (0.22).
         hygiene_cooldown_ladder: a failed hygiene pass starts a 300 s cooldown growing x1/x3/x9.
