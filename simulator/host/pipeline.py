@@ -143,8 +143,8 @@ class RequestContext:
         request_drop: host-only keys removed from request copies at assembly
             (``finish_reason``; ``reasoning`` when None), as Hermes builds its wire copies.
         restrip_selection: strip ``request_strip`` from the returned selection too (H3).
-        drop_tool_name: tool rows lose their ``name`` at the sanitize stage (0.22 keeps it on
-            its rows and on ``request_messages``, never on the wire).
+        drop_tool_name: tool rows lose ``name`` and ``tool_name`` at the sanitize stage (0.22
+            keeps them on its rows and on ``request_messages``, never on the wire).
     """
 
     engine: Any
@@ -211,8 +211,8 @@ def _stage_sanitize(ctx: RequestContext, request: list[Message]) -> list[Message
     out = sanitize(request, strip_underscore=ctx.strip_underscore)
     if ctx.drop_tool_name:
         out = [
-            {k: v for k, v in m.items() if k != "name"}
-            if isinstance(m, dict) and m.get("role") == "tool" and "name" in m
+            {k: v for k, v in m.items() if k not in ("name", "tool_name")}
+            if isinstance(m, dict) and m.get("role") == "tool" and ("name" in m or "tool_name" in m)
             else m
             for m in out
         ]

@@ -156,6 +156,10 @@ class HostProfile:
         persist_at_turn_end: the rows of a turn after its user message (assistant replies,
             tool results) are persisted when the turn ends; until then they carry only a
             ``timestamp`` (0.22: no uid, no ``_db_persisted`` mid-turn).
+        tool_calls_on_worker: the engine's ``handle_tool_call`` runs on a worker thread (0.22's
+            tool executor), not on the conversation's thread.
+        tool_rows_tool_name: results of tools that ran also carry ``tool_name`` (0.22; kept off
+            the wire), and a tool round is persisted as soon as its results are in.
         unknown_tool_reply: a call to a tool the request did not offer is answered with
             Hermes' ``Tool 'X' does not exist. Available tools: ...`` and no post-tool
             compaction check follows (0.19, 0.22).
@@ -207,6 +211,8 @@ class HostProfile:
     manual_start_on_caller: bool = False
     unknown_tool_reply: bool = False
     persist_at_turn_end: bool = False
+    tool_calls_on_worker: bool = False
+    tool_rows_tool_name: bool = False
 
     def has(self, feature: str) -> bool:
         """Whether this host has ``feature`` (one of :data:`HOST_FEATURES`), read off its own
@@ -318,6 +324,8 @@ PROFILES = {
         manual_start_on_caller=True,
         unknown_tool_reply=True,
         persist_at_turn_end=True,
+        tool_calls_on_worker=True,
+        tool_rows_tool_name=True,
     ),
 }
 

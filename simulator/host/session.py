@@ -965,7 +965,18 @@ class HostSession:
             known = True
             if name in self._engine_tool_names:
                 try:
-                    content = self.call("handle_tool_call", name, args, messages=self.transcript)
+                    if prof.tool_calls_on_worker:  # 0.22 runs tools on its executor's thread
+                        content = (
+                            shared_pool()
+                            .submit(
+                                self.call, "handle_tool_call", name, args, messages=self.transcript
+                            )
+                            .result()
+                        )
+                    else:
+                        content = self.call(
+                            "handle_tool_call", name, args, messages=self.transcript
+                        )
                 except Exception as exc:
                     content = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
             else:
@@ -973,9 +984,13 @@ class HostSession:
             row = {"role": "tool", "tool_call_id": tc.get("id"), "content": str(content)}
             if prof.tool_rows_named:
                 row["name"] = name
+            if prof.tool_rows_tool_name:
+                row["tool_name"] = name
             results.append(row)
         self.transcript.extend(results)
         self._persist_turn_rows(results)
+        if known and prof.tool_rows_tool_name:
+            self._flush_pending()  # 0.22 persists a tool round as soon as its results are in
         return known or not prof.unknown_tool_reply
 
     def _estimate(self) -> int:

@@ -72,6 +72,8 @@ class Conversation:
         replies: a ``POST /_sim/replies`` body, or None for echo replies.
         plugin: ``"folder"`` ($HERMES_HOME/plugins/kitrecorder) or ``"general"``
             (plugins.enabled: [kitrecordergp]).
+        toolsets: the real agent's ``enabled_toolsets`` (``("context_engine",)`` offers the
+            engine's own tools; the kit's host offers them always).
         timeout: ``compression.context_timeout_seconds`` of its home (0: the default); a
             conversation with a short timeout gets a home (and a real-host process) of its
             own, so a slow start of the real host cannot time out another one's compaction.
@@ -84,6 +86,7 @@ class Conversation:
     replies: dict[str, Any] | None = None
     plugin: str = "folder"
     timeout: float = 0.0
+    toolsets: tuple[str, ...] = ()
 
 
 def turns(*texts: str) -> tuple[tuple[str, str], ...]:
@@ -153,6 +156,14 @@ def conversations(plugin_paths: tuple[str, ...]) -> list[Conversation]:
             turns("look something up", "and again"),
             replies=TOOL_REPLIES,
             plugin=main,
+        ),
+        Conversation(
+            "engine_tools",
+            turns("look something up", "and again"),
+            env={"KIT_TOOLS": "1"},
+            replies=TOOL_REPLIES,
+            plugin=main,
+            toolsets=("context_engine",),
         ),
     ]
     if "folder" in plugin_paths:
@@ -246,6 +257,7 @@ def run_real(python: str, root: Path, convs: list[Conversation]) -> dict[str, di
                     "env": dict(c.env, KIT_RECORD_PATH=str(root / f"real-{c.name}.jsonl")),
                     "faults": list(c.faults),
                     "replies": c.replies,
+                    "toolsets": list(c.toolsets),
                     "ops": [{"op": op, "text": arg, "focus": arg} for op, arg in c.ops],
                 }
                 for c in picked

@@ -42,10 +42,10 @@ Not reproduced in a differential run (docs/host.md says so too):
   one by its auxiliary timeout settings and the floor constant, the kit by
   :func:`hermes_harness.kit_profile`); the floor and the 600 s ceiling are tested on the
   kit's host alone below.
-- a real tool round: with ``enabled_toolsets=[]`` a real host offers no tools (engine tools
-  included), so the ``tools`` conversation covers calls to a tool the request never offered;
-  the post-tool check, ``prune_tool_results_only`` and ``should_compress_info`` after a tool
-  round are tested on the kit's host alone below.
+- tools other than the engine's: the real agents run with only the ``context_engine``
+  toolset (``engine_tools``: the engine's own tool, run through ``handle_tool_call``) or none
+  (``tools``: calls to a tool the request never offered); Hermes' own tools' results are not
+  played by the kit.
 - 0.22's stall retry needs an engine that counts its own timeouts
   (``_consecutive_timeout_failures``); tested on the kit's host alone below.
 - the gateway's hygiene (anchor, cooldown ladder): no gateway runs here.
@@ -197,7 +197,9 @@ def test_real_022_facts_the_profile_encodes(real_runs):
     """What hermes-0.22's fields say, seen on the real 0.22 host: select_context before the
     gate and with stripped request rows, hooks without the system row, boundary callbacks on
     the pool thread, clone only on the general-plugin path, usage= as a keyword, the
-    finish reason in turn_exit_reason, and a pre-API timeout ending the turn."""
+    finish reason in turn_exit_reason, a pre-API timeout ending the turn, and after a tool
+    round (the tool on a worker thread) should_compress, should_compress_info, then
+    prune_tool_results_only."""
     runs = real_runs("0.22")
     comp = runs["compactions"]["records"]
     methods = [r["method"] for r in comp]
@@ -221,6 +223,13 @@ def test_real_022_facts_the_profile_encodes(real_runs):
         r["shape"]["turn_exit_reason"] == "context_compression_timeout" and r["shape"]["failed"]
         for r in ends
     )
+    tools = [(r["method"], r["thread"]) for r in runs["engine_tools"]["records"]]
+    i = tools.index(("handle_tool_call", "worker"))
+    assert [m for m, _ in tools[i + 1 : i + 4]] == [
+        "should_compress",
+        "should_compress_info",
+        "prune_tool_results_only",
+    ]
     retry = runs["retry"]["records"]
     assert [r["method"] for r in retry].count("select_context") == 2  # one per turn
     assert [e["status"] for e in runs["retry"]["journal"]] == [200, 500, 200]
@@ -333,7 +342,8 @@ def test_022_stall_retry_reruns_compress_with_bypass_cooldown():
 def test_022_post_tool_round_asks_info_then_prunes():
     """After a round of a tool the request offered, when should_compress says no, 0.22 asks
     ``should_compress_info`` and calls ``prune_tool_results_only(messages,
-    current_tokens=)``; 0.19 and the documented host call neither."""
+    current_tokens=)``; 0.19 and the documented host call neither (the real hosts show it in
+    the ``engine_tools`` conversation; this also covers the documented host)."""
     for profile, expected in (
         ("hermes-0.22", ["should_compress", "should_compress_info", "prune_tool_results_only"]),
         ("hermes-0.19", ["should_compress"]),

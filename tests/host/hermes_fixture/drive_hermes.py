@@ -6,7 +6,8 @@ Run with the Python of a venv holding Hermes (not the kit's venv):
 
 PLAN_JSON: ``{"base_url": ".../v1", "admin_url": "...", "conversations": [conv, ...]}``,
 each conv ``{"name", "env": {...}, "faults": [...], "replies": {...} | null,
-"config": {...}, "ops": [op, ...]}`` with ops ``{"op": "turn", "text"}``,
+"toolsets": [...], "ops": [op, ...]}`` (``toolsets``: the agent's ``enabled_toolsets``,
+``["context_engine"]`` offers the engine's own tools) with ops ``{"op": "turn", "text"}``,
 ``{"op": "new"}`` and ``{"op": "compress", "focus"}``. One agent per conversation, all in
 this one process (an import and an agent init cost seconds). Before each conversation the
 simulator is reset over its admin routes and the conversation's faults and replies are
@@ -144,7 +145,7 @@ def main():
             quiet_mode=True,
             skip_context_files=True,
             skip_memory=True,
-            enabled_toolsets=[],
+            enabled_toolsets=list(conv.get("toolsets") or []),
             session_id=f"s{n + 1}",
             max_iterations=4,
             tool_delay=0.0,
