@@ -169,7 +169,7 @@ CLAUSES: dict[str, Clause] = {
     )
 }
 
-# Invariants for every engine on realistic sessions (conformance.checks.sessions; contract 1.1 additions)
+# Invariants for every engine on realistic sessions (conformance.checks.sessions).
 CLAUSES.update(
     {
         c.id: c

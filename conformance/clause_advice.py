@@ -440,7 +440,7 @@ ADVICE: dict[str, Advice] = {
     ),
 }
 
-# Invariants for every engine on realistic sessions (conformance.checks.sessions; contract 1.1 additions).
+# Invariants for every engine on realistic sessions (conformance.checks.sessions).
 ADVICE.update(
     {
         "A8": Advice(

@@ -751,10 +751,18 @@ def check_u6_summary_uid_fresh(ctx):
         kept = {j for _, j in kept_pairs(history, out)}
         for j, o in enumerate(out):
             i = index.get(o.get("message_uid")) if isinstance(o, dict) else None
-            if i is None or j in kept or o.get("role") == "tool" or i + 1 >= len(history):
+            if i is None or j in kept or o.get("role") == "tool":
                 continue
-            nxt = history[i + 1]
-            if nxt.get("message_uid") not in out_uids and wire_key(o) != wire_key(history[i]):
+            # a neighbour of row i (before or after it, not the system prompt) is gone too: the
+            # row stands for several removed rows, not for row i rewritten in place (U4)
+            gone = [
+                n
+                for n in (i - 1, i + 1)
+                if 0 <= n < len(history)
+                and history[n].get("role") != "system"
+                and history[n].get("message_uid") not in out_uids
+            ]
+            if gone and wire_key(o) != wire_key(history[i]):
                 fail(
                     "U6",
                     SHOULD,
