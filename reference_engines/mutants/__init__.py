@@ -300,9 +300,7 @@ _S = M + "sessions:"
 KILLS.update(
     {
         _S + "PasteTailByTokens": Kill("A8", r"the live ask .* got no user row holding it"),
-        _S + "AssistantSummaryInToolLoop": Kill(
-            "A8", r"no user message at all|got no user row holding it"
-        ),
+        _S + "LastRowsInToolLoop": Kill("A8", r"no user message at all|got no user row holding it"),
         _S + "NoteWhenNothingDropped": Kill("A9", r"tokens of the compress\(\) output"),
         _S + "OverlappingHeadTail": Kill("V2", r"it comes out 2 times"),
         _S + "CapsInUtf16Units": Kill("V6", r"a lone surrogate U\+D[89AB]"),
@@ -319,7 +317,7 @@ KILLS.update(
 TWINS.update(
     {
         _S + "TokenTailKeepsAsk": _S + "PasteTailByTokens",
-        _S + "AssistantSummaryKeepsAsk": _S + "AssistantSummaryInToolLoop",
+        _S + "LastRowsKeepAsk": _S + "LastRowsInToolLoop",
         _S + "NoNoteWhenNothingDropped": _S + "NoteWhenNothingDropped",
         _S + "HeadTailNoOverlap": _S + "OverlappingHeadTail",
         _S + "CapsInCodePoints": _S + "CapsInUtf16Units",

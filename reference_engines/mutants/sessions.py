@@ -3,8 +3,8 @@
 
 - ``PasteTailByTokens``: tail walked back by a token budget; a long pasted ask does not fit (A8);
   twin ``TokenTailKeepsAsk``.
-- ``AssistantSummaryInToolLoop``: last N rows kept, summary always ``assistant`` (A8); twin
-  ``AssistantSummaryKeepsAsk``.
+- ``LastRowsInToolLoop``: the last four rows kept; a long tool loop pushes the ask out (A8); twin
+  ``LastRowsKeepAsk``.
 - ``NoteWhenNothingDropped``: a "compacted" marker row added even when nothing was dropped (A9);
   twin ``NoNoteWhenNothingDropped``.
 - ``OverlappingHeadTail``: head and tail protected with no guard for a short history (V2); twin
@@ -90,9 +90,9 @@ class TokenTailKeepsAsk(PasteTailByTokens):
         return min(start, live_turn_start(body, start))
 
 
-class AssistantSummaryInToolLoop(MinimalEngine):
-    """A8 mutant: keeps the last four rows (moved back off tool results) and always writes the
-    summary as an ``assistant`` row; in a long tool loop the ask and every user row are gone."""
+class LastRowsInToolLoop(MinimalEngine):
+    """A8 mutant: keeps the last four rows (moved back off tool results); in a long tool loop
+    the ask is one of the summarised rows."""
 
     mutant_of = "A8"
 
@@ -108,11 +108,12 @@ class AssistantSummaryInToolLoop(MinimalEngine):
         start = self._start(body)
         if start == 0:
             return list(messages)
-        summary = {"role": "assistant", "content": f"{SUMMARY_PREFIX} {start} earlier messages."}
+        role = "user" if body[start].get("role") != "user" else "assistant"
+        summary = {"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}
         return head + [summary] + [dict(m) for m in body[start:]]
 
 
-class AssistantSummaryKeepsAsk(AssistantSummaryInToolLoop):
+class LastRowsKeepAsk(LastRowsInToolLoop):
     """Twin: the same, with the tail reaching back to the live ask."""
 
     mutant_of = None
@@ -175,11 +176,14 @@ class OverlappingHeadTail(MinimalEngine):
         if count_messages(messages) < self.threshold_tokens:
             return list(messages)
         head_end, start = self._bounds(body)
+        role = "user" if start < len(body) and body[start].get("role") != "user" else "assistant"
+        # the head ends on a row of the other role (no two same roles touching the summary)
+        while head_end < start and (
+            body[head_end - 1].get("role") in (role, "tool") or body[head_end - 1].get("tool_calls")
+        ):
+            head_end += 1
         middle = body[head_end:start]
-        summary = {
-            "role": "assistant" if body[head_end - 1].get("role") == "user" else "user",
-            "content": f"{SUMMARY_PREFIX} {len(middle)} earlier messages.",
-        }
+        summary = {"role": role, "content": f"{SUMMARY_PREFIX} {len(middle)} earlier messages."}
         if self._not_worth_it(middle, summary, head_end, start):
             return list(messages)
         return (
