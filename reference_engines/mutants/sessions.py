@@ -70,8 +70,9 @@ class PasteTailByTokens(MinimalEngine):
         body = messages[len(head) :]
         if count_messages(messages) < self.threshold_tokens:
             return list(messages)
-        # the newest tool chain stays whole (V2), whatever the budget
-        start = min(self._tail_start(body), safe_tail_start(body, len(body) - 1))
+        start = self._tail_start(body)
+        if body and body[-1].get("role") == "tool":  # mid tool chain: the newest chain stays whole
+            start = min(start, safe_tail_start(body, len(body) - 1))
         if start == 0:
             return list(messages)
         tail = [dict(m) for m in body[start:]]
@@ -265,11 +266,15 @@ class RebuildsKeptRows(MinimalEngine):
     def _keep(self, m: dict[str, Any]) -> dict[str, Any]:
         return {k: m[k] for k in self.RECORD if k in m}
 
+    _newest = None
+
     def _compress(self, messages):
         out = super()._compress(messages)
         if len(out) == len(messages):
             return out
         n = 1 if messages and messages[0].get("role") == "system" else 0
+        calls = [m for m in out[n + 1 :] if m.get("tool_calls")]
+        self._newest = calls[-1] if calls else None
         return out[: n + 1] + [self._keep(m) for m in out[n + 1 :]]
 
 
@@ -288,7 +293,7 @@ class ArgumentsAsDict(RebuildsKeptRows):
 
     def _keep(self, m):
         m = dict(m)
-        if m.get("tool_calls"):
+        if m.get("tool_calls") and m is not self._newest:  # the running round: next time
             calls = []
             for c in m["tool_calls"]:
                 fn = dict(c["function"])
