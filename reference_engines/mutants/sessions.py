@@ -160,14 +160,14 @@ class OverlappingHeadTail(MinimalEngine):
     history shorter than both, the two ranges overlap and rows come out twice."""
 
     mutant_of = "V2"
-    protect_first_n = 3
-    protect_last_n = 6
+    keep_first = 3
+    keep_tail = 6
 
     def _bounds(self, body):
-        head_end = min(self.protect_first_n, len(body))
+        head_end = min(self.keep_first, len(body))
         while head_end < len(body) and body[head_end].get("role") == "tool":
             head_end += 1
-        start = safe_tail_start(body, max(len(body) - self.protect_last_n, 0))
+        start = safe_tail_start(body, max(len(body) - self.keep_tail, 0))
         return head_end, min(start, live_turn_start(body, start))
 
     def _compress(self, messages):
@@ -466,6 +466,8 @@ class PreflightCountsJson(MinimalEngine):
     mutant_of = "O7"
 
     def should_compress_preflight(self, messages) -> bool:
+        if self.last_prompt_tokens < 0:  # A7: a compaction just ran
+            return False
         return len(json.dumps(messages)) // 4 >= self.threshold_tokens > 0
 
 
@@ -473,6 +475,8 @@ class PreflightCountsText(MinimalEngine):
     """Twin: counts text parts (4 characters a token), tool call arguments and 85 per image."""
 
     def should_compress_preflight(self, messages) -> bool:
+        if self.last_prompt_tokens < 0:  # A7: a compaction just ran
+            return False
         chars, images = 0, 0
         for m in messages:
             content = m.get("content")
