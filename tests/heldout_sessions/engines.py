@@ -87,9 +87,9 @@ class _AuthorsEngine(ContextEngine):
         head, middle, tail = self._split(messages)
         if len(middle) < 2 or count_messages(middle) < 200:
             return messages
-        return [dict(m) for m in head] + [self._summary(middle, tail)] + [
-            self._keep(m) for m in tail
-        ]
+        return (
+            [dict(m) for m in head] + [self._summary(middle, tail)] + [self._keep(m) for m in tail]
+        )
 
 
 class QuoteClipper(_AuthorsEngine):
