@@ -155,12 +155,13 @@ class NoNoteWhenNothingDropped(MinimalEngine):
 
 
 class OverlappingHeadTail(MinimalEngine):
-    """V2 mutant: protects the first three rows after the system prompt (moved past their tool
-    results) and the last six (moved off tool results), summarising what lies between; on a
-    history shorter than both, the two ranges overlap and rows come out twice."""
+    """V2 mutant: protects the first two rows after the system prompt (moved past their tool
+    results) and the last six (moved off tool results, opening on an assistant row),
+    summarising what lies between; on a history shorter than both, the two ranges overlap and
+    rows come out twice."""
 
     mutant_of = "V2"
-    keep_first = 3
+    keep_first = 2
     keep_tail = 6
 
     def _bounds(self, body):
@@ -177,14 +178,15 @@ class OverlappingHeadTail(MinimalEngine):
         if count_messages(messages) < self.threshold_tokens:
             return list(messages)
         head_end, start = self._bounds(body)
+        if head_end < start < len(body) and body[start].get("role") == "user":
+            start = safe_tail_start(body, start - 1)  # the tail opens on an assistant row
         role = "user" if start < len(body) and body[start].get("role") != "user" else "assistant"
-        # the head ends on a row of the other role (no two same roles touching the summary)
-        while head_end < start and (
-            body[head_end - 1].get("role") in (role, "tool") or body[head_end - 1].get("tool_calls")
-        ):
-            head_end += 1
         middle = body[head_end:start]
-        summary = {"role": role, "content": f"{SUMMARY_PREFIX} {len(middle)} earlier messages."}
+        summary = {
+            "role": role,
+            "content": f"{SUMMARY_PREFIX} {len(middle)} earlier messages "
+            f"(compaction {self.compression_count}).",
+        }
         if self._not_worth_it(middle, summary, head_end, start):
             return list(messages)
         return (
