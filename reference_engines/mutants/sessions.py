@@ -268,16 +268,15 @@ class RebuildsKeptRows(MinimalEngine):
     def _keep(self, m: dict[str, Any]) -> dict[str, Any]:
         return {k: m[k] for k in self.RECORD if k in m}
 
-    _newest = None
-
     def _compress(self, messages):
         out = super()._compress(messages)
         if len(out) == len(messages):
             return out
         n = 1 if messages and messages[0].get("role") == "system" else 0
-        calls = [m for m in out[n + 1 :] if m.get("tool_calls")]
-        self._newest = calls[-1] if calls else None
-        return out[: n + 1] + [self._keep(m) for m in out[n + 1 :]]
+        # the running turn (after the last user message) is left alone: indexed next time
+        last_user = max((i for i, m in enumerate(out) if m.get("role") == "user"), default=n)
+        kept = [self._keep(m) if i < last_user else m for i, m in enumerate(out[n + 1 :], n + 1)]
+        return out[: n + 1] + kept
 
 
 class CopiesKeptRows(RebuildsKeptRows):
@@ -295,7 +294,7 @@ class ArgumentsAsDict(RebuildsKeptRows):
 
     def _keep(self, m):
         m = dict(m)
-        if m.get("tool_calls") and m is not self._newest:  # the running round: next time
+        if m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:
                 fn = dict(c["function"])
