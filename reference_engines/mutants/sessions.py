@@ -180,6 +180,13 @@ class OverlappingHeadTail(MinimalEngine):
         head_end, start = self._bounds(body)
         if head_end < start < len(body) and body[start].get("role") == "user":
             start = safe_tail_start(body, start - 1)  # the tail opens on an assistant row
+        # the head closes on an assistant reply or a tool result, never on a user row
+        while head_end < start and (
+            body[head_end - 1].get("role") == "user" or body[head_end - 1].get("tool_calls")
+        ):
+            head_end += 1
+        while head_end < start and body[head_end].get("role") == "tool":
+            head_end += 1
         role = "user" if start < len(body) and body[start].get("role") != "user" else "assistant"
         middle = body[head_end:start]
         summary = {
