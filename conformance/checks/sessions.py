@@ -171,7 +171,7 @@ def _where(history: list[dict[str, Any]], out: list[Any]) -> str:
     "live-ask-verbatim",
     level=MUST,
     title="compress() keeps the live ask (the last user message) verbatim in a user row",
-    examples=8,
+    examples=6,
 )
 def check_a8_live_ask_verbatim(ctx):
     """A8 (MUST): on sessions that end on the user's ask (a long paste, a screenshot, astral
@@ -223,7 +223,7 @@ def check_a8_live_ask_verbatim(ctx):
     "no-more-tokens",
     level=MUST,
     title="a compaction never returns more tokens than it got",
-    examples=8,
+    examples=6,
 )
 def check_a9_no_more_tokens(ctx):
     """A9 (MUST): compress() of a history over the threshold returns at most as many tokens
@@ -262,7 +262,7 @@ def check_a9_no_more_tokens(ctx):
     "no-row-twice",
     level=MUST,
     title="no input row and no tool chain comes out of compress() twice (head/tail overlap)",
-    examples=8,
+    examples=6,
 )
 def check_v2_no_row_twice(ctx):
     """V2 (MUST): on histories shorter than head + tail (3 to 8 messages, the bulk in one or
@@ -319,7 +319,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
     "valid-unicode",
     level=MUST,
     title="output text is valid Unicode (no lone surrogate) and serialises as UTF-8 JSON",
-    examples=8,
+    examples=6,
 )
 def check_v6_valid_unicode(ctx):
     """V6 (MUST): sessions with long stretches of astral characters (emoji, CJK Extension B) at
@@ -454,7 +454,7 @@ def _v7(ctx, level: str, problems, force: set[str]) -> None:
     "kept-rows-keep-fields",
     level=MUST,
     title="kept rows keep reasoning fields, name, and tool_calls arguments as JSON strings",
-    examples=8,
+    examples=6,
 )
 def check_v7_kept_rows_keep_fields(ctx):
     """V7 (MUST): rows compress() keeps carry every provider field they had (DeepSeek's
