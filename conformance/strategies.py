@@ -933,9 +933,16 @@ def _bridge(
     return lead + block + [{"role": "assistant", "content": "Done with that step."}]
 
 
+def _sometimes(draw, label: str) -> bool:
+    """A shape drawn one time in four (0 = off, what the shrinker goes to): the heavy shapes of
+    :func:`_add_shapes` stay in every check's draws without doubling their cost."""
+    return draw(st.integers(0, 3), label=label) == 3
+
+
 def _add_shapes(draw, messages: list[dict[str, Any]]) -> None:
-    """Realistic shapes on a drawn transcript, in place, each a labelled boolean that shrinks to
-    off (docs/strategies.md): provider fields on assistant rows, a tool call whose bulk is in
+    """Realistic shapes on a drawn transcript, in place, each a labelled draw that shrinks to
+    off (docs/strategies.md): provider fields on assistant rows (one time in two), and one time
+    in four each: a tool call whose bulk is in
     ``function.arguments`` (``content: None``), a long stretch of astral characters, a
     screenshot of hundreds of KB in a user row, a long paste in the live ask."""
     seed = draw(st.integers(0, 2**31 - 1), label="shapes.seed")
@@ -945,7 +952,7 @@ def _add_shapes(draw, messages: list[dict[str, Any]]) -> None:
             if m.get("role") == "assistant":
                 messages[i] = {**m, **reasoning_fields(seed + i, kind)}
     calls_at = [i for i, m in enumerate(messages) if m.get("tool_calls")]
-    if calls_at and draw(st.booleans(), label="shapes.arguments"):
+    if calls_at and _sometimes(draw, "shapes.arguments"):
         i = calls_at[seed % len(calls_at)]
         chars = draw(st.sampled_from((1_500, 6_000)), label="shapes.arguments.chars")
         first = messages[i]["tool_calls"][0]
@@ -968,12 +975,12 @@ def _add_shapes(draw, messages: list[dict[str, Any]]) -> None:
         for i, m in enumerate(messages)
         if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
     ]
-    if plain and draw(st.booleans(), label="shapes.astral"):
+    if plain and _sometimes(draw, "shapes.astral"):
         chars = draw(st.sampled_from((600, 3_000)), label="shapes.astral.chars")
         i = plain[seed % len(plain)]
         messages[i] = {**messages[i], "content": astral_text(seed, chars)}
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    if users and draw(st.booleans(), label="shapes.image"):
+    if users and _sometimes(draw, "shapes.image"):
         kb = draw(st.sampled_from(IMAGE_KB), label="shapes.image.kb")
         i = users[seed % len(users)]
         text = messages[i]["content"] if isinstance(messages[i]["content"], str) else "Look:"
@@ -984,7 +991,7 @@ def _add_shapes(draw, messages: list[dict[str, Any]]) -> None:
                 {"type": "image_url", "image_url": {"url": image_data_url(seed % 7, kb)}},
             ],
         }
-    if users and draw(st.booleans(), label="shapes.paste"):
+    if users and _sometimes(draw, "shapes.paste"):
         chars = draw(st.sampled_from(PASTE_CHARS[:2]), label="shapes.paste.chars")
         i = users[-1]
         paste = paste_text(seed, chars) + "\n\nWhat is going wrong here?"
