@@ -169,6 +169,21 @@ CLAUSES: dict[str, Clause] = {
     )
 }
 
+# Invariants for every engine on realistic sessions (conformance.checks.sessions).
+CLAUSES.update(
+    {
+        c.id: c
+        for c in (
+            _c("A8", "compress() keeps the live ask verbatim; a user message remains"),
+            _c("A9", "a compaction never returns more tokens than it got"),
+            _c("A10", "a fact the engine put in its summary survives later compactions"),
+            _c("A11", "the summary stays bounded over many compactions"),
+            _c("V6", "output text is valid Unicode and serialises as UTF-8 JSON"),
+            _c("V7", "kept rows keep their provider fields, JSON-string arguments and parts"),
+        )
+    }
+)
+
 #: Engine method -> the clause whose checks cover that method raising (what the host does
 #: about it: H1 hooks fail open; the lifecycle and optional methods are the engine's to get
 #: right). ``clone_for_agent`` is C1: a clone that raises costs the agent its engine (C3).

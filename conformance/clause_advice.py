@@ -440,6 +440,55 @@ ADVICE: dict[str, Advice] = {
     ),
 }
 
+# Invariants for every engine on realistic sessions (conformance.checks.sessions).
+ADVICE.update(
+    {
+        "A8": Advice(
+            "The tail is chosen by a token budget or a fixed row count, so a live ask that is a "
+            "long paste, or a long tool loop after it, leaves the ask in the middle, where it "
+            "is summarised away; or the summary is always an assistant row and no user row "
+            "remains.",
+            "Start the tail at the live ask at the latest (the last user message, when no plain "
+            "assistant reply follows it), whatever its size; keep it byte for byte.",
+        ),
+        "A9": Advice(
+            "compress() adds a summary or a marker row when nothing (or less than the summary) "
+            "was removed: a history shorter than head + tail, a middle of one short row.",
+            "Return the input list when there is nothing worth summarising; write a summary only "
+            "where it replaces more tokens than it costs.",
+        ),
+        "A10": Advice(
+            "The next summary is written from the rows after the previous summary only (the "
+            "previous summary row is skipped, 'never summarise a summary'), so everything from "
+            "before the last compaction is forgotten.",
+            "Fold the previous summary into the next one (B6): pass it to the summariser as the "
+            "summary to update, or carry its lines over.",
+        ),
+        "A11": Advice(
+            "Each summary is the previous one plus new lines, never capped; or a fallback "
+            "stand-in copies the middle verbatim with no budget.",
+            "Give the summary a token budget and keep it on every path (LLM, fallback): drop "
+            "or condense the oldest items when it is full.",
+        ),
+        "V6": Advice(
+            "Text is cut in UTF-16 code units (code ported from JavaScript, "
+            "encode('utf-16')[:n]), or by bytes with surrogatepass, or the serialised JSON is cut "
+            "and parsed again: a cut inside an emoji or a CJK Extension B character leaves a "
+            "lone surrogate, which providers reject with a 400 on every retry.",
+            "Cut text by code points (text[:n]) or encode to UTF-8 and decode with "
+            "errors='ignore'; never split a serialised JSON string.",
+        ),
+        "V7": Advice(
+            "Kept rows are rebuilt from the engine's own record (role and content only), their "
+            "tool calls' arguments are parsed and written back as dicts, or list-of-parts "
+            "content is joined into a string: reasoning_content / reasoning_details (which "
+            "DeepSeek and Anthropic thinking need back), name, images are lost.",
+            "Keep rows you do not summarise as the host gave them (dict(row) or the same object); "
+            "parse arguments into your own index, never into the row.",
+        ),
+    }
+)
+
 
 def advice(clause_id: str, side: str) -> Advice:
     """The advice for ``clause_id``: its own entry, or :data:`HOST_ADVICE` for a host-side

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -45,6 +45,7 @@ def _faker(locale: str):
     return Faker(locale)
 
 
+@lru_cache(maxsize=4096)
 def text_from_seed(seed: int, locale: str, sentences: int) -> str:
     """Deterministic text of about ``sentences`` sentences in ``locale`` (plus maybe emoji)."""
     fake = _faker(locale)
@@ -55,6 +56,7 @@ def text_from_seed(seed: int, locale: str, sentences: int) -> str:
     return text
 
 
+@lru_cache(maxsize=256)
 def blob_from_seed(seed: int, chars: int) -> str:
     """A JSON-ish tool output of about ``chars`` characters, built from ``seed``."""
     rng = random.Random(seed)
@@ -213,6 +215,7 @@ def transcripts(
     min_tokens: int = 0,
     uids: str = "all",
     end_with_user: bool | None = None,
+    shapes: bool = True,
 ) -> list[dict[str, Any]]:
     """A valid OpenAI-format history (V1-V4 hold by construction).
 
@@ -223,6 +226,7 @@ def transcripts(
             (deterministic, from a drawn seed) are appended until it has more.
         uids: how ``message_uid`` is stamped (U2 tolerance: present, absent, duplicated).
         end_with_user: end on a user message (True), an assistant reply (False) or draw.
+        shapes: draw the realistic shapes of :func:`_add_shapes` (each shrinks away).
     """
     has_system = draw(st.booleans(), label="system") if system is None else system
     messages: list[dict[str, Any]] = []
@@ -261,6 +265,8 @@ def transcripts(
     )
     if wants_user_end:
         messages.append({"role": "user", "content": draw(texts(label="last_user"))})
+    if shapes:
+        _add_shapes(draw, messages)
     mode = (
         draw(st.sampled_from(["none", "all", "some", "duplicates"]), label="uids")
         if uids == "any"
@@ -643,3 +649,354 @@ def usage_dicts() -> st.SearchStrategy[dict[str, int]]:
         return usage
 
     return build()
+
+
+# --- realistic session shapes (docs/strategies.md says where each one comes from) -------------
+#
+# Every shape below is an optional feature: a labelled boolean (or an integer whose 0 means
+# "off") that Hypothesis shrinks to False, so a counterexample keeps only the shapes it needs.
+# Bytes are built from a drawn seed and a drawn size, never drawn one by one: a 400 KB data URL
+# costs one ``random.Random(seed).randbytes`` call, memoised.
+
+#: Astral code points (outside the BMP: two UTF-16 code units, four UTF-8 bytes each): emoji
+#: and CJK Unified Ideographs Extension B characters used in names and classical text.
+ASTRAL = ("😀", "🚀", "🧪", "🦀", "𝔘", "𠀀", "𠮷", "𡈽", "𤭢", "𩸽", "𪚲", "🫠")
+#: Sizes of a pasted screenshot, kilobytes of PNG bytes before base64 (phone screenshots and
+#: desktop captures as agents' users paste them: 100 KB to 600 KB).
+IMAGE_KB = (120, 260, 420, 600)
+#: Sizes of a long paste in the live ask (a log, a file, a stack trace), characters.
+PASTE_CHARS = (6_000, 14_000, 30_000)
+#: Keys a provider adds to assistant rows that the next request must carry back.
+REASONING_FIELDS = ("reasoning_content", "reasoning_details", "reasoning")
+
+
+@lru_cache(maxsize=128)
+def astral_text(seed: int, chars: int) -> str:
+    """About ``chars`` code points of mixed ASCII words and astral characters, so that astral
+    characters start at every UTF-16 and UTF-8 offset parity over the whole stretch (a cap in
+    code units or bytes anywhere in it cuts one in half)."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    n = 0
+    while n < chars:
+        if rng.random() < 0.45:
+            run = "".join(rng.choice(ASTRAL) for _ in range(rng.randint(1, 3)))
+        else:
+            run = "".join(
+                rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 6))
+            )
+            run += rng.choice(" ,. ")
+        out.append(run)
+        n += len(run)
+    return "".join(out)[:chars]
+
+
+@lru_cache(maxsize=8)
+def image_data_url(seed: int, kilobytes: int) -> str:
+    """A ``data:image/png;base64,...`` URL of ``kilobytes`` KB of bytes (a PNG signature, then
+    seeded noise: incompressible, as a real screenshot's deflated pixels are)."""
+    import base64
+
+    raw = b"\x89PNG\r\n\x1a\n" + random.Random(seed).randbytes(kilobytes * 1024 - 8)
+    return "data:image/png;base64," + base64.b64encode(raw).decode("ascii")
+
+
+@lru_cache(maxsize=128)
+def paste_text(seed: int, chars: int) -> str:
+    """A pasted log of about ``chars`` characters (timestamped lines, a traceback at the end)."""
+    rng = random.Random(seed)
+    lines, size, i = [], 0, 0
+    while size < chars:
+        line = (
+            f"2026-11-30T{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}Z "
+            f"{rng.choice(('INFO', 'WARN', 'DEBUG', 'ERROR'))} worker[{rng.randrange(16)}] "
+            f"job={rng.randrange(10**6)} took {rng.randrange(5000)} ms: "
+            f"{rng.choice(('retrying', 'flushed batch', 'cache miss', 'lease renewed'))}"
+        )
+        lines.append(line)
+        size += len(line) + 1
+        i += 1
+    lines.append('Traceback (most recent call last):\n  File "app/worker.py", line 88, in run')
+    return "\n".join(lines)
+
+
+def reasoning_fields(seed: int, kind: str) -> dict[str, Any]:
+    """Provider fields of an assistant row: ``kind`` is ``deepseek`` (``reasoning_content``),
+    ``openrouter`` (``reasoning`` and ``reasoning_details`` with a signature) or ``named`` (the
+    OpenAI ``name`` of a participant)."""
+    thought = text_from_seed(seed, "en_US", 2)
+    if kind == "deepseek":
+        return {"reasoning_content": thought}
+    if kind == "openrouter":
+        sig = hashlib.sha256(f"sig:{seed}".encode()).hexdigest()
+        return {
+            "reasoning": thought,
+            "reasoning_details": [
+                {
+                    "type": "reasoning.text",
+                    "text": thought,
+                    "signature": sig,
+                    "format": "anthropic-claude-v1",
+                    "index": 0,
+                }
+            ],
+        }
+    return {"name": f"planner_{seed % 7}"}
+
+
+PROVIDER_FIELD_KINDS = ("deepseek", "openrouter", "named")
+
+
+def argument_heavy_turn(seed: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
+    """An assistant row that writes a file (``content: None``, the file in
+    ``function.arguments``) and its short tool result: the bulk sits in the arguments."""
+    cid = f"call_write_{seed % 10_000}_{k}"
+    body = blob_from_seed(seed, chars)
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {
+                        "name": "write_file",
+                        "arguments": json.dumps({"path": f"out/report_{k}.json", "content": body}),
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": cid, "content": f"wrote {len(body)} bytes"},
+    ]
+
+
+def parallel_batch(seed: int, n: int, chars: int, k: int = 0) -> list[dict[str, Any]]:
+    """One assistant row calling ``n`` tools at once, then their results in reverse order."""
+    ids = [f"call_par_{seed % 10_000}_{k}_{j}" for j in range(n)]
+    calls = [
+        {
+            "id": cid,
+            "type": "function",
+            "function": {
+                "name": TOOL_NAMES[j % len(TOOL_NAMES)],
+                "arguments": json.dumps({"q": j}),
+            },
+        }
+        for j, cid in enumerate(ids)
+    ]
+    out: list[dict[str, Any]] = [{"role": "assistant", "content": None, "tool_calls": calls}]
+    for j, cid in reversed(list(enumerate(ids))):
+        out.append(
+            {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + j, chars)}
+        )
+    return out
+
+
+def deep_tool_loop(seed: int, rounds: int, chars: int) -> list[dict[str, Any]]:
+    """``rounds`` assistant ``tool_calls`` rows each answered by one result (an agent working
+    alone on one ask), ending on the last result."""
+    out: list[dict[str, Any]] = []
+    for r in range(rounds):
+        cid = f"call_loop_{seed % 10_000}_{r}"
+        out += [
+            {
+                "role": "assistant",
+                "content": None if r % 2 else "Checking.",
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {
+                            "name": TOOL_NAMES[r % len(TOOL_NAMES)],
+                            "arguments": json.dumps({"step": r}),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": cid, "content": blob_from_seed(seed + r, chars)},
+        ]
+    return out
+
+
+def live_ask_index(messages: list[dict[str, Any]]) -> int | None:
+    """Index of the last user message (the live ask), or None."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], dict) and messages[i].get("role") == "user":
+            return i
+    return None
+
+
+@st.composite
+def realistic_sessions(
+    draw,
+    *,
+    min_tokens: int,
+    head: int = 2,
+    small_tail: int = 3,
+    short: bool | None = None,
+    force: frozenset[str] | set[str] = frozenset(),
+) -> list[dict[str, Any]]:
+    """A history over ``min_tokens`` in the shapes real agent sessions have (docs/strategies.md):
+    a :func:`compactable_histories` base (or, drawn, a history of 3 to 7 messages, shorter than
+    any head + tail, whose bulk sits in one or two rows) plus optional shapes, each a labelled
+    boolean that shrinks away: ``reasoning`` (provider fields on assistant rows),
+    ``arguments`` (a file write whose bulk is in ``function.arguments``), ``parallel`` (a batch
+    of 4-6 parallel calls), ``astral`` (long stretches of astral characters, in the middle and
+    in the live ask), ``paste`` (the live ask is a long paste plus the question), ``image`` (the
+    live ask carries a screenshot as a base64 data URL of hundreds of KB) and ``deep_loop`` (the
+    live ask is followed by 2-14 tool rounds). The last user message is the live ask; its text
+    ends on a unique token ``ASK-<8 hex>``. ``force``: shapes that are on without a draw (a
+    check about astral text forces ``astral``)."""
+
+    def on(shape: str) -> bool:
+        return shape in force or draw(st.booleans(), label=f"session.{shape}")
+
+    seed = draw(st.integers(0, 2**31 - 1), label="session.seed")
+    # drawn as "long", so that shrinking (towards False) goes to the short shape
+    is_short = not draw(st.booleans(), label="session.long") if short is None else short
+    if is_short:
+        out: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
+        out.append({"role": "user", "content": text_from_seed(seed, "en_US", 2)})
+        out.append({"role": "assistant", "content": "Here it is:\n" + blob_from_seed(seed, 400)})
+        add_filler(out, min_tokens, seed + 5, tools=draw(st.booleans(), label="session.tools"))
+    else:
+        out = draw(
+            compactable_histories(min_tokens=min_tokens, head=head, small_tail=small_tail | 1),
+            label="session.base",
+        )
+    if out[-1].get("role") != "user":
+        out.append({"role": "user", "content": "continue"})
+    ask_at = live_ask_index(out)
+    assert ask_at is not None
+    middle = _plain_gap(out, max(1, ask_at // 2))
+    if on("reasoning"):
+        kind = draw(st.sampled_from(PROVIDER_FIELD_KINDS), label="session.reasoning.kind")
+        for i, m in enumerate(out):
+            if m.get("role") == "assistant":
+                out[i] = {**m, **reasoning_fields(seed + i, kind)}
+    if on("arguments"):
+        chars = draw(st.sampled_from((2_000, 8_000, 20_000)), label="session.arguments.chars")
+        out[middle:middle] = _bridge(out, middle, argument_heavy_turn(seed + 3, chars))
+        ask_at = live_ask_index(out)
+    if on("parallel"):
+        n = draw(st.integers(4, 6), label="session.parallel.calls")
+        block = parallel_batch(seed + 4, n, 600)
+        out[middle:middle] = _bridge(out, middle, block)
+        ask_at = live_ask_index(out)
+    ask = out[ask_at]
+    ask_text = ask["content"] if isinstance(ask["content"], str) else "continue"
+    if on("astral"):
+        chars = draw(st.sampled_from((1_000, 4_000)), label="session.astral.chars")
+        out.insert(middle, {"role": "user", "content": astral_text(seed + 6, chars)})
+        out.insert(middle + 1, {"role": "assistant", "content": astral_text(seed + 7, chars)})
+        ask_at += 2
+        ask_text = astral_text(seed + 8, 300) + " " + ask_text
+    if on("paste"):
+        chars = draw(st.sampled_from(PASTE_CHARS), label="session.paste.chars")
+        ask_text = paste_text(seed + 9, chars) + "\n\nWhy does the worker keep retrying?"
+    ask_text += f" ASK-{seed & 0xFFFFFFFF:08x}"
+    content: Any = ask_text
+    if on("image"):
+        kb = draw(st.sampled_from(IMAGE_KB), label="session.image.kb")
+        content = [
+            {"type": "text", "text": ask_text},
+            {"type": "image_url", "image_url": {"url": image_data_url(seed % 7, kb)}},
+        ]
+    out[ask_at] = {**ask, "content": content}
+    if on("deep_loop"):
+        rounds = draw(st.integers(2, 14), label="session.deep_loop.rounds")
+        del out[ask_at + 1 :]
+        out += deep_tool_loop(seed + 11, rounds, 1_200)
+    return out
+
+
+def _plain_gap(out: list[dict[str, Any]], at: int) -> int:
+    """The first index from ``at`` where a block may be inserted without splitting a tool chain
+    (the row before it has no ``tool_calls`` and the row at it is not a tool result)."""
+    while at < len(out) and (
+        out[at].get("role") == "tool" or (at > 0 and out[at - 1].get("tool_calls"))
+    ):
+        at += 1
+    return at
+
+
+def _bridge(
+    out: list[dict[str, Any]], at: int, block: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``block`` (starting on an assistant row, ending on a tool result) made to fit at
+    ``out[at]``: a user message before it when the row before ``at`` is not a user one, an
+    assistant reply after it; never inside a tool chain (``at`` is moved by the caller's
+    choice of a plain position: the rows around a compactable history's middle are plain)."""
+    prev = out[at - 1].get("role") if at > 0 else None
+    lead = [] if prev == "user" else [{"role": "user", "content": "Go ahead."}]
+    return lead + block + [{"role": "assistant", "content": "Done with that step."}]
+
+
+def _sometimes(draw, label: str) -> bool:
+    """A shape drawn one time in four (0 = off, what the shrinker goes to): the heavy shapes of
+    :func:`_add_shapes` stay in every check's draws without doubling their cost."""
+    return draw(st.integers(0, 3), label=label) == 3
+
+
+def _add_shapes(draw, messages: list[dict[str, Any]]) -> None:
+    """Realistic shapes on a drawn transcript, in place, each a labelled draw that shrinks to
+    off (docs/strategies.md): provider fields on assistant rows (one time in two), and one time
+    in four each: a tool call whose bulk is in
+    ``function.arguments`` (``content: None``), a long stretch of astral characters, a
+    screenshot of hundreds of KB in a user row, a long paste in the live ask."""
+    seed = draw(st.integers(0, 2**31 - 1), label="shapes.seed")
+    if draw(st.booleans(), label="shapes.provider_fields"):
+        kind = draw(st.sampled_from(PROVIDER_FIELD_KINDS), label="shapes.provider_fields.kind")
+        for i, m in enumerate(messages):
+            if m.get("role") == "assistant":
+                messages[i] = {**m, **reasoning_fields(seed + i, kind)}
+    calls_at = [i for i, m in enumerate(messages) if m.get("tool_calls")]
+    if calls_at and _sometimes(draw, "shapes.arguments"):
+        i = calls_at[seed % len(calls_at)]
+        chars = draw(st.sampled_from((1_500, 6_000)), label="shapes.arguments.chars")
+        first = messages[i]["tool_calls"][0]
+        heavy = dict(
+            first,
+            function={
+                "name": "write_file",
+                "arguments": json.dumps(
+                    {"path": "out/data.json", "content": blob_from_seed(seed, chars)}
+                ),
+            },
+        )
+        messages[i] = {
+            **messages[i],
+            "content": None,
+            "tool_calls": [heavy] + messages[i]["tool_calls"][1:],
+        }
+    plain = [
+        i
+        for i, m in enumerate(messages)
+        if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
+    ]
+    if plain and _sometimes(draw, "shapes.astral"):
+        chars = draw(st.sampled_from((600, 3_000)), label="shapes.astral.chars")
+        i = plain[seed % len(plain)]
+        messages[i] = {**messages[i], "content": astral_text(seed, chars)}
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if users and _sometimes(draw, "shapes.image"):
+        kb = draw(st.sampled_from(IMAGE_KB), label="shapes.image.kb")
+        i = users[seed % len(users)]
+        text = messages[i]["content"] if isinstance(messages[i]["content"], str) else "Look:"
+        messages[i] = {
+            **messages[i],
+            "content": [
+                {"type": "text", "text": text},
+                {"type": "image_url", "image_url": {"url": image_data_url(seed % 7, kb)}},
+            ],
+        }
+    if users and _sometimes(draw, "shapes.paste"):
+        chars = draw(st.sampled_from(PASTE_CHARS[:2]), label="shapes.paste.chars")
+        i = users[-1]
+        paste = paste_text(seed, chars) + "\n\nWhat is going wrong here?"
+        c = messages[i]["content"]
+        messages[i] = {
+            **messages[i],
+            "content": paste if isinstance(c, str) else [{"type": "text", "text": paste}] + c[1:],
+        }

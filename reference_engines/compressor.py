@@ -621,9 +621,11 @@ class ReferenceCompressor(ContextEngine):
                 len(middle),
             )
             plan["stats"]["summary_fallback"] = True
-            return fallback_summary(
+            # A11: the stand-in keeps the summary budget too, pass after pass
+            text = fallback_summary(
                 [self._view(messages, plan, i) for i in middle], previous, self.last_summary_error
             )
+            return split_tokens(text, budget)[0]
         text, was_cut = split_tokens(text.strip(), budget)
         plan["stats"]["summary_truncated"] = was_cut
         return text

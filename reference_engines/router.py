@@ -215,18 +215,40 @@ class ReferenceRouter(ContextEngine):
             start -= (
                 1  # the tail starts on an assistant message: no tool result cut from its call (V2)
             )
+        # A8: a live ask (the last user message, no plain assistant reply after it: its tool
+        # loop is running) stays in the tail, however long the loop
+        for i in range(len(body) - 1, -1, -1):
+            if body[i].get("role") == "assistant" and not body[i].get("tool_calls"):
+                break
+            if body[i].get("role") == "user":
+                start = min(start, i)
+                break
         if start <= 0:
             self._note_ineffective()
             return messages
-        middle = "\n".join(_text(m.get("content")) for m in body[:start])
+        # B6/A10: the previous summary is carried into the next one, not summarised away
+        previous = [
+            _text(m.get("content"))
+            for m in body[:start]
+            if _text(m.get("content")).startswith(SUMMARY_PREFIX)
+        ]
+        middle = "\n".join(
+            _text(m.get("content"))
+            for m in body[:start]
+            if not _text(m.get("content")).startswith(SUMMARY_PREFIX)
+        )
         summary = {
-            "role": "user",
-            "content": SUMMARY_PREFIX + "\n" + summarise(middle, focus_topic=focus_topic),
+            "role": "assistant" if body[start].get("role") == "user" else "user",
+            "content": SUMMARY_PREFIX
+            + "\n"
+            + summarise(
+                middle,
+                focus_topic=focus_topic,
+                previous_summary=previous[-1][len(SUMMARY_PREFIX) :] if previous else None,
+            ),
             "message_uid": uuid.uuid4().hex,  # U6: the host keeps an engine-stamped uid
         }
-        tail = [
-            dict(m) for m in body[start:]
-        ]  # starts with assistant: user summary, no two users touch
+        tail = [dict(m) for m in body[start:]]  # the summary's role differs from tail[0]'s
         out = head + [summary] + tail
         if self.threshold_tokens > 0 and count_messages(out) >= self.threshold_tokens:
             # the protected parts alone hold the threshold: no verdict needed

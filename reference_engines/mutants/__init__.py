@@ -294,6 +294,44 @@ TWINS: dict[str, str] = {
     M + "b_compressor:FallbackRecordsAnsweredAsks": M + "b_compressor:FallbackReopensAnsweredAsks",
 }
 
+# Invariants for every engine on realistic sessions (conformance.checks.sessions), each mutant
+# with its correct twin (reference_engines/mutants/sessions.py).
+_S = M + "sessions:"
+KILLS.update(
+    {
+        _S + "PasteTailByTokens": Kill("A8", r"the live ask .* got no user row holding it"),
+        _S + "LastRowsInToolLoop": Kill("A8", r"no user message at all|got no user row holding it"),
+        _S + "NoteWhenNothingDropped": Kill("A9", r"tokens of the compress\(\) output"),
+        _S + "OverlappingHeadTail": Kill("V2", r"it comes out 2 times"),
+        _S + "CapsInUtf16Units": Kill("V6", r"a lone surrogate U\+D[89AB]"),
+        _S + "RebuildsKeptRows": Kill("V7", r"has its '(reasoning_content|reasoning|name)"),
+        _S + "ArgumentsAsDict": Kill("V7", r"arguments of type dict, not the JSON string"),
+        _S + "FlattensKeptParts": Kill("V7", r"content parts flattened to str"),
+        _S + "ForgetsOldSummary": Kill("A10", r"the fact 'FACT-[0-9a-f]+' the engine's summary"),
+        _S + "GrowingSummary": Kill("A11", r"the summary written by compaction \d+"),
+        _S + "EditsEarlierTurns": Kill("H5", r"handed to on_turn_complete\(\) of turn 1"),
+        _S + "PreflightCountsJson": Kill("O7", r"KB screenshot>\): expected False"),
+        _S + "SummaryTakesFirstUid": Kill("U6", r"the message_uid of input message \d+"),
+    }
+)
+TWINS.update(
+    {
+        _S + "TokenTailKeepsAsk": _S + "PasteTailByTokens",
+        _S + "LastRowsKeepAsk": _S + "LastRowsInToolLoop",
+        _S + "NoNoteWhenNothingDropped": _S + "NoteWhenNothingDropped",
+        _S + "HeadTailNoOverlap": _S + "OverlappingHeadTail",
+        _S + "CapsInCodePoints": _S + "CapsInUtf16Units",
+        _S + "CopiesKeptRows": _S + "RebuildsKeptRows",
+        _S + "ParsesArgumentsAside": _S + "ArgumentsAsDict",
+        _S + "KeepsKeptParts": _S + "FlattensKeptParts",
+        _S + "FoldsOldSummary": _S + "ForgetsOldSummary",
+        _S + "BudgetedSummary": _S + "GrowingSummary",
+        _S + "TrimsOwnCopies": _S + "EditsEarlierTurns",
+        _S + "PreflightCountsText": _S + "PreflightCountsJson",
+        _S + "SummaryDerivedUid": _S + "SummaryTakesFirstUid",
+    }
+)
+
 #: ``module:Class`` (or ``module:Class[variant]``) -> clause, for every mutant.
 MUTANTS: dict[str, str] = {spec: kill.clause for spec, kill in KILLS.items()}
 

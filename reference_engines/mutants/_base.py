@@ -31,6 +31,19 @@ def safe_tail_start(messages: list[dict[str, Any]], start: int) -> int:
     return start
 
 
+def live_turn_start(messages: list[dict[str, Any]], default: int) -> int:
+    """Index of the live ask (A8): the last user message when no plain assistant reply follows
+    it (the turn is still running: the history ends on the ask or on its tool loop); else
+    ``default``."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.get("role") == "user":
+            return i
+        if m.get("role") == "assistant" and not m.get("tool_calls"):
+            return default
+    return default
+
+
 class MinimalEngine(ContextEngine):
     """Correct minimal engine: threshold 0.5, keeps system + a summary + the last 4 messages
     (more when they would start on a tool result)."""
@@ -77,7 +90,9 @@ class MinimalEngine(ContextEngine):
         body = messages[len(head) :]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return list(messages)
-        start = safe_tail_start(body, len(body) - self.keep_last)
+        start = min(
+            safe_tail_start(body, len(body) - self.keep_last), live_turn_start(body, len(body))
+        )
         tail = [dict(m) for m in body[start:]]
         if start == 0:
             return list(messages)

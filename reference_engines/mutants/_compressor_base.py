@@ -82,6 +82,10 @@ class MiniCompressor(MinimalEngine):
             used += cost
             start -= 1
         start = min(start, len(messages) - self.protect_last_n - 1)
+        # B3: the last real user message stays in the tail (a long tool loop after it too)
+        asks = [i for i in range(head_end, len(messages)) if messages[i].get("role") == "user"]
+        if asks:
+            start = min(start, asks[-1])
         while start > head_end and messages[start].get("role") == "tool":
             start -= 1
         return start

@@ -26,6 +26,7 @@ CLAUSES = (
     + ["T1", "T2", "C1", "C2", "C3", "L1", "K1", "K2", "TS1", "TS2", "TS3"]
     + [f"B{i}" for i in range(1, 8)]
     + [f"P{i}" for i in range(1, 6)]
+    + ["A8", "A9", "A10", "A11", "V6", "V7"]  # invariants on realistic sessions
 )
 
 

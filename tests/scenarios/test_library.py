@@ -36,6 +36,8 @@ KILLS = {
     "ts1-pool-thread": (M + "scn_thread_affine:ThreadAffine", "TS1"),
     "u3-restore-branch-rotate": (M + "scn_strips_uids:StripsUids", "U3"),
     "v2-tool-heavy": (M + "v2_orphan_result:OrphanToolResult", "V2"),
+    # realistic session shapes (paste, astral text, a parallel batch, repeated compaction)
+    "l1-realistic-session": (M + "scn_never_compresses:NeverCompresses", "L1"),
 }
 
 SCENARIOS = {load_scenario(p).name: load_scenario(p) for p in library_paths()}
