@@ -13,6 +13,7 @@ content parts (V5; P5 reuses the same inputs, :mod:`conformance.checks.p_caching
 
 from __future__ import annotations
 
+import copy
 import json
 
 from hypothesis import strategies as st
@@ -39,6 +40,7 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
+from conformance.hosts import as_sent, request_as_sent
 from conformance.probes import long_history
 from conformance.registry import check
 from conformance.strategies import (
@@ -75,11 +77,13 @@ def _outputs(ctx, clause, variant, validate):
         threshold = threshold_of(engine, ctx.window // 2)
         over = draw(st.booleans(), "over_threshold")
         history = draw(transcripts(min_tokens=threshold + 500 if over else 0), "history")
+        history = as_sent(ctx, history, variant)  # the system row only where the host sends it
         if variant == "compress":
             out = compress_like_host(clause, MUST, engine, history)
         else:
             try:
-                out = select_like_host(clause, SHOULD, engine, history)
+                request = request_as_sent(ctx, copy.deepcopy(history))
+                out = select_like_host(clause, SHOULD, engine, history, request=request)
             except ContractViolation:
                 return  # raised: fail-open, reported under H1
             if out is None:
