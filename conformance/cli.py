@@ -138,6 +138,13 @@ def kit_option_problem(argv: list[str]) -> str | None:
     """
     import difflib
 
+    from conformance.hosts import parse_hosts
+
+    for value in _option_values("--host-profile", argv):
+        try:
+            parse_hosts(value)
+        except ValueError as exc:
+            return f"--host-profile={value}: {exc}."
     for name, kw in kit_options().items():
         for value in _option_values(name, argv):
             choices = kw.get("choices")
@@ -380,7 +387,8 @@ def _check(argv: list[str]) -> int:
         where = _option_values("--conformance-failures-dir", rest)[-1]
     print(
         f"context-engine-kit check: the kit's conformance cases against {what}, run by pytest "
-        "(each item of the kit's suite file test_contract.py is one case)\n"
+        f"(each item of the kit's suite file test_contract.py is one case), "
+        f"{_hosts_line(rest)}\n"
         f"context-engine-kit check: failure files go to {where}",
         flush=True,
     )
@@ -415,6 +423,27 @@ def _check(argv: list[str]) -> int:
             json_path, message, engine=_engine_record(args), profile=_profile(rest)
         )
     return code
+
+
+def _hosts_line(rest: list[str]) -> str:
+    """What ``check``'s first line says of the hosts: the host profiles of the run and the
+    real Hermes installed next to the kit, if any (distribution and version)."""
+    from conformance.frontends.pytest_options import hosts_text
+    from conformance.hosts import parse_hosts
+    from simulator.host.shim import abc_info
+
+    given = _option_values("--host-profile", rest)
+    hosts = parse_hosts(given[-1] if given else None)
+    info = abc_info()
+    if info.source == "context-engine-kit":
+        real = "no Hermes installed (the kit's documented ABC)"
+    else:
+        real = f"real Hermes {info.label()}" + (
+            f" (its profile {info.profile})"
+            if info.profile
+            else " (no host profile matches its version; the nearest profiles play it)"
+        )
+    return f"on {hosts_text(hosts)}; {real}"
 
 
 def _unwritable_file(path: str, option: str) -> str | None:

@@ -68,6 +68,10 @@ READS: dict[str, tuple[str, ...]] = {
     "V2-tool-results-paired[select_context]": ("hooks_with_system", STRIPS_REQUEST),
     "V3-content-types[select_context]": ("hooks_with_system", STRIPS_REQUEST),
     "V4-system-prompt-first[select_context]": ("hooks_with_system", STRIPS_REQUEST),
+    # V4 on a system prompt the check hands over: skipped where the host sends none
+    "V4-whole-system-prompt-kept[compress]": ("compress_with_system",),
+    "V4-whole-system-prompt-kept[select_context]": ("hooks_with_system",),
+    "V4-system-prompt-stable": ("compress_with_system",),
     # the per-agent copy (c_clones.per_agent_copy): clone_for_agent or copy.deepcopy
     "C1-": CLONE_FIELDS,
     "C2-": CLONE_FIELDS,
@@ -92,13 +96,13 @@ def parse_hosts(spec: str | Iterable[str] | None) -> tuple[str, ...]:
 
     Args:
         spec: ``"documented"``, ``"documented,hermes-0.19"``, ``"all"``, a sequence of names,
-            or None (:func:`default_hosts`).
+            or None / "" (:func:`default_hosts`).
     Returns:
         the host names, in the order given (duplicates dropped), at least one.
     Raises:
         ValueError: an unknown or empty name; the message lists the known ones and ``all``.
     """
-    if spec is None:
+    if spec is None or (isinstance(spec, str) and not spec.strip()):
         return default_hosts()
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
@@ -284,6 +288,25 @@ def as_sent(ctx: Any, messages: list[dict[str, Any]], method: str) -> list[dict[
     return rows
 
 
+def skip_unless_system_sent(ctx: Any, method: str, clause: str) -> None:
+    """Skip a check about the system row in ``method``'s input on a host that never sends one
+    there (real Hermes hosts keep the system prompt to themselves and put it back on the
+    request: an engine cannot drop or change what it never sees).
+
+    Raises:
+        CheckSkipped: the host of ``ctx`` sends ``method`` no system row.
+        UndeclaredHostField: as :func:`host_field`.
+    """
+    from conformance.errors import CheckSkipped
+
+    if not host_field(ctx, SYSTEM_ROW[method]):
+        raise CheckSkipped(
+            f"the host profile {ctx.host_profile!r} hands {method}() the history without the "
+            f"system row (it keeps the system prompt itself): clause {clause}'s system-prompt "
+            "rule has nothing to hold on that host"
+        )
+
+
 def request_as_sent(ctx: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """select_context's ``request_messages`` as the host of ``ctx`` hands them: copies of
     the rows without the persistence-only fields (U9's ``message_uid``, ``timestamp``, ...,
@@ -321,6 +344,7 @@ __all__ = [
     "known_hosts",
     "parse_hosts",
     "request_as_sent",
+    "skip_unless_system_sent",
     "spec_text",
     "view",
 ]

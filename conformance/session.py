@@ -48,6 +48,7 @@ from conformance.errors import (
 )
 from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
 from conformance.expect import MUST
+from conformance.hosts import expand, host_of, parse_hosts, spec_text
 from conformance.replay import load as load_failure
 from conformance.results import OUTCOMES, Result, exit_code
 from conformance.sandbox import CLAUSE as E1
@@ -65,7 +66,6 @@ from conformance.timeouts import (
     HangBudget,
     build_engine,
 )
-from conformance.hosts import expand, host_of, parse_hosts, spec_text
 from simulator.host.profiles import get_profile
 from simulator.host.shim import abc_info
 
@@ -87,7 +87,8 @@ class RunOptions:
         shrink: shrink counterexamples.
         strict: SHOULD failures and XPASS fail the run too.
         host_profile: the host profile played (``documented``, ``hermes-0.19``, ...); given
-            as ``a,b`` or ``all`` it is parsed into ``host_profiles`` and becomes their first.
+            as ``a,b`` or ``all`` (or "" for the default hosts, :func:`conformance.hosts.
+            default_hosts`) it is parsed into ``host_profiles`` and becomes their first.
         host_profiles: every host the run checks the engine on (:mod:`conformance.hosts`;
             empty: parsed from ``host_profile``); set by :meth:`validate`.
         capabilities: capabilities added on the command line (validated).
@@ -115,7 +116,7 @@ class RunOptions:
     max_timeouts: int = DEFAULT_MAX_TIMEOUTS
     shrink: bool = True
     strict: bool = False
-    host_profile: str = "documented"
+    host_profile: str = ""
     host_profiles: tuple = ()
     capabilities: frozenset = frozenset()
     xfails: dict[str, str] = field(default_factory=dict)
@@ -525,7 +526,7 @@ class ConformanceSession:
         the verdict's own runs happen in the cases' children), in a sandbox, network blocked,
         served the same engine LLM as the verdict's run (:func:`conformance.engine_llm.
         engine_llm` of its first expectation's id, so the plot matches the verdict's run)."""
-        key = _scenario_key(case)
+        key = scenario_key(case)
         if key not in self.scenario_runs:
             first = self._scenario_group(case)[0]
             with engine_llm(first.id) as (_ledger, seed_home):
@@ -607,14 +608,14 @@ class ConformanceSession:
             return self._error(case, f"engine not available: {exc}", started)
         if reason:
             return self._result(case, "skipped", reason, started)
-        cached = self.scenario_attempts.get(_scenario_key(case), {})
+        cached = self.scenario_attempts.get(scenario_key(case), {})
         if case.id in cached:
             return self._settle(case, cached[case.id], started, extras)
         if self.hangs.exhausted():
             return self._error(case, self.hangs.reason(), started)
         if case.kind == "scenario":
             group = self._scenario_group(case)
-            if self.scenario_budget.exhausted() and _scenario_key(case) not in self.given_runs:
+            if self.scenario_budget.exhausted() and scenario_key(case) not in self.given_runs:
                 note = self.scenario_budget.note().replace("NAME", _scenario_name(case))
                 attempts = {
                     c.id: Attempt(c.id, "skipped", text=note, budget_reached=True) for c in group
@@ -623,7 +624,7 @@ class ConformanceSession:
                 attempts = self._supervised(("scenario", case.id), group)
                 self.scenario_budget.charge(_engine_time(attempts.values(), started))
                 _cost_on(attempts, case.id)
-            self.scenario_attempts[_scenario_key(case)] = attempts
+            self.scenario_attempts[scenario_key(case)] = attempts
             return self._settle(case, attempts[case.id], started, extras)
         share = self.budget.share(case.id) if case.kind != "snapshot" else None
         attempts = self._supervised(("case", case.id, share), [case])
@@ -863,7 +864,7 @@ def _engine_time(attempts: Iterable[Any], started: float) -> float:
     return sum(a.engine_s for a in attempts)
 
 
-def _scenario_key(case: Any) -> str:
+def scenario_key(case: Any) -> str:
     """The key of ``case``'s scenario run: its file, and its host in a run of several."""
     host = host_of(case)
     return str(getattr(case, "path", "")) + (f"@{host}" if host else "")
@@ -907,7 +908,7 @@ def run_conformance(
     seed: int | None = None,
     window: int | None = None,
     shrink: bool = True,
-    host_profile: str = "documented",
+    host_profile: str | Iterable[str] | None = None,
     max_timeouts: int | None = None,
     capabilities: Iterable[str] = (),
     strict: bool = False,
@@ -931,7 +932,10 @@ def run_conformance(
         plugin_dir: engine plugin folder for the R4-R6 checks.
         scenarios: False leaves the bundled scenario library out.
         shrink: False skips Hypothesis shrinking.
-        host_profile: ``documented`` or ``hermes-0.19``.
+        host_profile: the host profile(s) to check on: a name (``documented``, ``hermes-0.19``,
+            ...), a comma-separated list, ``all``, or a sequence of names; None: the default
+            hosts (:func:`conformance.hosts.default_hosts`). Several hosts: each case runs once
+            per host view and each result's ``hosts`` says which hosts it stands for.
         max_timeouts: hung cases after which the rest are not run (default 3; 0: no cap).
         capabilities: capabilities to add to the engine's declared ones.
         strict: the JSON verdict's exit rule (SHOULD failures fail too).
@@ -953,7 +957,7 @@ def run_conformance(
         max_timeouts=DEFAULT_MAX_TIMEOUTS if max_timeouts is None else int(max_timeouts),
         shrink=shrink,
         strict=strict,
-        host_profile=host_profile,
+        host_profile="" if host_profile is None else host_profile,
         capabilities=frozenset(capabilities),
         xfails=dict(xfails or {}),
         replay=load_failure(Path(replay)) if replay is not None else None,
@@ -973,11 +977,18 @@ def run_conformance(
         results = session.run_all()
     except KeyboardInterrupt:  # the user's Ctrl-C: the verdict says how far the run got
         if json_path is not None:
-            verdict = Verdict(list(session.results), interrupted=True, total=len(session.cases()))
+            verdict = Verdict(
+                list(session.results),
+                interrupted=True,
+                total=len(session.cases()),
+                host_order=options.host_profiles,
+            )
             verdict.write_json(Path(json_path), session=session)
         raise
     if json_path is not None:
-        Verdict(results, total=len(results)).write_json(Path(json_path), session=session)
+        Verdict(results, total=len(results), host_order=options.host_profiles).write_json(
+            Path(json_path), session=session
+        )
     return results
 
 
@@ -1041,6 +1052,7 @@ def scenario_results(
 
 __all__ = [
     "BUILTIN_SPEC",
+    "scenario_key",
     "scenario_results",
     "OUTCOMES",
     "ConformanceSession",

@@ -40,7 +40,7 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
-from conformance.hosts import as_sent, request_as_sent
+from conformance.hosts import as_sent, request_as_sent, skip_unless_system_sent
 from conformance.probes import long_history
 from conformance.registry import check
 from conformance.strategies import (
@@ -186,6 +186,7 @@ def check_v3_content_types(ctx, variant):
 def check_v4_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be
     appended)."""
+    skip_unless_system_sent(ctx, variant, "V4")
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))
 
 
@@ -329,6 +330,7 @@ def check_v4_whole_system_prompt_kept(ctx, variant):
     text (a note may be appended): after each of 1-3 compactions with new turns in between
     (compress), and in a replacement (select_context)."""
     skip_without_select(ctx, variant)
+    skip_unless_system_sent(ctx, variant, "V4")
 
     def body(draw):
         engine = ctx.new_engine()
@@ -388,6 +390,7 @@ def check_v4_system_prompt_stable(ctx):
     (and perhaps appended its note, B5), every later compaction returns message 0 exactly as
     it got it (same JSON), so the provider's cache of the system prompt keeps hitting (P3). For
     ``compressor`` engines a note appended again is left to B5-note-added-once."""
+    skip_unless_system_sent(ctx, "compress", "V4")
 
     def body(draw):
         engine = ctx.new_engine()
