@@ -138,13 +138,18 @@ def kit_option_problem(argv: list[str]) -> str | None:
     """
     import difflib
 
-    from conformance.hosts import parse_hosts
+    from conformance.hosts import ALL, known_hosts
 
     for value in _option_values("--host-profile", argv):
-        try:
-            parse_hosts(value)
-        except ValueError as exc:
-            return f"--host-profile={value}: {exc}."
+        names = [n.strip() for n in value.split(",")]
+        bad = next((n for n in names if n != ALL and n not in known_hosts()), None)
+        if bad is not None:
+            close = difflib.get_close_matches(bad, list(known_hosts()), n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return (
+                f"--host-profile={value}: not one of its choices; give one of "
+                f"{', '.join(known_hosts())}, a comma-separated list of them, or {ALL}{hint}."
+            )
     for name, kw in kit_options().items():
         for value in _option_values(name, argv):
             choices = kw.get("choices")
