@@ -54,8 +54,13 @@ def compress_kwargs(
     focus_topic: str | None = None,
     force: bool = False,
     memory_context: str = "",
+    bypass_cooldown: bool = False,
 ) -> dict[str, Any]:
-    """The keyword arguments the host passes to ``engine.compress`` (A4; tokens)."""
+    """The keyword arguments the host passes to ``engine.compress`` (A4; tokens).
+
+    ``bypass_cooldown=True`` is a candidate only when given (Hermes 0.22 passes it on
+    overflow recovery and on the stall retry); like every candidate it reaches the engine
+    only when the signature accepts it."""
     candidates: dict[str, Any] = {
         "current_tokens": current_tokens,
         "focus_topic": focus_topic,
@@ -63,6 +68,8 @@ def compress_kwargs(
     }
     if memory_context:
         candidates["memory_context"] = memory_context
+    if bypass_cooldown:
+        candidates["bypass_cooldown"] = True
     return accepted_kwargs(engine.compress, candidates)
 
 

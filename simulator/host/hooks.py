@@ -114,6 +114,7 @@ def fire_on_turn_complete(
     usage: dict[str, Any] | None,
     recorder: Any = None,
     session_id: str = "",
+    usage_keyword: bool = False,
     **meta: Any,
 ) -> bool:
     """H5: hand the engine a copy of the final transcript; swallow and log errors.
@@ -121,19 +122,25 @@ def fire_on_turn_complete(
     The list is new and each message is a structural clone (what current Hermes passes;
     the documented promise is a read-only shallow copy, so this is at least as
     safe). ``meta`` carries turn_id, task_id, api_call_count, interrupted, failed and
-    turn_exit_reason. Returns True when the hook was called (False: skipped by identity).
+    turn_exit_reason. ``usage`` goes positionally (documented) or as ``usage=`` when
+    ``usage_keyword`` (what Hermes 0.22 does). Returns True when the hook was called (False:
+    skipped by identity).
     """
     if not overrides(engine, "on_turn_complete"):
         return False
     call = recorder.call if recorder is not None else _plain_call
     try:
-        call(
-            engine,
-            "on_turn_complete",
-            [copy.deepcopy(m) for m in transcript],
-            usage,
-            **calls.on_turn_complete_kwargs(**meta),
-        )
+        rows = [copy.deepcopy(m) for m in transcript]
+        if usage_keyword:
+            call(
+                engine,
+                "on_turn_complete",
+                rows,
+                usage=usage,
+                **calls.on_turn_complete_kwargs(**meta),
+            )
+        else:
+            call(engine, "on_turn_complete", rows, usage, **calls.on_turn_complete_kwargs(**meta))
     except Exception:
         log.warning(ON_TURN_COMPLETE_FAILED, session_id, exc_info=True)
     return True

@@ -136,6 +136,15 @@ class RequestContext:
         strip_underscore: wire rule: strip every ``_*`` key too (U9).
         pre_llm_call: plugin hooks that may append text to the user message (H7).
         stages_run: filled with the stage names actually run, in order.
+        conversation: select_context's ``conversation_messages`` (None: ``history``; real
+            Hermes hosts give the history without the system row).
+        request_strip: keys removed from every request copy at assembly, before
+            select_context sees it (hermes-0.22: the persistence-only fields, U9).
+        request_drop: host-only keys removed from request copies at assembly
+            (``finish_reason``; ``reasoning`` when None), as Hermes builds its wire copies.
+        restrip_selection: strip ``request_strip`` from the returned selection too (H3).
+        drop_tool_name: tool rows lose their ``name`` at the sanitize stage (0.22 keeps it on
+            its rows and on ``request_messages``, never on the wire).
     """
 
     engine: Any
@@ -151,28 +160,63 @@ class RequestContext:
     strip_underscore: bool = True
     pre_llm_call: list[Callable[..., Any]] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
+    conversation: list[Message] | None = None
+    request_strip: frozenset[str] = frozenset()
+    request_drop: tuple[str, ...] = ()
+    restrip_selection: bool = False
+    drop_tool_name: bool = False
+
+
+def _without(rows: list[Message], keys: frozenset[str], drop: tuple[str, ...]) -> list[Message]:
+    """Copies of ``rows`` without ``keys`` and without the ``drop`` keys (``reasoning`` only
+    when it is None); rows with none of them are kept as they are."""
+    out = []
+    for m in rows:
+        if isinstance(m, dict) and any(
+            k in keys or (k in drop and (k != "reasoning" or m[k] is None)) for k in m
+        ):
+            m = {
+                k: v
+                for k, v in m.items()
+                if k not in keys and not (k in drop and (k != "reasoning" or v is None))
+            }
+        out.append(m)
+    return out
 
 
 def _stage_assemble(ctx: RequestContext, _: list[Message] | None) -> list[Message]:
-    return inject_pre_llm_context(
-        assemble(ctx.system_prompt, ctx.history, ctx.incoming), ctx.pre_llm_call
-    )
+    request = assemble(ctx.system_prompt, ctx.history, ctx.incoming)
+    if ctx.request_strip or ctx.request_drop:
+        request = _without(request, ctx.request_strip, ctx.request_drop)
+
+    return inject_pre_llm_context(request, ctx.pre_llm_call)
 
 
 def _stage_select_context(ctx: RequestContext, request: list[Message]) -> list[Message]:
-    return hooks.apply_select_context(
+    selected = hooks.apply_select_context(
         ctx.engine,
         request,
-        conversation_messages=ctx.history,
+        conversation_messages=ctx.history if ctx.conversation is None else ctx.conversation,
         incoming_message=ctx.incoming,
         budget_tokens=ctx.budget_tokens,
         recorder=ctx.recorder,
         session_id=ctx.session_id,
     )
+    if ctx.restrip_selection and selected is not request:
+        selected = _without(selected, ctx.request_strip, ())
+    return selected
 
 
 def _stage_sanitize(ctx: RequestContext, request: list[Message]) -> list[Message]:
-    return sanitize(request, strip_underscore=ctx.strip_underscore)
+    out = sanitize(request, strip_underscore=ctx.strip_underscore)
+    if ctx.drop_tool_name:
+        out = [
+            {k: v for k, v in m.items() if k != "name"}
+            if isinstance(m, dict) and m.get("role") == "tool" and "name" in m
+            else m
+            for m in out
+        ]
+    return out
 
 
 def _stage_cache_control(ctx: RequestContext, request: list[Message]) -> list[Message]:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.host import calls, clones, hooks, pipeline, thresholds
-from simulator.host.compression import TIMEOUT_WARNING, PassOutcome, run_pass
+from simulator.host.compression import TIMEOUT_WARNING, PassOutcome, run_pass, shared_pool
 from simulator.host.profiles import HostProfile, get_profile
 from simulator.host.record import Recorder
 from simulator.host.usage import canonical_usage
@@ -162,6 +162,24 @@ class TurnResult:
     error: str = ""
 
 
+def _canonical_call(call: Any) -> Any:
+    """A tool call as Hermes stores it: ``function.arguments`` re-dumped as compact JSON with
+    sorted keys when it parses (unparseable arguments are kept as given)."""
+    call = copy.deepcopy(call)
+    fn = call.get("function") if isinstance(call, dict) else None
+    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+        try:
+            fn["arguments"] = json.dumps(
+                json.loads(fn["arguments"]),
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
+        except ValueError:
+            pass
+    return call
+
+
 def serialize_request(request: Mapping[str, Any]) -> bytes:
     """Canonical bytes of a request body (sorted keys, compact): for byte-identity checks."""
     return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(
@@ -197,6 +215,9 @@ class HostSession:
         tool_executor: callable(name, arguments) -> str for non-engine tools.
         provider_name, base_url, api_key, api_mode: update_model kwargs.
         hermes_home: on_session_start kwarg.
+        engine_source: how the engine was found (:class:`~simulator.host.discovery.Selection`
+            ``source``: "plugin", "user", "bundled", ...); a profile with
+            ``clone_plugins_only`` clones only general-plugin engines (C1).
         force_compress_timeout: test hook (TS2): every pool pass is treated as timed out.
         parent: the parent session of a subagent (set by :meth:`spawn_subagent`).
         pre_llm_call: plugin hooks that may append text to the user message (H7).
@@ -238,6 +259,7 @@ class HostSession:
         force_compress_timeout: bool = False,
         parent: HostSession | None = None,
         pre_llm_call: list[Callable[..., Any]] | None = None,
+        engine_source: str = "plugin",
     ) -> None:
         self.profile: HostProfile = get_profile(profile)
         self.config = config or HostConfig()
@@ -264,7 +286,17 @@ class HostSession:
         self.registered = engine
         self.engine_active = True
         self.clone_error = ""
-        if engine is not None and clone:
+        self.engine_source = engine_source
+        if (
+            engine is not None
+            and clone
+            and self.profile.clone_plugins_only
+            and engine_source != "plugin"
+        ):
+            # C1 on 0.22: an engine folder is loaded fresh for every agent, never cloned; a
+            # subagent gets its own fresh copy (no clone_for_agent call).
+            self.engine = engine if parent is None else copy.deepcopy(engine)
+        elif engine is not None and clone:
             agent = clones.clone_for_agent(
                 engine,
                 profile=self.profile,
@@ -290,6 +322,10 @@ class HostSession:
         self._engine_tools: list[dict[str, Any]] = []
         self._engine_tool_names: set = set()
         self._started = False
+        self._row_ids = itertools.count(1)
+        self._anchored = False  # real usage arrived since the last compaction / new session
+        self._last_finish_reason = "stop"
+        self._pending: list[dict[str, Any]] = []  # persist_at_turn_end: rows not yet persisted
 
     # -- helpers ---------------------------------------------------------------------
     @property
@@ -318,17 +354,79 @@ class HostSession:
             log.warning("Context engine %s() failed (session=%s): %s", method, self.session_id, exc)
             return None
 
+    def _persist_turn_rows(self, new: list[dict[str, Any]]) -> None:
+        """Persist rows a turn adds after its user message: now, or at the turn's end when
+        the profile has ``persist_at_turn_end`` (they get their ``timestamp`` now)."""
+        if not self.profile.persist_at_turn_end:
+            self._persist(new)
+            return
+        if "timestamp" in self.profile.row_bookkeeping:
+            for m in new:
+                m.setdefault("timestamp", float(self.clock.now()))
+        self._pending.extend(new)
+
+    def _flush_pending(self) -> None:
+        """Persist the rows :meth:`_persist_turn_rows` held back (still in the transcript)."""
+        if self._pending:
+            live = {id(m) for m in self.transcript}
+            rows = [m for m in self._pending if id(m) in live]
+            self._pending = []
+            if rows:
+                self._persist(rows)
+
     def _persist(self, new: list[dict[str, Any]]) -> None:
         if self.profile.stamps_uids:
             self.store.append(self.session_id, new)
         else:
             self.store.append(self.session_id, copy.deepcopy(new))
+        self._stamp_rows(new)
 
     def _persist_all(self) -> None:
         rows = self.messages
         self.store.replace(
             self.session_id, rows if self.profile.stamps_uids else copy.deepcopy(rows)
         )
+        self._stamp_rows(self.transcript)
+
+    def _stamp_rows(self, rows: list[dict[str, Any]]) -> None:
+        """The profile's ``row_bookkeeping`` keys on persisted live rows (not the system
+        row), where missing: what a real Hermes host keeps on its rows (U9: never sent)."""
+        keys = self.profile.row_bookkeeping
+        if not keys:
+            return
+        for m in rows:
+            if not isinstance(m, dict) or m.get("role") == "system":
+                continue
+            for key in keys:
+                if key in m:
+                    continue
+                if key == "timestamp":
+                    m[key] = float(self.clock.now())
+                elif key == "_row_id":
+                    m[key] = next(self._row_ids)
+                elif key == "_db_persisted":
+                    m[key] = True
+                elif key == "_db_row_snapshot":
+                    m[key] = json.dumps(
+                        {"role": m.get("role"), "content": m.get("content")}, sort_keys=True
+                    )
+
+    def _assistant_row(self, choice: Mapping[str, Any]) -> dict[str, Any]:
+        """The assistant row persisted for a response: the SDK message as returned
+        (documented), or the row Hermes builds itself: role, content ("" when None),
+        ``reasoning``, ``finish_reason`` and the tool calls."""
+        message = choice.get("message") or {"role": "assistant", "content": ""}
+        if self.profile.assistant_sdk_fields:
+            return dict(message)
+        row: dict[str, Any] = {
+            "role": "assistant",
+            "content": message.get("content") or "",
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+            "finish_reason": choice.get("finish_reason") or "stop",
+        }
+        if message.get("tool_calls"):
+            row["tool_calls"] = [_canonical_call(tc) for tc in message["tool_calls"]]
+        return row
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -425,7 +523,7 @@ class HostSession:
         reason for a rotation). Returns the child id."""
         if not self._started:
             self.start()
-        old, previous = self.session_id, copy.deepcopy(self.messages)
+        old, previous = self.session_id, copy.deepcopy(self._hook_rows())
         child = self.store.rotate(old, self.messages)
         self.session_id = child
         self.messages = self.store.load(child)
@@ -470,7 +568,12 @@ class HostSession:
 
     def end(self) -> None:
         """A real session boundary: on_session_end(session_id, messages) (O2)."""
-        self._call_optional("on_session_end", self.session_id, copy.deepcopy(self.messages))
+        self._call_optional("on_session_end", self.session_id, copy.deepcopy(self._hook_rows()))
+
+    def _hook_rows(self) -> list[dict[str, Any]]:
+        """The rows on_session_end and on_turn_complete get: with the system row first
+        (documented) or the history alone (real Hermes hosts, ``hooks_with_system``)."""
+        return self.messages if self.profile.hooks_with_system else self.history()
 
     def reset(self) -> None:
         """``reset_session_state()`` with no arguments: only on_session_reset (O3)."""
@@ -486,17 +589,20 @@ class HostSession:
         """
         if not self._started:
             self.start()
-        old, previous = self.session_id, copy.deepcopy(self.messages)
+        old, previous = self.session_id, copy.deepcopy(self._hook_rows())
         self._call_optional("on_session_end", old, previous)
         self._call_optional("on_session_reset")
+        self._anchored = False
         self.session_id = self.store.create_session(parent_id=old)
         self.transcript = []
         if self.system_message is not None:
             self._persist(
                 [self.system_message] if self.profile.stamps_uids else [dict(self.system_message)]
             )
-        kwargs = {
-            "old_session_id": old,
+        kwargs: dict[str, Any] = {"old_session_id": old}
+        if self.profile.new_session_carry_over:
+            kwargs["carry_over_context"] = False
+        kwargs |= {
             "platform": self.platform or "cli",
             "model": self.model,
             "context_length": int(getattr(self.engine, "context_length", 0) or self.context_length),
@@ -557,6 +663,7 @@ class HostSession:
 
     def build_request(self, incoming: dict[str, Any] | None = None) -> dict[str, Any]:
         """The provider request body for the current transcript (pipeline stages 1-4, H4)."""
+        prof = self.profile
         ctx = pipeline.RequestContext(
             self.engine,
             None,
@@ -568,8 +675,17 @@ class HostSession:
             self.config.native_anthropic,
             self.recorder,
             self.session_id,
-            self.profile.strip_underscore_keys,
+            prof.strip_underscore_keys,
             list(self.pre_llm_call),
+            conversation=None if prof.hooks_with_system else self.history(),
+            request_strip=(
+                prof.persistence_fields | tokens.PERSISTENCE_ONLY_FIELDS
+                if prof.request_strips_persistence_fields
+                else frozenset()
+            ),
+            request_drop=() if prof.assistant_sdk_fields else ("finish_reason", "reasoning"),
+            restrip_selection=prof.restrip_selection,
+            drop_tool_name=prof.tool_rows_named and not prof.wire_tool_name,
         )
         body: dict[str, Any] = {
             "model": self.model,
@@ -629,29 +745,41 @@ class HostSession:
             return self._finish_turn(res, turn_id)
         retries = 0
         compression_attempts = 0
+        prof = self.profile
+        body: dict[str, Any] = {}
+        resend = False  # a transport retry re-sends the assembled request as is
         while True:
             if res.provider_calls >= self.config.max_iterations:
                 res.turn_exit_reason = "max_iterations"
                 break
-            if (
-                compression_attempts < self.config.max_compression_attempts
-                and self._pre_api_check()
-            ):
-                compression_attempts += 1
-                if self._compress_pass(current_tokens=self._estimate(), force=False):
-                    res.compactions += 1
-                    continue  # restart: the request is re-assembled and select_context re-runs (H4)
-            body = self.build_request(incoming)
+            if not resend:
+                if prof.select_before_gate:  # 0.22: assembled (select_context) before the gate
+                    body = self.build_request(incoming)
+                if (
+                    compression_attempts < self.config.max_compression_attempts
+                    and self._pre_api_check()
+                ):
+                    compression_attempts += 1
+                    if self._compress_pass(current_tokens=self._estimate(), force=False):
+                        res.compactions += 1
+                        continue  # restart: the request is re-assembled, select_context re-runs
+                    if self.passes and self.passes[-1].timed_out and prof.timeout_ends_turn:
+                        return self._end_on_timeout(res, turn_id)
+                if not prof.select_before_gate:
+                    body = self.build_request(incoming)
+            resend = False
             try:
                 response = self._send(body, res.requests)
             except ProviderError as err:
                 kind = self._classify(err)
                 if kind == "retryable" and retries < self.config.max_retries:
                     retries += 1
+                    resend = not prof.reselect_on_retry
                     log.info(
-                        "Provider answered %s; host retry %d (select_context re-runs)",
+                        "Provider answered %s; host retry %d (%s)",
                         err.status,
                         retries,
+                        "the same request" if resend else "select_context re-runs",
                     )
                     continue
                 if (
@@ -676,7 +804,11 @@ class HostSession:
                     and compression_attempts < self.config.max_compression_attempts
                 ):
                     compression_attempts += 1
-                    if self._compress_pass(current_tokens=self._estimate(), force=True):
+                    if self._compress_pass(
+                        current_tokens=self._estimate(),
+                        force=True,
+                        bypass_cooldown=prof.bypass_cooldown_kwarg,
+                    ):
                         res.compactions += 1
                         continue
                 log.warning(
@@ -685,26 +817,42 @@ class HostSession:
                 )
                 res.failed, res.turn_exit_reason = True, "provider_error"
                 res.error = str(err)
+                self._flush_pending()
                 return res
             res.provider_calls += 1
             usage = canonical_usage(response.get("usage"))
             res.usage = self.last_turn_usage = usage
-            if self.engine is not None:
-                self.call("update_from_response", usage)
             choice = (response.get("choices") or [{}])[0]
-            reply = dict(choice.get("message") or {"role": "assistant", "content": ""})
-            if choice.get("finish_reason") == CONTENT_FILTER:
+            filtered = choice.get("finish_reason") == CONTENT_FILTER
+            if self.engine is not None and (prof.usage_on_content_filter or not filtered):
+                self.call("update_from_response", usage)
+                self._anchored = True
+            if filtered:
                 log.warning(
                     "Provider blocked the response (content "
                     "policy); the turn ends without on_turn_complete"
                 )
                 res.turn_exit_reason = CONTENT_FILTER
+                if prof.content_filter_stand_in:
+                    notice = {
+                        "role": "assistant",
+                        "content": prof.content_filter_stand_in,
+                        "display_kind": "notice",
+                        "display_metadata": {},
+                    }
+                    self.transcript.append(notice)
+                    self._persist_turn_rows([notice])
+                self._flush_pending()
                 return res
+            reply = self._assistant_row(choice)
+            self._last_finish_reason = str(choice.get("finish_reason") or "stop")
             self.transcript.append(reply)
-            self._persist([reply])
+            self._persist_turn_rows([reply])
             res.reply = reply
             if reply.get("tool_calls"):
-                self._run_tools(reply)
+                known = self._run_tools(reply)
+                if not known:
+                    continue  # only tools the request never offered: no post-tool check
                 real = (
                     int(getattr(self.engine, "last_prompt_tokens", 0) or 0)
                     if self.engine is not None
@@ -715,37 +863,79 @@ class HostSession:
                     and self.config.compression_enabled
                     and not self._cooling_down()
                     and compression_attempts < self.config.max_compression_attempts
-                    and self._should_compress(
-                        real if real > 0 else (0 if real == -1 else self._estimate())
-                    )
                 ):
-                    compression_attempts += 1
-                    if self._compress_pass(current_tokens=real, force=False):
-                        res.compactions += 1
+                    pressure = real if real > 0 else (0 if real == -1 else self._estimate())
+                    if self._should_compress(pressure):
+                        compression_attempts += 1
+                        if self._compress_pass(current_tokens=real, force=False):
+                            res.compactions += 1
+                    elif prof.prune_after_tools:
+                        self._prune_tool_results(pressure)
                 continue
             res.turn_exit_reason = "text_response"
             break
         return self._finish_turn(res, turn_id)
 
+    def _end_on_timeout(self, res: TurnResult, turn_id: str) -> TurnResult:
+        """0.22: a pre-API compaction that timed out ends the turn: the stand-in assistant
+        row is persisted and on_turn_complete gets ``failed=True,
+        turn_exit_reason="context_compression_timeout"`` (TS1)."""
+        if self.profile.timeout_stand_in:
+            notice = {"role": "assistant", "content": self.profile.timeout_stand_in}
+            self.transcript.append(notice)
+            self._persist_turn_rows([notice])
+        res.failed, res.turn_exit_reason = True, "context_compression_timeout"
+        return self._finish_turn(res, turn_id)
+
+    def _prune_tool_results(self, pressure: int) -> None:
+        """0.22's post-tool path when should_compress said no: ``should_compress_info``
+        (why a compaction is blocked) and the cheap ``prune_tool_results_only(messages,
+        current_tokens=)``, each only when the engine has it; a NEW list with a non-zero
+        count replaces the transcript."""
+        if self.profile.compress_info and callable(
+            getattr(self.engine, "should_compress_info", None)
+        ):
+            self._call_optional("should_compress_info", int(pressure))
+        if not callable(getattr(self.engine, "prune_tool_results_only", None)):
+            return
+        live = self.transcript
+        out = self._call_optional("prune_tool_results_only", live, current_tokens=int(pressure))
+        if isinstance(out, tuple) and len(out) == 2:
+            pruned, count = out
+            if count and pruned is not live and isinstance(pruned, list):
+                self.transcript = list(pruned)
+                self._persist_all()
+
     def _finish_turn(self, res: TurnResult, turn_id: str) -> TurnResult:
-        if self.profile.calls_on_turn_complete and self.engine is not None:
+        self._flush_pending()
+        prof = self.profile
+        if prof.calls_on_turn_complete and self.engine is not None:
+            reason = res.turn_exit_reason
+            if prof.exit_reason_finish and reason == "text_response":
+                reason = f"text_response(finish_reason={self._last_finish_reason})"
             res.on_turn_complete_fired = hooks.fire_on_turn_complete(
                 self.engine,
-                self.messages,
+                self.messages if prof.hooks_with_system else self.history(),
                 res.usage,
                 recorder=self.recorder,
                 session_id=self.session_id,
+                usage_keyword=prof.usage_keyword,
                 turn_id=turn_id,
                 task_id=self.session_id,
                 api_call_count=res.provider_calls,
                 interrupted=res.interrupted,
                 failed=res.failed,
-                turn_exit_reason=res.turn_exit_reason,
+                turn_exit_reason=reason,
             )
         return res
 
-    def _run_tools(self, reply: dict[str, Any]) -> None:
+    def _run_tools(self, reply: dict[str, Any]) -> bool:
+        """Run the reply's tool calls and persist their results; returns False when every
+        call named a tool the request never offered and the profile answers those the way
+        Hermes does (``unknown_tool_reply``: no post-tool check follows)."""
         results = []
+        known = False
+        prof = self.profile
         for tc in reply.get("tool_calls") or ():
             fn = tc.get("function") or {}
             name = fn.get("name", "")
@@ -753,6 +943,15 @@ class HostSession:
                 args = json.loads(fn.get("arguments") or "{}")
             except (TypeError, ValueError):
                 args = fn.get("arguments")
+            if prof.unknown_tool_reply and name not in self._engine_tool_names:
+                available = ", ".join(sorted(self._engine_tool_names))
+                content = f"Tool '{name}' does not exist. Available tools: {available}".rstrip()
+                row = {"role": "tool", "tool_call_id": tc.get("id"), "content": content}
+                if prof.tool_rows_named:
+                    row["name"] = name
+                results.append(row)
+                continue
+            known = True
             if name in self._engine_tool_names:
                 try:
                     content = self.call("handle_tool_call", name, args, messages=self.transcript)
@@ -760,9 +959,13 @@ class HostSession:
                     content = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
             else:
                 content = self.tool_executor(name, args)
-            results.append({"role": "tool", "tool_call_id": tc.get("id"), "content": str(content)})
+            row = {"role": "tool", "tool_call_id": tc.get("id"), "content": str(content)}
+            if prof.tool_rows_named:
+                row["name"] = name
+            results.append(row)
         self.transcript.extend(results)
-        self._persist(results)
+        self._persist_turn_rows(results)
+        return known or not prof.unknown_tool_reply
 
     def _estimate(self) -> int:
         """Request pressure: the tokens of the assembled request plus tool schemas."""
@@ -778,7 +981,18 @@ class HostSession:
             return False
         if self._cooling_down():
             return False
-        return self._should_compress(self._estimate())
+        estimate = self._estimate()
+        mode = self.profile.defer_preflight
+        ask = mode == "every_check" or (mode == "unanchored" and not self._anchored)
+        defer = getattr(self.engine, "should_defer_preflight_to_real_usage", None)
+        if ask and callable(defer):
+            if self._call_optional("should_defer_preflight_to_real_usage", int(estimate)):
+                return False
+        result = self._should_compress(estimate)
+        if ask and callable(defer) and mode == "unanchored":
+            # 0.22 asks again when it seeds the display figure from the same rough estimate
+            self._call_optional("should_defer_preflight_to_real_usage", int(estimate))
+        return result
 
     def _should_compress(self, prompt_tokens: int) -> bool:
         return bool(self.call("should_compress", int(prompt_tokens)))
@@ -799,7 +1013,7 @@ class HostSession:
         return (
             1
             if self._compress_pass(
-                current_tokens=current_tokens, focus_topic=focus_topic, force=force
+                current_tokens=current_tokens, focus_topic=focus_topic, force=force, manual=True
             )
             else 0
         )
@@ -811,10 +1025,14 @@ class HostSession:
         focus_topic: str | None = None,
         force: bool = False,
         memory_context: str = "",
+        bypass_cooldown: bool = False,
+        manual: bool = False,
     ) -> bool:
         """Run one compression pass and commit it if it finished in time (TS1, TS2, A7)."""
         if self.engine is None:
             return False
+        self._flush_pending()
+        prof = self.profile
         if self.profile.compress_with_system:
             source = self.messages  # a new list; run_pass deep-copies it when the profile snapshots
         else:
@@ -828,24 +1046,41 @@ class HostSession:
             focus_topic=focus_topic,
             force=force,
             memory_context=memory_context,
+            bypass_cooldown=bypass_cooldown,
         )
+        timeout = self.compaction_timeout()
         outcome = run_pass(
             self.engine,
             source,
             kwargs=kwargs,
-            profile=self.profile,
-            timeout_seconds=self.config.context_timeout_seconds,
+            profile=prof,
+            timeout_seconds=timeout,
             recorder=self.recorder,
             force_timeout=self.force_compress_timeout,
         )
         self.passes.append(outcome)
         if outcome.timed_out:
-            self.cooldown_until = self.clock.now() + self.config.failure_cooldown_seconds
-            log.warning(
-                TIMEOUT_WARNING,
-                self.config.context_timeout_seconds,
-                self.config.failure_cooldown_seconds,
-            )
+            if prof.host_timeout_cooldown:
+                self.cooldown_until = self.clock.now() + self.config.failure_cooldown_seconds
+            log.warning(TIMEOUT_WARNING, timeout, self.config.failure_cooldown_seconds)
+            failures = getattr(self.engine, "_consecutive_timeout_failures", 0)
+            if (
+                prof.stall_retry
+                and not bypass_cooldown
+                and isinstance(failures, int)
+                and not isinstance(failures, bool)
+                and failures >= 1
+            ):
+                # 0.22's stall retry: an uncleared earlier timeout escalates to one more
+                # pass (its deterministic route), with bypass_cooldown=True
+                return self._compress_pass(
+                    current_tokens=current_tokens,
+                    focus_topic=focus_topic,
+                    force=force,
+                    memory_context=memory_context,
+                    bypass_cooldown=True,
+                    manual=manual,
+                )
             return False
         if not outcome.committed or outcome.result is None:
             return False
@@ -868,9 +1103,33 @@ class HostSession:
             )
         self.engine.last_prompt_tokens = -1  # A7: "compression just ran, no real usage yet"
         self.compactions += 1
-        if self.profile.boundary_callbacks:
-            self._boundary_callbacks(old, pre)
+        self._anchored = False
+        if prof.boundary_callbacks:
+            if prof.boundary_on_pool_thread and outcome.worker is not None:
+                # 0.22: the worker that ran compress() also commits and notifies
+                if manual and prof.manual_start_on_caller:
+                    shared_pool().submit(self._call_optional, "on_session_end", old, pre).result()
+                    self._boundary_start(old)
+                else:
+                    shared_pool().submit(self._boundary_callbacks, old, pre).result()
+            else:
+                self._boundary_callbacks(old, pre)
         return True
+
+    def compaction_timeout(self) -> float:
+        """The host timeout of a compaction pass in seconds (TS1): the configured
+        ``compression.context_timeout_seconds``, raised to the profile's floor and capped by
+        its ceiling (0.22: at least 300 s, at most 600 s); 0 stays 0 (inline)."""
+        timeout = float(self.config.context_timeout_seconds)
+        if timeout <= 0:
+            return timeout
+        prof = self.profile
+        if prof.timeout_floor_seconds > 0:
+            ceiling = prof.timeout_ceiling_seconds or float("inf")
+            timeout = max(timeout, min(prof.timeout_floor_seconds, ceiling))
+        if prof.timeout_ceiling_seconds > 0:
+            timeout = min(timeout, max(prof.timeout_ceiling_seconds, prof.timeout_floor_seconds))
+        return timeout
 
     def _boundary_callbacks(self, old: str, previous: list[dict[str, Any]]) -> None:
         """What Hermes sends after a committed compaction (L1, O2): ``on_session_end(old,
@@ -878,6 +1137,11 @@ class HostSession:
         old_session_id=old, ...)``; the current id is ``old`` in place and the child's on
         rotation. Not a new conversation: the engine keeps its state (L1)."""
         self._call_optional("on_session_end", old, previous)
+        self._boundary_start(old)
+
+    def _boundary_start(self, old: str) -> None:
+        """``on_session_start(current id, boundary_reason="compression", old_session_id=old,
+        platform=, conversation_id=)`` after a committed compaction (L1)."""
         self._call_optional(
             "on_session_start",
             self.session_id,
