@@ -76,14 +76,18 @@ READS: dict[str, tuple[str, ...]] = {
     "C1-": CLONE_FIELDS,
     "C2-": CLONE_FIELDS,
     "L1-lifecycle-state-machine": CLONE_FIELDS,
+    "REG-e-shared-registered-instance": CLONE_FIELDS,  # c_clones.clone_or_skip
 }
 
 #: What :func:`fields_read` returns for a case that reads every field (a scenario).
 EVERY_FIELD: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(HostProfile))
 
 
-class UndeclaredHostField(RuntimeError):
-    """A check read a host profile field it does not declare in :data:`READS` (a kit fault)."""
+class UndeclaredHostField(BaseException):
+    """A check read a host profile field it does not declare in :data:`READS` (a kit fault).
+
+    A BaseException, so that no check's ``except Exception`` can turn the kit fault into a
+    skip or a finding: the case ends as an error naming the check and the field."""
 
 
 def known_hosts() -> tuple[str, ...]:
