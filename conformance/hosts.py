@@ -59,7 +59,8 @@ CLONE_FIELDS = ("clone_for_agent",)
 #: Profile fields each check reads, by check id prefix (the longest matching prefix wins).
 #: Every entry names the helper through which the check reads them.
 READS: dict[str, tuple[str, ...]] = {
-    # V1-V4 on drawn histories (v_messages._outputs): what compress() / select_context() get
+    # V1-V4 on drawn histories (v_messages._outputs): what compress() gets, and select_context's
+    # request_messages (stripped on 0.22) and conversation_messages (no system row on Hermes)
     "V1-list-of-role-dicts[compress]": ("compress_with_system",),
     "V2-tool-results-paired[compress]": ("compress_with_system",),
     "V3-content-types[compress]": ("compress_with_system",),
@@ -68,9 +69,11 @@ READS: dict[str, tuple[str, ...]] = {
     "V2-tool-results-paired[select_context]": ("hooks_with_system", STRIPS_REQUEST),
     "V3-content-types[select_context]": ("hooks_with_system", STRIPS_REQUEST),
     "V4-system-prompt-first[select_context]": ("hooks_with_system", STRIPS_REQUEST),
-    # V4 on a system prompt the check hands over: skipped where the host sends none
+    # H6's stable selection on drawn histories (h_hooks): what select_context() gets
+    "H6-stable-selection": ("hooks_with_system", STRIPS_REQUEST),
+    # V4 on a system prompt the check hands compress(): skipped where the host sends none
+    # (select_context's request_messages carry the system row on every host)
     "V4-whole-system-prompt-kept[compress]": ("compress_with_system",),
-    "V4-whole-system-prompt-kept[select_context]": ("hooks_with_system",),
     "V4-system-prompt-stable": ("compress_with_system",),
     # the per-agent copy (c_clones.per_agent_copy): clone_for_agent or copy.deepcopy
     "C1-": CLONE_FIELDS,

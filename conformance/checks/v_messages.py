@@ -77,13 +77,19 @@ def _outputs(ctx, clause, variant, validate):
         threshold = threshold_of(engine, ctx.window // 2)
         over = draw(st.booleans(), "over_threshold")
         history = draw(transcripts(min_tokens=threshold + 500 if over else 0), "history")
-        history = as_sent(ctx, history, variant)  # the system row only where the host sends it
         if variant == "compress":
+            history = as_sent(ctx, history, "compress")  # the system row where the host sends it
             out = compress_like_host(clause, MUST, engine, history)
         else:
-            try:
-                request = request_as_sent(ctx, copy.deepcopy(history))
-                out = select_like_host(clause, SHOULD, engine, history, request=request)
+            try:  # the request as that host hands it over, the conversation without system row
+                out = select_like_host(
+                    clause,
+                    SHOULD,
+                    engine,
+                    history,
+                    request=request_as_sent(ctx, copy.deepcopy(history)),
+                    conversation=as_sent(ctx, copy.deepcopy(history), "select_context"),
+                )
             except ContractViolation:
                 return  # raised: fail-open, reported under H1
             if out is None:
@@ -186,7 +192,8 @@ def check_v3_content_types(ctx, variant):
 def check_v4_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be
     appended)."""
-    skip_unless_system_sent(ctx, variant, "V4")
+    if variant == "compress":  # select_context's request carries the system row everywhere
+        skip_unless_system_sent(ctx, "compress", "V4")
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))
 
 
@@ -330,7 +337,8 @@ def check_v4_whole_system_prompt_kept(ctx, variant):
     text (a note may be appended): after each of 1-3 compactions with new turns in between
     (compress), and in a replacement (select_context)."""
     skip_without_select(ctx, variant)
-    skip_unless_system_sent(ctx, variant, "V4")
+    if variant == "compress":
+        skip_unless_system_sent(ctx, "compress", "V4")
 
     def body(draw):
         engine = ctx.new_engine()

@@ -272,3 +272,18 @@ def test_a_real_hermes_is_named_and_its_profile_is_in_the_run(tmp_path, var, dis
     data = json.loads((tmp_path / "v.json").read_text())
     assert data["host_abc"] == distribution
     assert data["host_profiles"] == ["documented", profile]
+
+
+def test_the_scenario_command_plays_each_file_on_each_host(capsys):
+    from conformance.frontends.scenario_cli import main
+    from conformance.scenarios import LIBRARY_DIR
+
+    path = LIBRARY_DIR / "b7_gateway_hygiene.scenario.yaml"
+    code = main(
+        [str(path), "--engine", "reference_engines.compressor:ReferenceCompressor"]
+        + ["--host-profile", "documented,hermes-0.19"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "on documented:" in out and "on hermes-0.19:" in out
+    assert "by host: clean on documented and hermes-0.19" in out
