@@ -470,10 +470,19 @@ class ConformanceSession:
             )
             if o.replay is not None:
                 out = [c for c in out if c.id == o.replay["check"]]
-            elif o.only:
-                keys = list(o.only)
-                out = [c for c in out if any(c.id.startswith(k) or c.clause == k for k in keys)]
             out = expand(out, o.host_profiles)  # one case per host view (conformance.hosts)
+            if o.replay is None and o.only:
+                keys = list(o.only)
+                out = [
+                    c
+                    for c in out
+                    if any(
+                        c.id.startswith(k)
+                        or getattr(c, "base", c).id.startswith(k)
+                        or c.clause == k
+                        for k in keys
+                    )
+                ]
             self._cases = out
             self.budget.weights = {
                 c.id: float(budget(o.profile, getattr(c, "examples", None)))
