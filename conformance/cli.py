@@ -138,6 +138,18 @@ def kit_option_problem(argv: list[str]) -> str | None:
     """
     import difflib
 
+    from conformance.hosts import ALL, known_hosts
+
+    for value in _option_values("--host-profile", argv):
+        names = [n.strip() for n in value.split(",")]
+        bad = next((n for n in names if n != ALL and n not in known_hosts()), None)
+        if bad is not None:
+            close = difflib.get_close_matches(bad, list(known_hosts()), n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return (
+                f"--host-profile={value}: not one of its choices; give one of "
+                f"{', '.join(known_hosts())}, a comma-separated list of them, or {ALL}{hint}."
+            )
     for name, kw in kit_options().items():
         for value in _option_values(name, argv):
             choices = kw.get("choices")
@@ -380,7 +392,8 @@ def _check(argv: list[str]) -> int:
         where = _option_values("--conformance-failures-dir", rest)[-1]
     print(
         f"context-engine-kit check: the kit's conformance cases against {what}, run by pytest "
-        "(each item of the kit's suite file test_contract.py is one case)\n"
+        f"(each item of the kit's suite file test_contract.py is one case), "
+        f"{_hosts_line(rest)}\n"
         f"context-engine-kit check: failure files go to {where}",
         flush=True,
     )
@@ -415,6 +428,27 @@ def _check(argv: list[str]) -> int:
             json_path, message, engine=_engine_record(args), profile=_profile(rest)
         )
     return code
+
+
+def _hosts_line(rest: list[str]) -> str:
+    """What ``check``'s first line says of the hosts: the host profiles of the run and the
+    real Hermes installed next to the kit, if any (distribution and version)."""
+    from conformance.frontends.pytest_options import hosts_text
+    from conformance.hosts import parse_hosts
+    from simulator.host.shim import abc_info
+
+    given = _option_values("--host-profile", rest)
+    hosts = parse_hosts(given[-1] if given else None)
+    info = abc_info()
+    if info.source == "context-engine-kit":
+        real = "no Hermes installed (the kit's documented ABC)"
+    else:
+        real = f"real Hermes {info.label()}" + (
+            f" (its profile {info.profile})"
+            if info.profile
+            else " (no host profile matches its version; the nearest profiles play it)"
+        )
+    return f"on {hosts_text(hosts)}; {real}"
 
 
 def _unwritable_file(path: str, option: str) -> str | None:

@@ -37,6 +37,8 @@ class Result:
             ``cache_write_tokens`` (tokens), ``cost_usd`` (simulated USD), plus the ledger's
             ``faults``, ``errors`` and ``models`` maps; empty when the engine made no LLM
             call (a scenario file's cost is on one row only: its first expectation that ran).
+        hosts: in a run of several hosts (:mod:`conformance.hosts`), the host profiles this
+            row stands for (the host it was played on first); empty in a one-host run.
     """
 
     check: str
@@ -54,13 +56,17 @@ class Result:
     examples_asked: int | None = None
     budget_reached: bool = False
     llm: dict = field(default_factory=dict)
+    hosts: tuple = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON verdict row: check, clause, level, outcome, message, ``llm`` (the engine's
         own LLM calls, ``{}`` when none); plus ``examples`` (``{"run", "asked"}``) when the
-        budget limited the check."""
+        budget limited the check; plus ``hosts`` (the host profiles the row stands for) in a
+        run of several hosts."""
         keep = ("check", "clause", "level", "outcome", "message", "llm")
         row = {k: v for k, v in asdict(self).items() if k in keep}
+        if self.hosts:
+            row["hosts"] = list(self.hosts)
         if self.budget_reached:
             row["examples"] = {"run": self.examples_run, "asked": self.examples_asked}
         return row

@@ -48,6 +48,7 @@ from conformance.errors import (
 )
 from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
 from conformance.expect import MUST
+from conformance.hosts import expand, host_of, parse_hosts, spec_text
 from conformance.replay import load as load_failure
 from conformance.results import OUTCOMES, Result, exit_code
 from conformance.sandbox import CLAUSE as E1
@@ -65,7 +66,6 @@ from conformance.timeouts import (
     HangBudget,
     build_engine,
 )
-from simulator.host.profiles import PROFILES as HOST_PROFILES
 from simulator.host.profiles import get_profile
 from simulator.host.shim import abc_info
 
@@ -86,7 +86,11 @@ class RunOptions:
         max_timeouts: hung cases after which the rest are not run (0: no cap).
         shrink: shrink counterexamples.
         strict: SHOULD failures and XPASS fail the run too.
-        host_profile: ``documented`` or ``hermes-0.19``.
+        host_profile: the host profile played (``documented``, ``hermes-0.19``, ...); given
+            as ``a,b`` or ``all`` (or "" for the default hosts, :func:`conformance.hosts.
+            default_hosts`) it is parsed into ``host_profiles`` and becomes their first.
+        host_profiles: every host the run checks the engine on (:mod:`conformance.hosts`;
+            empty: parsed from ``host_profile``); set by :meth:`validate`.
         capabilities: capabilities added on the command line (validated).
         xfails: expected failures given by the user ``{id | prefix | clause: reason}``.
         replay: a failure file's content (``--conformance-replay``); only its case runs.
@@ -112,7 +116,8 @@ class RunOptions:
     max_timeouts: int = DEFAULT_MAX_TIMEOUTS
     shrink: bool = True
     strict: bool = False
-    host_profile: str = "documented"
+    host_profile: str = ""
+    host_profiles: tuple = ()
     capabilities: frozenset = frozenset()
     xfails: dict[str, str] = field(default_factory=dict)
     replay: dict[str, Any] | None = None
@@ -138,10 +143,11 @@ class RunOptions:
             raise KitUsageError(
                 f"profile {self.profile!r}: use one of {', '.join(sorted(PROFILES))}"
             )
-        if self.host_profile not in HOST_PROFILES:
-            raise KitUsageError(
-                f"host profile {self.host_profile!r}: use one of {', '.join(sorted(HOST_PROFILES))}"
-            )
+        try:
+            self.host_profiles = parse_hosts(self.host_profiles or self.host_profile)
+        except ValueError as exc:
+            raise KitUsageError(str(exc)) from None
+        self.host_profile = self.host_profiles[0]
         if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < float("inf")):
             raise KitUsageError(
                 f"--conformance-timeout={self.timeout}: give a positive, finite number of seconds "
@@ -408,6 +414,16 @@ class ConformanceSession:
     def command(self) -> str:
         """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and host
         (the failure file records the rest)."""
+        return self.command_for(None)
+
+    @property
+    def multihost(self) -> bool:
+        """True when the run checks the engine on several hosts (:mod:`conformance.hosts`)."""
+        return len(self.options.host_profiles) > 1
+
+    def command_for(self, host: str | None) -> str:
+        """:attr:`command` for a case played on ``host`` (None: the run's hosts): a rerun of
+        one host-dependent case plays that host alone."""
         if self._command is not None:
             base = self._command
         else:
@@ -416,8 +432,9 @@ class ConformanceSession:
         o = self.options
         if o.plugin_dir and "--engine-plugin" not in base:
             base += f" --engine-plugin={o.plugin_dir}"
-        if o.host_profile != "documented":
-            base += f" --host-profile={o.host_profile}"
+        hosts = (host,) if host else o.host_profiles
+        if hosts != ("documented",) or self.multihost:
+            base += f" --host-profile={spec_text(hosts)}"
         if o.capabilities:
             base += f" --conformance-capabilities={','.join(sorted(o.capabilities))}"
         if o.timeout != DEFAULT_CHECK_TIMEOUT_S and "--conformance-timeout" not in base:
@@ -428,8 +445,12 @@ class ConformanceSession:
     def rerun_command(self) -> str:
         """:attr:`command` plus the options that decide which examples a case draws (profile),
         for the reruns by id that have no failure file."""
+        return self.rerun_command_for(None)
+
+    def rerun_command_for(self, host: str | None) -> str:
+        """:attr:`rerun_command` for a case played on ``host`` (:meth:`command_for`)."""
         o = self.options
-        return self.command + (
+        return self.command_for(host) + (
             f" --conformance-profile={o.profile}" if o.profile != "default" else ""
         )
 
@@ -449,9 +470,19 @@ class ConformanceSession:
             )
             if o.replay is not None:
                 out = [c for c in out if c.id == o.replay["check"]]
-            elif o.only:
+            out = expand(out, o.host_profiles)  # one case per host view (conformance.hosts)
+            if o.replay is None and o.only:
                 keys = list(o.only)
-                out = [c for c in out if any(c.id.startswith(k) or c.clause == k for k in keys)]
+                out = [
+                    c
+                    for c in out
+                    if any(
+                        c.id.startswith(k)
+                        or getattr(c, "base", c).id.startswith(k)
+                        or c.clause == k
+                        for k in keys
+                    )
+                ]
             self._cases = out
             self.budget.weights = {
                 c.id: float(budget(o.profile, getattr(c, "examples", None)))
@@ -494,7 +525,7 @@ class ConformanceSession:
         return run_scenario(
             case.scenario,
             self.factory,
-            host_profile=self.options.host_profile,
+            host_profile=host_of(case) or self.options.host_profile,
             timeout=self.options.timeout,
             builtin_factory=load_engine_factory(BUILTIN_SPEC),
         )
@@ -504,7 +535,7 @@ class ConformanceSession:
         the verdict's own runs happen in the cases' children), in a sandbox, network blocked,
         served the same engine LLM as the verdict's run (:func:`conformance.engine_llm.
         engine_llm` of its first expectation's id, so the plot matches the verdict's run)."""
-        key = str(case.path)
+        key = scenario_key(case)
         if key not in self.scenario_runs:
             first = self._scenario_group(case)[0]
             with engine_llm(first.id) as (_ledger, seed_home):
@@ -531,7 +562,7 @@ class ConformanceSession:
             EngineUnavailable: the engine could not be built (its capabilities are unknown).
         """
         abc = self.abc
-        host = get_profile(self.options.host_profile)
+        host = get_profile(host_of(case) or self.options.host_profile)
         for feature in sorted(case.needs):
             if abc.lacks(feature):
                 return (
@@ -562,11 +593,12 @@ class ConformanceSession:
     def repro(self, case: Any, replay_file: str | None = None, violation: Any = None) -> str:
         """The ``Repro:`` command of ``case``: the failure file when one was written, else the
         case's own rerun (by id, by file, by snapshot case)."""
+        host = host_of(case)
         if replay_file:
-            return f"{self.command} --conformance-replay {replay_file}"
+            return f"{self.command_for(host)} --conformance-replay {replay_file}"
         if hasattr(case, "repro"):
-            return case.repro(self.rerun_command, violation)
-        return f"{self.rerun_command} -k '{case.id}'"
+            return case.repro(self.rerun_command_for(host), violation)
+        return f"{self.rerun_command_for(host)} -k '{case.id}'"
 
     def run_case(self, case: Any, **extras: Any) -> Result:
         """Run one case by the session's rules (module doc); never raises but KeyboardInterrupt.
@@ -585,14 +617,14 @@ class ConformanceSession:
             return self._error(case, f"engine not available: {exc}", started)
         if reason:
             return self._result(case, "skipped", reason, started)
-        cached = self.scenario_attempts.get(str(getattr(case, "path", "")), {})
+        cached = self.scenario_attempts.get(scenario_key(case), {})
         if case.id in cached:
             return self._settle(case, cached[case.id], started, extras)
         if self.hangs.exhausted():
             return self._error(case, self.hangs.reason(), started)
         if case.kind == "scenario":
             group = self._scenario_group(case)
-            if self.scenario_budget.exhausted() and str(case.path) not in self.given_runs:
+            if self.scenario_budget.exhausted() and scenario_key(case) not in self.given_runs:
                 note = self.scenario_budget.note().replace("NAME", _scenario_name(case))
                 attempts = {
                     c.id: Attempt(c.id, "skipped", text=note, budget_reached=True) for c in group
@@ -601,7 +633,7 @@ class ConformanceSession:
                 attempts = self._supervised(("scenario", case.id), group)
                 self.scenario_budget.charge(_engine_time(attempts.values(), started))
                 _cost_on(attempts, case.id)
-            self.scenario_attempts[str(case.path)] = attempts
+            self.scenario_attempts[scenario_key(case)] = attempts
             return self._settle(case, attempts[case.id], started, extras)
         share = self.budget.share(case.id) if case.kind != "snapshot" else None
         attempts = self._supervised(("case", case.id, share), [case])
@@ -610,7 +642,11 @@ class ConformanceSession:
 
     def _scenario_group(self, case: Any) -> list[Any]:
         """Every case of ``case``'s scenario file (its expectations), in file order."""
-        return [c for c in self.cases() if getattr(c, "path", None) == case.path] or [case]
+        return [
+            c
+            for c in self.cases()
+            if getattr(c, "path", None) == case.path and host_of(c) == host_of(case)
+        ] or [case]
 
     def serve(self, task: tuple) -> dict[str, Attempt]:
         """Run one task (in the supervised child, or here): ``("case", id, share)`` or
@@ -660,6 +696,7 @@ class ConformanceSession:
             time.perf_counter() - started,
             kind=getattr(case, "kind", "contract"),
             title=getattr(case, "title", ""),
+            hosts=tuple(getattr(case, "hosts", ())),
             **kw,
         )
 
@@ -775,11 +812,11 @@ class ConformanceSession:
         return replay.write_failure(
             path,
             {
-                "check": case.id,
+                "check": getattr(case, "base", case).id,  # replayed on its host alone
                 "clause": exc.clause,
                 "level": exc.level,
                 "engine": self.factory.record(),
-                "host_profile": o.host_profile,
+                "host_profile": host_of(case) or o.host_profile,
                 "profile": o.profile,
                 "capabilities": sorted(o.capabilities),
                 "message": exc.render(),
@@ -836,6 +873,12 @@ def _engine_time(attempts: Iterable[Any], started: float) -> float:
     return sum(a.engine_s for a in attempts)
 
 
+def scenario_key(case: Any) -> str:
+    """The key of ``case``'s scenario run: its file, and its host in a run of several."""
+    host = host_of(case)
+    return str(getattr(case, "path", "")) + (f"@{host}" if host else "")
+
+
 def _scenario_name(case: Any) -> str:
     """The scenario's name in a case id ``scenario:NAME:EXPECTATION``."""
     return case.id.split(":")[1] if case.id.count(":") >= 2 else case.id
@@ -874,7 +917,7 @@ def run_conformance(
     seed: int | None = None,
     window: int | None = None,
     shrink: bool = True,
-    host_profile: str = "documented",
+    host_profile: str | Iterable[str] | None = None,
     max_timeouts: int | None = None,
     capabilities: Iterable[str] = (),
     strict: bool = False,
@@ -898,7 +941,10 @@ def run_conformance(
         plugin_dir: engine plugin folder for the R4-R6 checks.
         scenarios: False leaves the bundled scenario library out.
         shrink: False skips Hypothesis shrinking.
-        host_profile: ``documented`` or ``hermes-0.19``.
+        host_profile: the host profile(s) to check on: a name (``documented``, ``hermes-0.19``,
+            ...), a comma-separated list, ``all``, or a sequence of names; None: the default
+            hosts (:func:`conformance.hosts.default_hosts`). Several hosts: each case runs once
+            per host view and each result's ``hosts`` says which hosts it stands for.
         max_timeouts: hung cases after which the rest are not run (default 3; 0: no cap).
         capabilities: capabilities to add to the engine's declared ones.
         strict: the JSON verdict's exit rule (SHOULD failures fail too).
@@ -920,7 +966,7 @@ def run_conformance(
         max_timeouts=DEFAULT_MAX_TIMEOUTS if max_timeouts is None else int(max_timeouts),
         shrink=shrink,
         strict=strict,
-        host_profile=host_profile,
+        host_profile="" if host_profile is None else host_profile,
         capabilities=frozenset(capabilities),
         xfails=dict(xfails or {}),
         replay=load_failure(Path(replay)) if replay is not None else None,
@@ -940,11 +986,18 @@ def run_conformance(
         results = session.run_all()
     except KeyboardInterrupt:  # the user's Ctrl-C: the verdict says how far the run got
         if json_path is not None:
-            verdict = Verdict(list(session.results), interrupted=True, total=len(session.cases()))
+            verdict = Verdict(
+                list(session.results),
+                interrupted=True,
+                total=len(session.cases()),
+                host_order=options.host_profiles,
+            )
             verdict.write_json(Path(json_path), session=session)
         raise
     if json_path is not None:
-        Verdict(results, total=len(results)).write_json(Path(json_path), session=session)
+        Verdict(results, total=len(results), host_order=options.host_profiles).write_json(
+            Path(json_path), session=session
+        )
     return results
 
 
@@ -1008,6 +1061,7 @@ def scenario_results(
 
 __all__ = [
     "BUILTIN_SPEC",
+    "scenario_key",
     "scenario_results",
     "OUTCOMES",
     "ConformanceSession",

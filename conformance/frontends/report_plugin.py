@@ -21,13 +21,15 @@ _LINES = pytest.StashKey[list]()
 
 def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
     """One run per scenario file with results in this verdict (played again when needed)."""
+    from conformance.session import scenario_key
+
     cases = {c.id: c for c in session.cases() if c.kind == "scenario"}
     seen: dict[str, Any] = {}
     for r in results:
         case = cases.get(r.check)
         if case is None or str(case.path) in seen:
             continue
-        fresh = str(case.path) not in session.scenario_runs
+        fresh = scenario_key(case) not in session.scenario_runs
         seen[str(case.path)] = session.scenario_run(case)
         if fresh:
             write(f"report: ran scenario {case.scenario.name} again for its plot")

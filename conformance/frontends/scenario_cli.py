@@ -24,8 +24,9 @@ from conformance.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.engine_loading import load_engine_factory, load_plugin_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError, ScenarioError, exception_text
 from conformance.frontends.outputs import check_writable
+from conformance.hosts import host_of
 from conformance.scenarios import LIBRARY_DIR, library_paths
-from conformance.session import ConformanceSession, RunOptions, exit_code
+from conformance.session import ConformanceSession, RunOptions, exit_code, scenario_key
 from conformance.verdict import Verdict
 
 
@@ -105,9 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--host-profile",
-        default="documented",
-        choices=("documented", "hermes-0.19"),
-        help="the host the kit plays when a file names none (as in the pytest plugin)",
+        default=None,
+        metavar="HOSTS",
+        help="the host(s) the kit plays when a file names none, as in the pytest plugin: a "
+        "profile (documented, hermes-0.19, ...), a comma-separated list, or all; each file is "
+        "played once per host (default: documented, plus the profile of a real Hermes "
+        "installed next to the kit)",
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     parser.add_argument(
@@ -157,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         scenarios=library,
         scenario_files=tuple(Path(f) for f in args.files),
         timeout=timeout,
-        host_profile=args.host_profile,
+        host_profile=args.host_profile or "",
         strict=args.strict,
     )
     try:
@@ -171,17 +175,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     by_file: dict[str, list] = {}
     for case in cases:
-        by_file.setdefault(str(case.path), []).append(case)
-    verdict = Verdict()
+        by_file.setdefault(scenario_key(case), []).append(case)
+    verdict = Verdict(host_order=tuple(options.host_profiles))
     for n, (path, group) in enumerate(by_file.items(), 1):
         started = time.perf_counter()
         results = [session.run_case(c) for c in group]
         verdict.results.extend(results)
         run = session.scenario_runs.get(path)  # None when it was played in a supervised child
+        host = host_of(group[0])
+        on = f" on {host}" if host else ""
         calls = f"{len(run.recorder.provider_calls)} provider calls, " if run is not None else ""
         bad_n = sum(r.outcome in ("failed", "error") for r in results)
         print(
-            f"[{n}/{len(by_file)}] {group[0].scenario.name}: {len(results) - bad_n}/{len(results)} "
+            f"[{n}/{len(by_file)}] {group[0].scenario.name}{on}: "
+            f"{len(results) - bad_n}/{len(results)} "
             f"expectations hold ({calls}{time.perf_counter() - started:.2f} s)",
             flush=True,
         )

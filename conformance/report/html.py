@@ -4,7 +4,8 @@ every result, and the text of every clause it names.
 :func:`render` returns one HTML document (str) with inline CSS and inline SVG: no script,
 no external resource, so it opens anywhere and archives as one file. Its order: the verdict,
 the failures summary (every failed or errored case with its message, MUST first: what a
-reader needs without scrolling), the verdict by clause, the scenarios with their plots, all
+reader needs without scrolling; in a run of several hosts the verdict per host comes before it),
+the verdict by clause, the scenarios with their plots, all
 results, and the clauses: each clause named in the report with its title, its text (from the
 contract, :func:`conformance.explain.clause_text`) and what usually causes a failure and how to
 fix it, so that every clause link works without a docs/ folder. Without matplotlib each
@@ -205,6 +206,38 @@ def scenario_section(run: Any, results: list[Any], svg: str | None, note: str) -
     )
 
 
+def hosts_section(results: list[Any], *, strict: bool = False) -> str:
+    """In a run of several hosts (:mod:`conformance.hosts`): the verdict per host, a row each
+    (verdict, cases, MUST and SHOULD failures, the failing clauses), and the one-line summary
+    ("V2 MUST on hermes-0.19; clean on documented and hermes-0.22"); "" for one host."""
+    from conformance.verdict import Verdict
+
+    verdict = Verdict(list(results))
+    table = verdict.by_host(strict=strict)
+    if not table:
+        return ""
+    rows = []
+    for host, row in table.items():
+        lv = row["failures_by_level"]
+        failing = ", ".join(
+            f'<a href="{clause_href(f["clause"])}">{_e(f["clause"])}</a> {_e(f["level"])}'
+            for f in row["failing"]
+        )
+        cls = "passed" if row["verdict"] == "PASS" else "failed"
+        rows.append(
+            f'<tr><td class="l">{_e(host)}</td><td class="l {cls}">{_e(row["verdict"])}</td>'
+            f"<td>{row['counts']['total']}</td><td>{lv['MUST']}</td><td>{lv['SHOULD']}</td>"
+            f'<td class="l">{failing or "clean"}</td></tr>'
+        )
+    return (
+        f'<section id="by-host"><h2>By host ({len(table)})</h2>'
+        f"<p class='desc'>{_e(verdict.host_line(strict=strict))}</p>"
+        '<table id="verdict-by-host"><tr><th class="l">host profile</th><th class="l">verdict</th>'
+        '<th>cases</th><th>MUST</th><th>SHOULD</th><th class="l">failing clauses</th></tr>'
+        f"{''.join(rows)}</table></section>"
+    )
+
+
 def render(
     results: Iterable[Any],
     runs: Iterable[Any],
@@ -244,6 +277,7 @@ def render(
         f"<p class='desc'>context-engine-kit {_e(__version__)}, contract {_e(CONTRACT_VERSION)}; "
         f"{len(results)} results ({_e(count_text)}).</p>"
         f"<div class='verdict {cls}' id='verdict'>verdict: {word}</div>"
+        + hosts_section(results, strict=strict)
         + failures_section(results)
         + f"<h2>Verdict by clause</h2>{verdict_table(results)}"
         f"<h2>Scenarios ({len(runs)})</h2>"

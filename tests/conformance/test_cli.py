@@ -493,7 +493,8 @@ def test_check_says_what_runs_and_where_state_goes(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0] == (
         f"context-engine-kit check: the kit's conformance cases against --engine={MINIMAL}, run "
-        "by pytest (each item of the kit's suite file test_contract.py is one case)"
+        "by pytest (each item of the kit's suite file test_contract.py is one case), on host "
+        "profile documented; no Hermes installed (the kit's documented ABC)"
     )
     assert re.fullmatch(
         r"context-engine-kit check: failure files go to \S+/context-engine-kit-\w+/failures "

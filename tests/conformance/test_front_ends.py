@@ -55,28 +55,42 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _rows(data: dict) -> dict[str, tuple[str, str]]:
-    return {r["check"]: (r["outcome"], strip_repro(r["message"])) for r in data["results"]}
+def _rows(data: dict) -> dict[str, tuple]:
+    return {
+        r["check"]: (r["outcome"], strip_repro(r["message"]))
+        + ((tuple(r["hosts"]),) if "hosts" in r else ())
+        for r in data["results"]
+    }
 
 
-def front_ends(spec: str, tmp: Path) -> dict[str, tuple[dict, str]]:
-    """``{front end: (rows by case id, printed output)}`` for one engine."""
+def front_ends(spec: str, tmp: Path, hosts: str | None = None) -> dict[str, tuple[dict, str]]:
+    """``{front end: (rows by case id, printed output)}`` for one engine (``hosts``: a
+    ``--host-profile`` list; None: the default)."""
     out: dict[str, tuple[dict, str]] = {}
+    extra = [f"--host-profile={hosts}"] if hosts else []
     direct = tmp / "pytest"
     direct.mkdir()
     proc = _run(
-        [str(BIN / "pytest"), f"--engine={spec}", QUICK, "-k", K, "--conformance-json=v.json"],
+        [str(BIN / "pytest"), f"--engine={spec}", QUICK, "-k", K, "--conformance-json=v.json"]
+        + extra,
         direct,
     )
     out["pytest --engine"] = (_rows(json.loads((direct / "v.json").read_text())), proc.stdout)
     cli = tmp / "check"
     cli.mkdir()
     proc = _run(
-        [str(BIN / "context-engine-kit"), "check", spec, "--json", "v.json", QUICK, "-k", K], cli
+        [str(BIN / "context-engine-kit"), "check", spec, "--json", "v.json", QUICK, "-k", K]
+        + extra,
+        cli,
     )
     out["context-engine-kit check"] = (_rows(json.loads((cli / "v.json").read_text())), proc.stdout)
-    results = run_conformance(load_engine_factory(spec), profile="quick", only=CASES)
-    api = {r.check: (r.outcome, strip_repro(r.message)) for r in results}
+    results = run_conformance(
+        load_engine_factory(spec), profile="quick", only=CASES, host_profile=hosts
+    )
+    api = {
+        r.check: (r.outcome, strip_repro(r.message)) + ((r.hosts,) if r.hosts else ())
+        for r in results
+    }
     out["run_conformance"] = (api, "\n".join(r.message for r in results))
     route = tmp / "fixture"
     route.mkdir()
@@ -88,7 +102,7 @@ def front_ends(spec: str, tmp: Path) -> dict[str, tuple[dict, str]]:
     (route / "test_suite.py").write_text(
         "from conformance.suite.test_contract import test_contract  # noqa: F401\n"
     )
-    proc = _run([str(BIN / "pytest"), QUICK, "-k", K, "--conformance-json=v.json"], route)
+    proc = _run([str(BIN / "pytest"), QUICK, "-k", K, "--conformance-json=v.json"] + extra, route)
     out["conftest fixture route"] = (_rows(json.loads((route / "v.json").read_text())), proc.stdout)
     return out
 
@@ -103,6 +117,25 @@ def test_four_front_ends_give_the_same_results_and_messages(spec, tmp_path):
         assert rows == reference, (name, sorted(set(rows.items()) ^ set(reference.items())))
     outcomes = {o for o, _ in reference.values()}
     assert ("failed" in outcomes) == (spec != GOOD), outcomes
+
+
+@pytest.mark.slow
+def test_four_front_ends_agree_on_several_hosts(tmp_path):
+    """--host-profile=documented,hermes-0.19: the same rows, the same hosts per row and the
+    same per-host verdict from every front end (V4's system-prompt rule fails on documented
+    only: hermes-0.19 hands compress() no system row)."""
+    runs = front_ends(V4, tmp_path, hosts="documented,hermes-0.19")
+    reference = runs["run_conformance"][0]
+    for name, (rows, _printed) in runs.items():
+        assert rows == reference, (name, sorted(set(rows.items()) ^ set(reference.items())))
+    assert reference["V4-system-prompt-first[compress][documented]"][0] == "failed"
+    assert reference["V4-system-prompt-first[compress][hermes-0.19]"][0] == "skipped"
+    assert reference["A2-usage-updates-counters"][2] == ("documented", "hermes-0.19")
+    lines = {
+        name: json.loads((tmp_path / folder / "v.json").read_text())["by_host_line"]
+        for name, folder in (("pytest", "pytest"), ("check", "check"), ("fixture", "fixture"))
+    }
+    assert set(lines.values()) == {"V4 MUST on documented; clean on hermes-0.19"}, lines
 
 
 def _repro_lines(text: str) -> list[str]:
