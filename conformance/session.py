@@ -22,8 +22,10 @@ the conftest fixture route).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -51,7 +53,7 @@ from conformance.expect import MUST
 from conformance.replay import load as load_failure
 from conformance.results import OUTCOMES, Result, exit_code
 from conformance.sandbox import CLAUSE as E1
-from conformance.sandbox import Sandbox, block_network, install_audit_hook, watching
+from conformance.sandbox import Sandbox, block_network, idle_folder, start_child, watching
 from conformance.supervisor import (
     DEFAULT_MEMORY_LIMIT,
     ISOLATIONS,
@@ -301,6 +303,7 @@ class ConformanceSession:
         self._root_seen: dict[str, str] = {}  # root cause -> the first case that reported it
         self.scenario_attempts: dict[str, dict[str, Attempt]] = {}
         self._worker: Worker | None = None
+        self._idle: Path | None = None
         self.user_hermes_home = os.environ.get("HERMES_HOME") or None
         self.budget = RunBudget(options.budget)
         self.scenario_budget = ScenarioBudget(options.budget)
@@ -627,8 +630,11 @@ class ConformanceSession:
             return self.serve(task)
         self.context  # noqa: B018 - built before the child forks, so it inherits it
         if self._worker is None:
+            self._idle = self._idle or idle_folder()  # the child's temp folder between cases
             self._worker = Worker(
-                self.serve, memory_limit=o.memory_limit, on_start=install_audit_hook
+                self.serve,
+                memory_limit=o.memory_limit,
+                on_start=functools.partial(start_child, self._idle),
             )
         outcome = self._worker.call(
             task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
@@ -642,6 +648,9 @@ class ConformanceSession:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if self._idle is not None:
+            shutil.rmtree(self._idle, ignore_errors=True)
+            self._idle = None
 
     def case_cap(self) -> float:
         """Seconds a whole case may take before its child is killed as a kit fault: the budget

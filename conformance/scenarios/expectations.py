@@ -27,7 +27,8 @@ Kinds (``params`` in brackets):
 ``cache_read_ratio``        cache read tokens / prompt tokens over the calls after the
                             first ``skip_calls`` (default 2) ({min})
 ``tokens_after_compaction`` tokens of every committed compress() output, and of every equal
-                            copy returned ({max})
+                            copy returned ({max}); skips for an engine that never compacts
+                            when its only passes over the line were equal copies
 ``call_order``              the methods were called in this order (a subsequence; L1);
                             ``compress`` is not required of an engine that never compacts
 ``engine_attr``             an engine attribute at a ``check`` step or at the end
@@ -351,6 +352,15 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
             for e in rec.compactions
             if (e.committed or e.no_progress) and (e.tokens_out or 0) > params["max"]
         ]
+        if over and not run.compacts and all(e.no_progress for e in over):
+            # a pass-through engine (it never compacts) hands back an equal copy: that is its
+            # way of declining, as legal as returning the input object (A4)
+            return Inapplicable(
+                "the engine never compacts (it declares no 'compressor' capability, its "
+                "should_compress() never answered True and compress() removed nothing, here "
+                "and on a probe over its threshold): its compress() hands back an equal copy, "
+                "which declines the pass; no clause asks an engine to compact"
+            )
         if over:
             e = max(over, key=lambda e: e.tokens_out or 0)
             return _violation(
