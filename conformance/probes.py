@@ -39,4 +39,41 @@ def long_history(*, turns: int = 24, seed: int = 4_242) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["LONG_SYSTEM_PROMPT", "long_history"]
+def content_shapes_history() -> list[dict[str, Any]]:
+    """A short valid transcript holding every content shape the host hands compress() (V3): a
+    system prompt as a list of text parts, user content as a string and as a list of text and
+    image parts, an assistant message with ``content: None`` and ``tool_calls``, its tool
+    result, an empty assistant string, a tool result as a list of text parts. A4's first
+    example: an engine that breaks on one of these shapes (``(m.get("content") or "").lower()``
+    on list content) fails A4 on its first example, at any machine load, before any other
+    check draws the same crash (which then says "same root cause")."""
+    call = {"id": "call_shapes_1", "type": "function"}
+    return [
+        {"role": "system", "content": [{"type": "text", "text": "You are a careful assistant."}]},
+        {"role": "user", "content": "Read the config file, please."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {**call, "function": {"name": "read_file", "arguments": '{"path": "a.toml"}'}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_shapes_1",
+            "content": [{"type": "text", "text": "[server]\nport = 8080"}],
+        },
+        {"role": "assistant", "content": ""},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "And what is in this screenshot?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        },
+        {"role": "assistant", "content": "The port is 8080; the screenshot shows the same."},
+        {"role": "user", "content": "Thanks. What next?"},
+    ]
+
+
+__all__ = ["LONG_SYSTEM_PROMPT", "content_shapes_history", "long_history"]

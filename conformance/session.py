@@ -585,7 +585,8 @@ class ConformanceSession:
         try:
             reason = self.skip_reason(case)
         except EngineUnavailable as exc:
-            return self._error(case, f"engine not available: {exc}", started)
+            # one root cause: the first case reports it, the others point to it
+            return self._error(case, f"engine not available: {exc}", started, cause="construct")
         if reason:
             return self._result(case, "skipped", reason, started)
         cached = self.scenario_attempts.get(str(getattr(case, "path", "")), {})
@@ -672,9 +673,15 @@ class ConformanceSession:
             **kw,
         )
 
-    def _error(self, case: Any, detail: str, started: float) -> Result:
+    def _error(self, case: Any, detail: str, started: float, cause: str = "") -> Result:
+        """An error result; ``cause`` (a root-cause key) groups it with the errors of the same
+        cause: the verdict counts them once, and every one but the first says which it is."""
         message = render(case.clause, case.level, detail, repro=self.repro(case))
-        return self._result(case, "error", message, started)
+        if cause:
+            earlier = self._root_seen.setdefault(cause, case.id)
+            if earlier != case.id:
+                message += f" Same root cause as {earlier} (the verdict counts it once)."
+        return self._result(case, "error", message, started, root_cause=cause)
 
     def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
         """Turn an attempt into the case's result (in this process): the snapshot comparison,
@@ -712,11 +719,21 @@ class ConformanceSession:
             if att.reaches:
                 result.message += " Also: " + _reach_text(att.reaches)
             return result
-        if att.reaches:
-            finding = ContractViolation(E1, MUST, _reach_detail(att.reaches))
-            finding.root_cause = "E1|" + "|".join(r.detail for r in att.reaches[:1])
-            return self._failed(case, finding, None, started)
         note = _budget_note(att)
+        if att.reaches:
+            keys = ["E1|" + r.detail for r in att.reaches]
+            earlier = self._root_seen.get(keys[0])
+            if earlier is None or earlier == case.id or not all(k in self._root_seen for k in keys):
+                finding = ContractViolation(E1, MUST, _reach_detail(att.reaches))
+                finding.root_cause = keys[0]
+                for key in keys[1:]:
+                    self._root_seen.setdefault(key, case.id)
+                return self._failed(case, finding, None, started)
+            # the same reach (the constructor's, say) as an earlier case: one root cause is one
+            # finding, reported there; this case's own clause was judged and held
+            note = (
+                f"{note}; " if note else ""
+            ) + f"passed (E1: {att.reaches[0].describe()} again, reported under {earlier})"
         if xfail is not None:
             text = f"expected failure did not happen ({xfail})"
             return self._result(case, "xpassed", text, started)

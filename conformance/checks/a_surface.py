@@ -26,11 +26,13 @@ from conformance.expect import (
     SHOULD,
     declined,
     fail,
+    not_an_int,
     removed_and_new,
     row_key,
     short,
     v1_problems,
 )
+from conformance.probes import content_shapes_history
 from conformance.registry import check
 from conformance.strategies import compactable_histories, filler_block, transcripts, usage_dicts
 from simulator.provider.tokens import count_messages
@@ -186,7 +188,7 @@ def check_a4_compress_returns_list(ctx):
                 got=type(out).__name__,
             )
 
-    ctx.examples(body)
+    ctx.examples(body, first={"history": content_shapes_history()})
 
 
 @check(
@@ -373,6 +375,7 @@ def _check_ints(engine, when):
                 f"engine.{attr} {when}",
                 expected="an int",
                 got=f"{type(value).__name__} {short(value, 40)}",
+                root_cause=not_an_int(attr, value),
             )
 
 

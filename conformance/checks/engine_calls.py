@@ -16,6 +16,7 @@ check that times out can say which method hung.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 from conformance.engine_frames import root_cause, where
@@ -76,6 +77,8 @@ def invoke(
         raise violation from None
     except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never end the run
         raise _ended_the_process(clause, level, method, exc) from None
+    if method == "compress" and not isinstance(out, list):
+        raise _not_a_list(out, args)
     if out is not None and not isinstance(out, (bool, int, float)):
         size = approx_size(out, MAX_VALUE_BYTES)
         if size > MAX_VALUE_BYTES:
@@ -88,6 +91,28 @@ def invoke(
                 "it); output was discarded",
             )
     return out
+
+
+def _not_a_list(out: Any, args: tuple) -> ContractViolation:
+    """A4's finding for a compress() that returned no list (a generator, a tuple, None), made
+    where the call returns, whichever check made it: the host keeps the original messages, so
+    nothing a check looks at afterwards (the count, determinism, the next pass) says anything
+    but this. One root cause (``compress|returned|<type>``), counted once, under A4."""
+    history = args[0] if args and isinstance(args[0], list) else None
+    on = f" on a history of {len(history)} messages" if history is not None else ""
+    kind = type(out).__name__
+    hint = (
+        " (a generator function: compress() must build and return the list, e.g. return list(...))"
+        if inspect.isgenerator(out)
+        else ""
+    )
+    violation = ContractViolation(
+        "A4",
+        "MUST",
+        f"compress(){on}: expected a list, got {kind}{hint}; the host keeps the original messages.",
+    )
+    violation.root_cause = f"compress|returned|{kind}"
+    return violation
 
 
 def _ended_the_process(clause: str, level: str, method: str, exc: BaseException) -> Any:

@@ -190,8 +190,47 @@ class Inapplicable(str):
     """An expectation this run cannot judge for this engine; the text is the skip reason."""
 
 
+def compress_fault(run: ScenarioRun) -> str:
+    """The root cause that kept every compaction of ``run`` from committing, when compress()
+    itself failed: ``compress|returned|<type>`` (it returned no list, A4) or the key of the
+    first exception it raised; "" when some pass committed or none failed. A missing
+    compaction is then that one finding (the verdict counts it once, under A4), not a second
+    one of the expectation's clause."""
+    rec = run.recorder
+    if any(e.committed for e in rec.compactions):
+        return ""
+    returned = next((e.returned for e in rec.compactions if e.returned), "")
+    if returned:
+        return f"compress|returned|{returned}"
+    return next(
+        (e.root_cause for e in rec.engine_errors if e.method == "compress" and e.root_cause), ""
+    )
+
+
 def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
-    """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`."""
+    """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`.
+    A violation about missing compactions or a compaction count carries the root cause of a
+    compress() that failed every pass (:func:`compress_fault`)."""
+    violation = _evaluate(exp, run)
+    counts = exp.kind == "compressions" or (
+        exp.kind == "engine_attr" and exp.params.get("name") == "compression_count"
+    )
+    if (
+        isinstance(violation, ContractViolation)
+        and counts
+        and not getattr(violation, "root_cause", "")
+    ):
+        cause = compress_fault(run)
+        if cause:
+            violation.root_cause = cause
+            violation.detail = (
+                violation.detail.rstrip(".")
+                + "; compress() failed every pass (same root cause as its A4 finding)."
+            )
+    return violation
+
+
+def _evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
     rec = run.recorder
     kind, params = exp.kind, exp.params
     if kind == "engine_attr" and exp.step is not None:
