@@ -20,7 +20,7 @@ import inspect
 from typing import Any
 
 from conformance.engine_frames import root_cause, where
-from conformance.errors import ContractViolation, HostileEngine, with_article
+from conformance.errors import ContractViolation, EngineUnavailable, HostileEngine, with_article
 from conformance.expect import MAX_VALUE_BYTES, approx_size, short
 from conformance.supervisor import supervised
 from conformance.timeouts import calling
@@ -347,6 +347,48 @@ def compacts(ctx: Any, clause: str, level: str) -> str:
     if isinstance(out, list) and len(out) < len(history):
         return "its compress() drops rows from a history over its threshold_tokens"
     return ""
+
+
+#: Sizes of the plain file-reading histories the compaction probe tries, in turns (4 messages
+#: each, about 500 tokens): up to about 64 000 tokens and 500 messages.
+PROBE_TURNS = (4, 8, 16, 32, 64, 128)
+_POINTS: dict[int, tuple[Any, dict[int, Any]]] = {}
+
+
+def compaction_point(ctx: Any, clause: str, level: str) -> list[dict[str, Any]] | None:
+    """Where the engine compacts by its own thresholds: the smallest plain history
+    (:func:`~conformance.probes.point_history` of ``n`` file-reading turns, ``n`` doubling
+    through :data:`PROBE_TURNS`, skipping sizes under the engine's ``threshold_tokens``) from
+    which a fresh engine's compress() drops rows. An engine whose cut depends on its own
+    settings (a leaf size, a fresh tail of so many messages) may never compact on histories
+    sized from ``threshold_tokens``; checks of what a compaction does (V2) try this size first.
+    None when no size drops a row (or compress() raised: the drawn examples report that).
+    Probed once per engine factory and window in a process (about six compress() calls).
+    """
+    from conformance.probes import point_history
+
+    factory = ctx.engine_factory
+    held = _POINTS.get(id(factory))
+    if held is None or held[0] is not factory:
+        held = _POINTS[id(factory)] = (factory, {})  # the factory is held: its id stays its own
+    cache = held[1]
+    if ctx.window in cache:
+        return copy.deepcopy(cache[ctx.window])
+    point = None
+    try:
+        threshold = threshold_of(ctx.new_engine(), ctx.window // 2)
+        for turns in PROBE_TURNS:
+            history = point_history(turns)
+            if count_messages(history) <= threshold:
+                continue  # the host never asks for a compaction under the threshold
+            out = compress_like_host(clause, level, ctx.new_engine(), history)
+            if isinstance(out, list) and len(out) < len(history):
+                point = history
+                break
+    except (ContractViolation, EngineUnavailable):
+        point = None
+    cache[ctx.window] = point
+    return copy.deepcopy(point)
 
 
 def skip_unless_compacts(ctx: Any, clause: str, level: str) -> str:
