@@ -14,7 +14,7 @@ import contextlib
 import sqlite3
 import threading
 
-from reference_engines.mutants._base import MinimalEngine, safe_tail_start
+from reference_engines.mutants._base import MinimalEngine, safe_tail_start, spaced_text
 from simulator.provider.tokens import count_messages
 
 
@@ -67,10 +67,8 @@ class SharedConnectionLocked(MinimalEngine):
         if start == 0:
             return list(messages)
         tail = [dict(m) for m in body[start:]]
-        first_user = next(
-            (str(m.get("content")) for m in body[:start] if m.get("role") == "user"), ""
-        )
-        text = self._store(head[0]["content"] if head else "", f"Summary: {first_user[:120]}")
+        first_user = next((spaced_text(m) for m in body[:start] if m.get("role") == "user"), "")
+        text = self._store(spaced_text(head[0]) if head else "", f"Summary: {first_user[:120]}")
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         return head + [{"role": role, "content": text}] + tail
 

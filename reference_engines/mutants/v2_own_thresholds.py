@@ -29,18 +29,16 @@ class LeafTailEngine(MinimalEngine):
         """Where the fresh tail starts in ``body`` (the rows after the system prompt)."""
         return safe_tail_start(body, len(body) - self.fresh_tail)
 
-    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+    def _compress(self, messages):
+        self.compression_count += 1  # A6 (seeds): counts every call
         head = [dict(messages[0])] if messages and messages[0].get("role") == "system" else []
         body = messages[len(head) :]
-        if (
-            len(body) <= self.fresh_tail
-            or count_messages(body[: -self.fresh_tail]) < self.leaf_tokens
-        ):
-            return messages  # declined: no whole leaf yet
+        older = body[: -self.fresh_tail]
+        if len(body) <= self.fresh_tail or count_messages(older) < self.leaf_tokens:
+            return messages  # declined: no whole leaf before the fresh tail yet
         start = self._cut(body)
         if start <= 0:
             return messages
-        self.compression_count += 1
         tail = [dict(m) for m in body[start:]]
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         leaf = {"role": role, "content": f"{SUMMARY_PREFIX} leaf of {start} earlier messages."}
