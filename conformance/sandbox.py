@@ -361,7 +361,7 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
                 PermissionError(f"writing outside the engine's home is blocked by the kit: {path}"),
             )
     elif event in _WRITE_EVENTS:
-        paths = [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
+        paths = _event_paths(event, args)
         bad = [p for p in paths if not sandbox.allows_write(p)]
         if bad:
             _refuse(
@@ -369,6 +369,30 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
                 f"{event} {os.fsdecode(bad[0])} (outside its home)",
                 PermissionError(f"changing files outside the engine's home is blocked: {bad[0]}"),
             )
+
+
+def _event_paths(event: str, args: tuple) -> list[Any]:
+    """The paths a write event names, each resolved against its ``dir_fd`` when it has one
+    (``shutil.rmtree`` removes a tree's files by name relative to an open folder: the name
+    alone says nothing about where the file is)."""
+    if event in ("os.rename", "os.replace") and len(args) >= 4:
+        pairs = [(args[0], args[2]), (args[1], args[3])]
+    elif event in ("os.remove", "os.rmdir", "os.mkdir") and args:
+        pairs = [(args[0], args[-1] if len(args) > 1 else None)]
+    else:
+        return [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
+    out = []
+    for path, dir_fd in pairs:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            continue
+        if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(os.fsdecode(path)):
+            try:
+                folder = os.readlink(f"/proc/self/fd/{dir_fd}")
+            except OSError:
+                continue  # no way to tell where it is: an fd opened where the engine could
+            path = os.path.join(folder, os.fsdecode(path))
+        out.append(path)
+    return out
 
 
 @contextlib.contextmanager

@@ -46,6 +46,7 @@ from conformance.errors import (
     HostileEngine,
     KitUsageError,
     exception_text,
+    pytest_command,
     render,
 )
 from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
@@ -409,13 +410,14 @@ class ConformanceSession:
 
     @property
     def command(self) -> str:
-        """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and host
-        (the failure file records the rest)."""
+        """The ``Repro:`` command base: this environment's pytest (:func:`~conformance.errors.
+        pytest_command`) + the options selecting this engine and host (the failure file records
+        the rest)."""
         if self._command is not None:
             base = self._command
         else:
             args = self.factory.cli_args() if self.factory is not None else ""
-            base = f"pytest {args}".strip()
+            base = f"{pytest_command()} {args}".strip()
         o = self.options
         if o.plugin_dir and "--engine-plugin" not in base:
             base += f" --engine-plugin={o.plugin_dir}"

@@ -171,7 +171,7 @@ KILLS: dict[str, Kill] = {
     ),
     M + "ts_threads:RacyInstance": Kill("TS3", r"message\(s\) of another session"),
     M + "ts3_shared_connection:SharedConnectionUnlocked": Kill(
-        "TS3", r"message\(s\) of another session"
+        "TS3", r"message\(s\) of another session|OperationalError: \"cannot commit"
     ),
     M + "b_compressor:ThresholdSeventyFive": Kill(
         "B1", r"threshold_tokens on a 200000-token window: expected 100000"
