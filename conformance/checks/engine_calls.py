@@ -101,15 +101,18 @@ def _not_a_list(out: Any, args: tuple) -> ContractViolation:
     history = args[0] if args and isinstance(args[0], list) else None
     on = f" on a history of {len(history)} messages" if history is not None else ""
     kind = type(out).__name__
-    hint = (
-        " (a generator function: compress() must build and return the list, e.g. return list(...))"
+    got = (
+        "a generator (a generator function: compress() must build and return the list, "
+        "e.g. return list(...))"
         if inspect.isgenerator(out)
-        else ""
+        else short(out, 120)
     )
+    if " at 0x" in got:  # an object's repr: never a memory address (same input, same bytes)
+        got = with_article(kind)
     violation = ContractViolation(
         "A4",
         "MUST",
-        f"compress(){on}: expected a list, got {kind}{hint}; the host keeps the original messages.",
+        f"compress(){on}: expected a list, got {got}; the host keeps the original messages.",
     )
     violation.root_cause = f"compress|returned|{kind}"
     return violation
