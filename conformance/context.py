@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,11 +269,13 @@ class CheckContext:
         self,
         body: Callable[[Callable[[Any, str], Any]], None],
         *,
-        first: Mapping[str, Any] | None = None,
+        first: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         """Run ``body(draw)`` over Hypothesis examples (:meth:`budget` of them), or once over
-        the replayed draws. ``first`` (values by draw label) is tried before any draw, as a
-        fixed example (:mod:`conformance.probes`): a long input a slow engine must not escape.
+        the replayed draws. ``first`` (values by draw label, or a list of such mappings) is
+        tried before any draw, as fixed examples (:mod:`conformance.probes`): a long input a
+        slow engine must not escape, an input where the engine's own thresholds make it
+        compact; the first of them that finds something stops the fixed ones.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
         :class:`~conformance.errors.ContractViolation` raised by ``body`` gets the (shrunk)
@@ -317,12 +319,14 @@ class CheckContext:
             return
         if share is not None:
             share.asked = self.budget()
-        if first is not None:
+        firsts = [first] if isinstance(first, Mapping) else list(first or ())
+        for fixed in firsts:
             try:  # a finding here stands unless Hypothesis finds (and shrinks) one of its own
-                run_once(_ReplayDraw(first))
+                run_once(_ReplayDraw(fixed))
             except ContractViolation as exc:
                 # a root cause new here: Hypothesis gets to find and shrink it below
                 SEEN_ROOT_CAUSES.discard(getattr(exc, "root_cause", None) or "")
+                break  # one fixed finding is enough
             except _KnownRootCause as known:
                 raise known.violation from None
 

@@ -20,6 +20,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from conformance.timeouts import kit_time
+from simulator.llm.engine_llm import ANSWER_HOOKS
+
+# the simulated LLM's time inside an engine's summary call is the kit's, not the engine's
+if kit_time not in ANSWER_HOOKS:
+    ANSWER_HOOKS.append(kit_time)
+
 
 def hermes_client_present() -> bool:
     """True when hermes-agent's real ``agent.auxiliary_client`` is importable (then its engines

@@ -15,6 +15,11 @@ the command that explains the clause where the user is (an installed kit has no 
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -34,6 +39,25 @@ def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
     explain = f" (context-engine-kit explain {clause})" if clause in CLAUSES else ""
     line = f"[{clause} {level}] {text} See {anchor(clause)}{explain}."
     return f"{line} Repro: {repro}" if repro else line
+
+
+def pytest_command() -> str:
+    """How this environment's pytest is run when typed at a shell in the working directory,
+    the start of every ``Repro:`` command: ``pytest`` when the ``pytest`` on ``PATH`` is this
+    interpreter's (an activated virtualenv), else ``<this python> -m pytest``, the python's
+    path relative to the working directory when it is under it. After the README's own
+    commands (a ``.venv`` made and used without activating it) that is
+    ``.venv/bin/python -m pytest``, so a ``Repro:`` line runs as printed."""
+    python = Path(sys.executable)
+    found = shutil.which("pytest")
+    if found and Path(found).parent.resolve() == python.parent.resolve():
+        return "pytest"
+    try:
+        shown = os.path.relpath(python)
+        shown = shown if not shown.startswith("..") else str(python)
+    except ValueError:  # another drive
+        shown = str(python)
+    return f"{shlex.quote(shown)} -m pytest"
 
 
 def exception_text(exc: BaseException, limit: int | None = None) -> str:

@@ -42,12 +42,15 @@ def fail(
     context: str = "",
     example: dict[str, Any] | None = None,
     host_practice: bool = False,
+    root_cause: str = "",
 ) -> None:
     """Raise a :class:`ContractViolation` in the kit's grammar: what, expected vs got, context.
 
     ``host_practice`` marks rules that come from Hermes' code rather than its docs: the
     message then says "(host practice)". A finding of the running case's own clause says so
-    too when the case is registered with ``practice="host"``.
+    too when the case is registered with ``practice="host"``. ``root_cause`` names the one
+    fault several checks see (``threshold_tokens|not-an-int|float``): the verdict counts
+    the findings that share it once (:mod:`conformance.verdict`).
     """
     __tracebackhide__ = True
     case = CURRENT_CASE.get()
@@ -56,7 +59,19 @@ def fail(
     if host_practice and HOST_PRACTICE not in context:
         context = f"{context}; host practice" if context else HOST_PRACTICE
     ctx = f" ({context})" if context else ""
-    raise ContractViolation(clause, level, f"{what}: expected {expected}, got {got}{ctx}.", example)
+    violation = ContractViolation(
+        clause, level, f"{what}: expected {expected}, got {got}{ctx}.", example
+    )
+    if root_cause:
+        violation.root_cause = root_cause
+    raise violation
+
+
+def not_an_int(attr: str, value: Any) -> str:
+    """The root-cause key of an engine attribute the host reads as an int that is not one
+    (``threshold_tokens|not-an-int|float``): A6, L1's state machine and O4 all see a float
+    ``threshold_tokens``; it is one fault."""
+    return f"{attr}|not-an-int|{type(value).__name__}"
 
 
 #: Values larger than this (approximate bytes) are never copied, printed or serialised.

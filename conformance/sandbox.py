@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import NetworkBlocked
+from simulator.provider.tokens import TokenizerUnavailable, tiktoken_cache_entries
 
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
@@ -55,7 +56,7 @@ def is_loopback(host: Any) -> bool:
 
 #: The kit clause of an engine reaching outside its sandbox (docs/coverage.md#e1).
 CLAUSE = "E1"
-_ENV = ("HOME", "HERMES_HOME", "TMPDIR")
+_ENV = ("HOME", "HERMES_HOME", "TMPDIR", "TIKTOKEN_CACHE_DIR")
 _SPAWN_EVENTS = {
     "subprocess.Popen",
     "os.system",
@@ -100,6 +101,44 @@ class Reach:
         return f"{who} tried to {self.detail}"
 
 
+#: The folder every case root is made in, read once when the kit is imported, before any
+#: engine runs: an explicit parent no engine can move. ``tempfile`` caches its folder
+#: process-wide (``tempfile.tempdir``), and an engine's daemon thread that calls
+#: ``tempfile.TemporaryDirectory()`` while a case's ``TMPDIR`` is set can cache that case's
+#: temp folder after the sandbox restored it; later case roots must not follow it there.
+CASE_PARENT = tempfile.gettempdir()
+#: Every case root made in this process, newest last (:meth:`Sandbox.allows_write`).
+_ROOTS: list[Path] = []
+
+
+def _point_tempdir(folder: Path) -> None:
+    """``TMPDIR`` and ``tempfile``'s cached folder both at ``folder`` (made if missing). The
+    cache is set, not cleared: a cleared cache makes the next ``tempfile`` call probe its
+    candidates by writing a file in each (``/tmp``, ``/var/tmp``...), and an engine thread
+    left from an earlier case would be blamed for that probe."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = str(folder)
+
+
+def idle_folder() -> Path:
+    """A new folder under :data:`CASE_PARENT` for a supervised child's temp files between
+    cases (:func:`start_child`); its maker removes it when the child is done."""
+    return Path(tempfile.mkdtemp(prefix="conformance-idle-", dir=CASE_PARENT)).resolve()
+
+
+def start_child(idle: Path | None = None) -> None:
+    """Prepare a supervised child that runs cases (its ``on_start``): the audit hook, and,
+    given ``idle`` (an :func:`idle_folder`), ``TMPDIR`` and ``tempfile``'s folder pointed there
+    for the time between cases (every case's :meth:`Sandbox.close` restores them): an engine's
+    daemon thread still running between cases makes its temp files inside the kit's folders,
+    never in the real temp folder, and no write there is held against the engine."""
+    if idle is not None:
+        _ROOTS.append(Path(idle))
+        _point_tempdir(Path(idle))
+    install_audit_hook()
+
+
 def _listing(root: Path) -> dict[str, tuple[int, int]]:
     """``{relative path: (size in bytes, mtime in ns)}`` of every entry under ``root``."""
     out = {}
@@ -122,13 +161,17 @@ class Sandbox:
     def __init__(
         self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
     ) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="conformance-case-")).resolve()
+        self.root = Path(tempfile.mkdtemp(prefix="conformance-case-", dir=CASE_PARENT)).resolve()
+        _ROOTS.append(self.root)
         self.user_hermes_home = user_hermes_home
         self.seed = seed
         self._count = 0
         self._saved = {k: os.environ.get(k) for k in _ENV}
         self._cwd = os.getcwd()
         self._tempdir = tempfile.tempdir
+        # until the first engine home, temp files go into the case root too: a daemon thread an
+        # engine left running from an earlier case writes here, not into the real temp folder
+        _point_tempdir(self.root / "tmp")
         self.current: Path | None = None
         self._seeded = False
         self._seeded_listing: dict[str, tuple[int, int]] = {}
@@ -156,11 +199,29 @@ class Sandbox:
             self._seeded_listing = _listing(home / "hermes")
         os.environ["HOME"] = str(home / "home")
         os.environ["HERMES_HOME"] = str(home / "hermes")
-        os.environ["TMPDIR"] = str(home / "tmp")
-        tempfile.tempdir = None  # tempfile caches its folder: let it read TMPDIR again
+        _point_tempdir(home / "tmp")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(self.tiktoken_cache())
         os.chdir(home / "cwd")
         self.current = home
         return home
+
+    def tiktoken_cache(self) -> Path:
+        """The tiktoken cache folder every engine home points ``TIKTOKEN_CACHE_DIR`` at:
+        ``<case root>/tiktoken-cache``, holding the kit's own sha256-verified cl100k_base file
+        under the name tiktoken gives its download (:func:`simulator.provider.tokens.
+        tiktoken_cache_entries`), so an engine that calls ``tiktoken.get_encoding(
+        "cl100k_base")`` finds what a real install finds once it has downloaded it, without
+        the network. Other encodings are not there: their download is still blocked (E1)."""
+        folder = self.root / "tiktoken-cache"
+        if not folder.is_dir():
+            folder.mkdir()
+            try:
+                entries = tiktoken_cache_entries()
+            except TokenizerUnavailable:
+                entries = {}  # the kit's own counting fails loudly elsewhere
+            for name, source in entries.items():
+                (folder / name).symlink_to(source)
+        return folder
 
     def _untouched(self, home: Path) -> bool:
         """True when nothing was written in ``home`` beyond what seeding put there."""
@@ -180,7 +241,10 @@ class Sandbox:
         return [self.current / sub for sub in ("home", "hermes", "cwd", "tmp")]
 
     def allows_write(self, path: Any) -> bool:
-        """True for a path under the case root, a device, or Python's own bytecode cache."""
+        """True for a path under the case root (or the root of an earlier case of this process:
+        an engine's daemon thread still cleaning up a temp folder it made in an earlier case's
+        home writes into its own former home, not outside), a device, or Python's own bytecode
+        cache."""
         try:
             text = os.fsdecode(path)
         except TypeError:
@@ -188,7 +252,7 @@ class Sandbox:
         if text.startswith("/dev/") or "/__pycache__/" in text or text.endswith("/__pycache__"):
             return True  # the import system's bytecode cache: its folder and files in it
         resolved = Path(os.path.abspath(text))
-        return resolved == self.root or self.root in resolved.parents
+        return any(root == resolved or root in resolved.parents for root in _ROOTS)
 
     def close(self) -> None:
         """Restore the environment and the cwd, then remove every engine home."""
@@ -297,7 +361,7 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
                 PermissionError(f"writing outside the engine's home is blocked by the kit: {path}"),
             )
     elif event in _WRITE_EVENTS:
-        paths = [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
+        paths = _event_paths(event, args)
         bad = [p for p in paths if not sandbox.allows_write(p)]
         if bad:
             _refuse(
@@ -305,6 +369,30 @@ def _judge(sandbox: Sandbox, event: str, args: tuple) -> None:
                 f"{event} {os.fsdecode(bad[0])} (outside its home)",
                 PermissionError(f"changing files outside the engine's home is blocked: {bad[0]}"),
             )
+
+
+def _event_paths(event: str, args: tuple) -> list[Any]:
+    """The paths a write event names, each resolved against its ``dir_fd`` when it has one
+    (``shutil.rmtree`` removes a tree's files by name relative to an open folder: the name
+    alone says nothing about where the file is)."""
+    if event in ("os.rename", "os.replace") and len(args) >= 4:
+        pairs = [(args[0], args[2]), (args[1], args[3])]
+    elif event in ("os.remove", "os.rmdir", "os.mkdir") and args:
+        pairs = [(args[0], args[-1] if len(args) > 1 else None)]
+    else:
+        return [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
+    out = []
+    for path, dir_fd in pairs:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            continue
+        if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(os.fsdecode(path)):
+            try:
+                folder = os.readlink(f"/proc/self/fd/{dir_fd}")
+            except OSError:
+                continue  # no way to tell where it is: an fd opened where the engine could
+            path = os.path.join(folder, os.fsdecode(path))
+        out.append(path)
+    return out
 
 
 @contextlib.contextmanager
@@ -355,7 +443,9 @@ __all__ = [
     "Reach",
     "Sandbox",
     "block_network",
+    "idle_folder",
     "install_audit_hook",
+    "start_child",
     "is_loopback",
     "network_blocked",
     "watching",

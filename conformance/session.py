@@ -22,8 +22,10 @@ the conftest fixture route).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +46,7 @@ from conformance.errors import (
     HostileEngine,
     KitUsageError,
     exception_text,
+    pytest_command,
     render,
 )
 from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
@@ -52,7 +55,7 @@ from conformance.hosts import expand, host_of, parse_hosts, spec_text
 from conformance.replay import load as load_failure
 from conformance.results import OUTCOMES, Result, exit_code
 from conformance.sandbox import CLAUSE as E1
-from conformance.sandbox import Sandbox, block_network, install_audit_hook, watching
+from conformance.sandbox import Sandbox, block_network, idle_folder, start_child, watching
 from conformance.supervisor import (
     DEFAULT_MEMORY_LIMIT,
     ISOLATIONS,
@@ -307,6 +310,7 @@ class ConformanceSession:
         self._root_seen: dict[str, str] = {}  # root cause -> the first case that reported it
         self.scenario_attempts: dict[str, dict[str, Attempt]] = {}
         self._worker: Worker | None = None
+        self._idle: Path | None = None
         self.user_hermes_home = os.environ.get("HERMES_HOME") or None
         self.budget = RunBudget(options.budget)
         self.scenario_budget = ScenarioBudget(options.budget)
@@ -412,7 +416,8 @@ class ConformanceSession:
 
     @property
     def command(self) -> str:
-        """The ``Repro:`` command base: ``pytest`` + the options selecting this engine and host
+        """The ``Repro:`` command base: this environment's pytest (:func:`~conformance.errors.
+        pytest_command`) + the options selecting this engine and host
         (the failure file records the rest)."""
         return self.command_for(None)
 
@@ -428,7 +433,7 @@ class ConformanceSession:
             base = self._command
         else:
             args = self.factory.cli_args() if self.factory is not None else ""
-            base = f"pytest {args}".strip()
+            base = f"{pytest_command()} {args}".strip()
         o = self.options
         if o.plugin_dir and "--engine-plugin" not in base:
             base += f" --engine-plugin={o.plugin_dir}"
@@ -614,7 +619,8 @@ class ConformanceSession:
         try:
             reason = self.skip_reason(case)
         except EngineUnavailable as exc:
-            return self._error(case, f"engine not available: {exc}", started)
+            # one root cause: the first case reports it, the others point to it
+            return self._error(case, f"engine not available: {exc}", started, cause="construct")
         if reason:
             return self._result(case, "skipped", reason, started)
         cached = self.scenario_attempts.get(scenario_key(case), {})
@@ -663,8 +669,11 @@ class ConformanceSession:
             return self.serve(task)
         self.context  # noqa: B018 - built before the child forks, so it inherits it
         if self._worker is None:
+            self._idle = self._idle or idle_folder()  # the child's temp folder between cases
             self._worker = Worker(
-                self.serve, memory_limit=o.memory_limit, on_start=install_audit_hook
+                self.serve,
+                memory_limit=o.memory_limit,
+                on_start=functools.partial(start_child, self._idle),
             )
         outcome = self._worker.call(
             task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
@@ -678,6 +687,9 @@ class ConformanceSession:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if self._idle is not None:
+            shutil.rmtree(self._idle, ignore_errors=True)
+            self._idle = None
 
     def case_cap(self) -> float:
         """Seconds a whole case may take before its child is killed as a kit fault: the budget
@@ -700,9 +712,15 @@ class ConformanceSession:
             **kw,
         )
 
-    def _error(self, case: Any, detail: str, started: float) -> Result:
+    def _error(self, case: Any, detail: str, started: float, cause: str = "") -> Result:
+        """An error result; ``cause`` (a root-cause key) groups it with the errors of the same
+        cause: the verdict counts them once, and every one but the first says which it is."""
         message = render(case.clause, case.level, detail, repro=self.repro(case))
-        return self._result(case, "error", message, started)
+        if cause:
+            earlier = self._root_seen.setdefault(cause, case.id)
+            if earlier != case.id:
+                message += f" Same root cause as {earlier} (the verdict counts it once)."
+        return self._result(case, "error", message, started, root_cause=cause)
 
     def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
         """Turn an attempt into the case's result (in this process): the snapshot comparison,
@@ -740,11 +758,21 @@ class ConformanceSession:
             if att.reaches:
                 result.message += " Also: " + _reach_text(att.reaches)
             return result
-        if att.reaches:
-            finding = ContractViolation(E1, MUST, _reach_detail(att.reaches))
-            finding.root_cause = "E1|" + "|".join(r.detail for r in att.reaches[:1])
-            return self._failed(case, finding, None, started)
         note = _budget_note(att)
+        if att.reaches:
+            keys = ["E1|" + r.detail for r in att.reaches]
+            earlier = self._root_seen.get(keys[0])
+            if earlier is None or earlier == case.id or not all(k in self._root_seen for k in keys):
+                finding = ContractViolation(E1, MUST, _reach_detail(att.reaches))
+                finding.root_cause = keys[0]
+                for key in keys[1:]:
+                    self._root_seen.setdefault(key, case.id)
+                return self._failed(case, finding, None, started)
+            # the same reach (the constructor's, say) as an earlier case: one root cause is one
+            # finding, reported there; this case's own clause was judged and held
+            note = (
+                f"{note}; " if note else ""
+            ) + f"passed (E1: {att.reaches[0].describe()} again, reported under {earlier})"
         if xfail is not None:
             text = f"expected failure did not happen ({xfail})"
             return self._result(case, "xpassed", text, started)

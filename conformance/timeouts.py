@@ -65,6 +65,23 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
             CURRENT_CALL[me], CALL_STARTED[me] = previous[0], previous[1] or time.monotonic()
 
 
+@contextlib.contextmanager
+def kit_time() -> Iterator[None]:
+    """The kit's own work done inside an engine call on this thread (the summary LLM the kit
+    serves, a summariser seam the kit replaced): its seconds are taken out of the call in
+    flight (its start moves later by as much), so neither :func:`engine_seconds` (what the
+    drawing budget counts) nor the per-call limit charges the engine for the kit's time.
+    No-op outside an engine call."""
+    me = threading.get_ident()
+    began = time.monotonic()
+    try:
+        yield
+    finally:
+        since = CALL_STARTED.get(me)
+        if since is not None:
+            CALL_STARTED[me] = min(since + (time.monotonic() - began), time.monotonic())
+
+
 class _Worker(threading.Thread):
     """Runs one callable on a daemon thread so a hanging engine cannot stop the run."""
 

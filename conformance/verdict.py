@@ -110,12 +110,12 @@ class Verdict:
         return out
 
     def root_causes(self) -> list[dict[str, Any]]:
-        """One entry per root cause shared by several failures: ``{"key", "first", "cases",
-        "clause", "level"}``; ``first`` is the case that owns it (the one of the raising
-        method's clause, else the first in contract order)."""
+        """One entry per root cause shared by several failures or errors: ``{"key", "first",
+        "cases", "clause", "level"}``; ``first`` is the case that owns it (the one of the
+        raising method's clause, else the first MUST one in contract order, else the first)."""
         groups: dict[str, list[Result]] = {}
         for r in self.results:
-            if r.outcome == "failed" and r.root_cause:
+            if r.outcome in ("failed", "error") and r.root_cause:
                 groups.setdefault(r.root_cause, []).append(r)
         out = []
         for key, rows in groups.items():
@@ -124,7 +124,10 @@ class Verdict:
             method = key.split("|", 1)[0]
             owner = METHOD_CLAUSES.get(method)
             rows = sorted(rows, key=lambda r: sort_key(r.check))
-            first = next((r for r in rows if r.clause == owner), rows[0])
+            first = next(
+                (r for r in rows if r.clause == owner),
+                next((r for r in rows if r.level == MUST), rows[0]),
+            )
             out.append(
                 {
                     "key": key,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,19 @@ import pytest
 pytest_plugins = ["pytester"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _activated_venv_path():
+    """The tests run as from an activated virtualenv: this interpreter's bin folder first on
+    PATH, so Repro: lines start with plain "pytest" (conformance.errors.pytest_command; the
+    not-activated form is tested in tests/conformance/test_false_alarms.py). A fixture, not an
+    import-time change, so a conformance run that loads this conftest is left alone."""
+    saved = os.environ.get("PATH", "")
+    parts = [p for p in saved.split(os.pathsep) if p]
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), *parts])
+    yield
+    os.environ["PATH"] = saved
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ check that times out can say which method hung.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 from conformance.engine_frames import root_cause, where
-from conformance.errors import ContractViolation, HostileEngine, with_article
+from conformance.errors import ContractViolation, EngineUnavailable, HostileEngine, with_article
 from conformance.expect import MAX_VALUE_BYTES, approx_size, short
 from conformance.supervisor import supervised
 from conformance.timeouts import calling
@@ -76,6 +77,8 @@ def invoke(
         raise violation from None
     except BaseException as exc:  # SystemExit, GeneratorExit from an engine: never end the run
         raise _ended_the_process(clause, level, method, exc) from None
+    if method == "compress" and not isinstance(out, list):
+        raise _not_a_list(out, args)
     if out is not None and not isinstance(out, (bool, int, float)):
         size = approx_size(out, MAX_VALUE_BYTES)
         if size > MAX_VALUE_BYTES:
@@ -88,6 +91,31 @@ def invoke(
                 "it); output was discarded",
             )
     return out
+
+
+def _not_a_list(out: Any, args: tuple) -> ContractViolation:
+    """A4's finding for a compress() that returned no list (a generator, a tuple, None), made
+    where the call returns, whichever check made it: the host keeps the original messages, so
+    nothing a check looks at afterwards (the count, determinism, the next pass) says anything
+    but this. One root cause (``compress|returned|<type>``), counted once, under A4."""
+    history = args[0] if args and isinstance(args[0], list) else None
+    on = f" on a history of {len(history)} messages" if history is not None else ""
+    kind = type(out).__name__
+    got = (
+        "a generator (a generator function: compress() must build and return the list, "
+        "e.g. return list(...))"
+        if inspect.isgenerator(out)
+        else short(out, 120)
+    )
+    if " at 0x" in got:  # an object's repr: never a memory address (same input, same bytes)
+        got = with_article(kind)
+    violation = ContractViolation(
+        "A4",
+        "MUST",
+        f"compress(){on}: expected a list, got {got}; the host keeps the original messages.",
+    )
+    violation.root_cause = f"compress|returned|{kind}"
+    return violation
 
 
 def _ended_the_process(clause: str, level: str, method: str, exc: BaseException) -> Any:
@@ -322,6 +350,48 @@ def compacts(ctx: Any, clause: str, level: str) -> str:
     if isinstance(out, list) and len(out) < len(history):
         return "its compress() drops rows from a history over its threshold_tokens"
     return ""
+
+
+#: Sizes of the plain file-reading histories the compaction probe tries, in turns (4 messages
+#: each, about 500 tokens): up to about 64 000 tokens and 500 messages.
+PROBE_TURNS = (4, 8, 16, 32, 64, 128)
+_POINTS: dict[int, tuple[Any, dict[int, Any]]] = {}
+
+
+def compaction_point(ctx: Any, clause: str, level: str) -> list[dict[str, Any]] | None:
+    """Where the engine compacts by its own thresholds: the smallest plain history
+    (:func:`~conformance.probes.point_history` of ``n`` file-reading turns, ``n`` doubling
+    through :data:`PROBE_TURNS`, skipping sizes under the engine's ``threshold_tokens``) from
+    which a fresh engine's compress() drops rows. An engine whose cut depends on its own
+    settings (a leaf size, a fresh tail of so many messages) may never compact on histories
+    sized from ``threshold_tokens``; checks of what a compaction does (V2) try this size first.
+    None when no size drops a row (or compress() raised: the drawn examples report that).
+    Probed once per engine factory and window in a process (about six compress() calls).
+    """
+    from conformance.probes import point_history
+
+    factory = ctx.engine_factory
+    held = _POINTS.get(id(factory))
+    if held is None or held[0] is not factory:
+        held = _POINTS[id(factory)] = (factory, {})  # the factory is held: its id stays its own
+    cache = held[1]
+    if ctx.window in cache:
+        return copy.deepcopy(cache[ctx.window])
+    point = None
+    try:
+        threshold = threshold_of(ctx.new_engine(), ctx.window // 2)
+        for turns in PROBE_TURNS:
+            history = point_history(turns)
+            if count_messages(history) <= threshold:
+                continue  # the host never asks for a compaction under the threshold
+            out = compress_like_host(clause, level, ctx.new_engine(), history)
+            if isinstance(out, list) and len(out) < len(history):
+                point = history
+                break
+    except (ContractViolation, EngineUnavailable):
+        point = None
+    cache[ctx.window] = point
+    return copy.deepcopy(point)
 
 
 def skip_unless_compacts(ctx: Any, clause: str, level: str) -> str:

@@ -46,6 +46,7 @@ from conformance.expect import (
     MUST,
     declined,
     fail,
+    not_an_int,
     short,
     v1_problems,
     v2_problems,
@@ -316,6 +317,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                     f"engine.{attr} in the lifecycle",
                     expected="an int",
                     got=f"{type(value).__name__} {short(value, 40)}",
+                    root_cause=not_an_int(attr, value),
                 )
 
     @invariant()

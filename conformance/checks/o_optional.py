@@ -22,7 +22,7 @@ from conformance.checks.engine_calls import (
     usage,
 )
 from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import MUST, SHOULD, fail, short
+from conformance.expect import MUST, SHOULD, fail, not_an_int, short
 from conformance.registry import check
 from conformance.strategies import transcripts, usage_dicts
 from simulator.host import calls
@@ -170,6 +170,9 @@ def check_o4_update_model_sets_window(ctx):
                     f"threshold_tokens after update_model(context_length={window})",
                     expected=f"an int in 1..{window}",
                     got=short(th),
+                    root_cause=""
+                    if isinstance(th, int) and not isinstance(th, bool)
+                    else not_an_int("threshold_tokens", th),
                 )
             results.append(th)
         if (second > first) != (results[1] > results[0]):

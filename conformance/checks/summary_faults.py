@@ -27,6 +27,7 @@ from typing import Any
 
 from conformance.checks.engine_calls import compress_like_host
 from conformance.engine_llm import hermes_client_present
+from conformance.timeouts import kit_time
 from simulator.llm import EngineLLM, LLMFault, current_llm, use_llm
 
 #: The summary failures A4's check draws (LLMFault kinds).
@@ -94,14 +95,20 @@ def failing_summariser(engine: Any, seam: str, kind: str, first: int) -> Iterato
         calls[0] += 1
         if calls[0] <= first:
             return original(*args, **kwargs)
-        from simulator.llm.auxiliary import call_llm
+        with kit_time():  # the kit's stand-in summariser: its time is not the engine's
+            from simulator.llm.auxiliary import call_llm
 
-        with use_llm(llm):
-            response = call_llm(
-                task="compression",
-                messages=[{"role": "user", "content": f"Summarise: {_FILLER}"}],
-            )
-        return response.choices[0].message.content or ""
+            with use_llm(llm):
+                try:
+                    response = call_llm(
+                        task="compression",
+                        messages=[{"role": "user", "content": f"Summarise: {_FILLER}"}],
+                    )
+                except Exception as exc:
+                    error = exc
+                else:
+                    return response.choices[0].message.content or ""
+        raise error  # outside the kit's time: what the engine does with it is its own
 
     engine.summarise = summarise
     try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import os
+import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -170,6 +172,65 @@ def _safe(engine, history):
         return exc
 
 
+class Rendezvous:
+    """Holds the TS3 session threads together at each call into ``sqlite3`` (a connection's or
+    a cursor's method), so that the statements of two sessions on one shared connection meet
+    on every run, not on some runs only: each thread, about to call sqlite3, waits until every
+    thread still running is about to as well (a barrier, ``sys.setprofile``'s ``c_call``
+    event), then all go on together. A thread kept away longer than ``wait_s`` (it waits for
+    the engine's own lock, which is what a correct engine does) turns the rendezvous off for
+    the rest of the check: a serialised engine has nothing to race.
+
+    Args:
+        parties: the session threads. wait_s: seconds one meeting may take (seconds).
+    """
+
+    def __init__(self, parties: int, wait_s: float = 0.25) -> None:
+        self.active = parties
+        self.waiting = 0
+        self.generation = 0
+        self.on = True
+        self.meetings = 0
+        self.wait_s = wait_s
+        self._cv = threading.Condition()
+
+    def profile(self, frame: Any, event: str, arg: Any) -> None:
+        """``sys.setprofile`` hook of a session thread: meet before each sqlite3 call."""
+        if (
+            self.on
+            and event == "c_call"
+            and isinstance(getattr(arg, "__self__", None), (sqlite3.Connection, sqlite3.Cursor))
+        ):
+            self.meet()
+
+    def meet(self) -> None:
+        """Wait until every running session thread is here too (or the rendezvous is off)."""
+        with self._cv:
+            generation = self.generation
+            self.waiting += 1
+            if self.waiting >= self.active:
+                self._release()
+                return
+            if not self._cv.wait_for(
+                lambda: self.generation != generation or not self.on, self.wait_s
+            ):
+                self.on = False  # someone is held elsewhere (a lock): stop holding anyone
+                self._cv.notify_all()
+
+    def leave(self) -> None:
+        """A session thread is done: the others no longer wait for it."""
+        with self._cv:
+            self.active -= 1
+            if self.waiting and self.waiting >= self.active:
+                self._release()
+
+    def _release(self) -> None:
+        self.waiting = 0
+        self.generation += 1
+        self.meetings += 1
+        self._cv.notify_all()
+
+
 @check(
     "TS3",
     "parallel-sessions-isolated",
@@ -179,7 +240,10 @@ def _safe(engine, history):
 )
 def check_ts3_parallel_sessions_isolated(ctx):
     """TS3: four threads compress four different histories on one instance at once; every
-    call returns normally and no output contains a message that only another session had."""
+    call returns normally and no output contains a message that only another session had.
+    The threads start together (a barrier) and meet again before each sqlite3 call
+    (:class:`Rendezvous`), so statements of sessions sharing one connection interleave on
+    every run."""
     engine = ctx.new_engine()
     threshold = threshold_of(engine, ctx.window // 2)
     histories = []
@@ -198,15 +262,20 @@ def check_ts3_parallel_sessions_isolated(ctx):
         h += [{"role": "user", "content": f"[session {s}] last question"}]
         histories.append(h)
     barrier = threading.Barrier(4)
+    meet = Rendezvous(4)
     results: list[Any] = [None] * 4
 
     def run(i):
         try:
             barrier.wait(10)
+            sys.setprofile(meet.profile)
             invoke("TS3", MUST, engine, "update_from_response", usage(count_messages(histories[i])))
             results[i] = compress_like_host("TS3", MUST, engine, histories[i])
         except BaseException as exc:
             results[i] = exc
+        finally:
+            sys.setprofile(None)
+            meet.leave()
 
     threads = [
         threading.Thread(target=run, args=(i,), name=f"conformance-session-{i}", daemon=True)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from conformance.checks.engine_calls import (
     compactable_shape,
+    compaction_point,
     compress_like_host,
     overrides_select_context,
     select_like_host,
@@ -41,7 +42,7 @@ from conformance.expect import (
     v4_problems,
 )
 from conformance.hosts import as_sent, request_as_sent, skip_unless_system_sent
-from conformance.probes import long_history
+from conformance.probes import at_every_offset, long_history
 from conformance.registry import check
 from conformance.strategies import (
     compactable_histories,
@@ -65,10 +66,13 @@ def level_of(variant):
     return LEVELS.get(variant, MUST)
 
 
-def _outputs(ctx, clause, variant, validate):
+def _outputs(ctx, clause, variant, validate, *, at_point=False):
     """Draw histories, run the surface, and call ``validate(history, output)`` on real outputs.
 
     An exception from select_context() is not a V finding: the host fails open (H1 reports it).
+    ``at_point``: on compress(), first try histories of the size where the engine compacts by
+    its own thresholds (:func:`~conformance.checks.engine_calls.compaction_point`), at every
+    offset of a tool turn.
     """
     skip_without_select(ctx, variant)
 
@@ -99,7 +103,11 @@ def _outputs(ctx, clause, variant, validate):
         validate(history, out)
 
     # one long history first: a rule broken only past N messages shows at any budget
-    ctx.examples(body, first={"over_threshold": True, "history": long_history()})
+    firsts = [{"over_threshold": True, "history": long_history()}]
+    point = compaction_point(ctx, clause, MUST) if at_point and variant == "compress" else None
+    if point is not None:
+        firsts += [{"over_threshold": True, "history": h} for h in at_every_offset(point, [])]
+    ctx.examples(body, first=firsts)
 
 
 def _report(clause, variant, problems, history, out):
@@ -165,6 +173,7 @@ def check_v2_tool_results_paired(ctx, variant):
         "V2",
         variant,
         _after_v1("V2", variant, lambda h, out: v2_problems(out, in_flight=in_flight_calls(h))),
+        at_point=True,
     )
 
 
@@ -310,7 +319,23 @@ def check_v2_in_flight_chain_kept(ctx):
                 context=f"history of {len(history)} messages, output of {len(out)}",
             )
 
-    ctx.examples(body)
+    # first, where the engine compacts by its own thresholds, ending on a pending call
+    point = compaction_point(ctx, "V2", MUST)
+    pending = [  # after the history's last user message: the call the host has not run yet
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_live_0",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "deploy.log"}'},
+                }
+            ],
+        },
+    ]
+    firsts = [{"history": h} for h in at_every_offset(point, pending)] if point else None
+    ctx.examples(body, first=firsts)
 
 
 def _system_text(m) -> str:

@@ -27,7 +27,7 @@ from conformance.engine_loading import (
     looks_like_engine,
     parse_kwargs,
 )
-from conformance.errors import EngineTimeout, KitUsageError, exception_text
+from conformance.errors import EngineTimeout, KitUsageError, exception_text, pytest_command
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
@@ -333,7 +333,7 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
         if (
             factory is None
         ):  # the fixture route: rerun the same test files (the conftest supplies it)
-            command = " ".join(["pytest", *(config.args or ())])
+            command = " ".join([pytest_command(), *(config.args or ())])
         return Built(ConformanceSession(options, factory, command=command))
     except (EngineSpecError, KitUsageError) as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -27,7 +27,8 @@ Kinds (``params`` in brackets):
 ``cache_read_ratio``        cache read tokens / prompt tokens over the calls after the
                             first ``skip_calls`` (default 2) ({min})
 ``tokens_after_compaction`` tokens of every committed compress() output, and of every equal
-                            copy returned ({max})
+                            copy returned ({max}); skips for an engine that never compacts
+                            when its only passes over the line were equal copies
 ``call_order``              the methods were called in this order (a subsequence; L1);
                             ``compress`` is not required of an engine that never compacts
 ``engine_attr``             an engine attribute at a ``check`` step or at the end
@@ -189,8 +190,47 @@ class Inapplicable(str):
     """An expectation this run cannot judge for this engine; the text is the skip reason."""
 
 
+def compress_fault(run: ScenarioRun) -> str:
+    """The root cause that kept every compaction of ``run`` from committing, when compress()
+    itself failed: ``compress|returned|<type>`` (it returned no list, A4) or the key of the
+    first exception it raised; "" when some pass committed or none failed. A missing
+    compaction is then that one finding (the verdict counts it once, under A4), not a second
+    one of the expectation's clause."""
+    rec = run.recorder
+    if any(e.committed for e in rec.compactions):
+        return ""
+    returned = next((e.returned for e in rec.compactions if e.returned), "")
+    if returned:
+        return f"compress|returned|{returned}"
+    return next(
+        (e.root_cause for e in rec.engine_errors if e.method == "compress" and e.root_cause), ""
+    )
+
+
 def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
-    """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`."""
+    """The violation of ``exp`` in ``run``, None when it holds, or :class:`Inapplicable`.
+    A violation about missing compactions or a compaction count carries the root cause of a
+    compress() that failed every pass (:func:`compress_fault`)."""
+    violation = _evaluate(exp, run)
+    counts = exp.kind == "compressions" or (
+        exp.kind == "engine_attr" and exp.params.get("name") == "compression_count"
+    )
+    if (
+        isinstance(violation, ContractViolation)
+        and counts
+        and not getattr(violation, "root_cause", "")
+    ):
+        cause = compress_fault(run)
+        if cause:
+            violation.root_cause = cause
+            violation.detail = (
+                violation.detail.rstrip(".")
+                + "; compress() failed every pass (same root cause as its A4 finding)."
+            )
+    return violation
+
+
+def _evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
     rec = run.recorder
     kind, params = exp.kind, exp.params
     if kind == "engine_attr" and exp.step is not None:
@@ -351,6 +391,15 @@ def evaluate(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
             for e in rec.compactions
             if (e.committed or e.no_progress) and (e.tokens_out or 0) > params["max"]
         ]
+        if over and not run.compacts and all(e.no_progress for e in over):
+            # a pass-through engine (it never compacts) hands back an equal copy: that is its
+            # way of declining, as legal as returning the input object (A4)
+            return Inapplicable(
+                "the engine never compacts (it declares no 'compressor' capability, its "
+                "should_compress() never answered True and compress() removed nothing, here "
+                "and on a probe over its threshold): its compress() hands back an equal copy, "
+                "which declines the pass; no clause asks an engine to compact"
+            )
         if over:
             e = max(over, key=lambda e: e.tokens_out or 0)
             return _violation(

@@ -69,6 +69,8 @@ class CompactionEvent:
             by the runner). A declined pass is legal (A4): it is never a missing compaction.
         no_progress: the new-list kind of decline (an equal copy): its ``tokens_out`` still
             counts where an expectation bounds the size after a compaction.
+        returned: the type name of what compress() returned when it was not a list
+            (``generator``, ``tuple``, ``NoneType``), else "".
     """
 
     step: str
@@ -82,6 +84,7 @@ class CompactionEvent:
     timed_out: bool = False
     declined: bool = False
     no_progress: bool = False
+    returned: str = ""
 
 
 @dataclass
@@ -301,6 +304,7 @@ class ScenarioRecorder(Recorder):
                 t_out,
                 threading.current_thread().name,
                 id(engine),
+                returned="" if isinstance(result, list) else type(result).__name__,
             )
         )
 

@@ -82,6 +82,9 @@ KILLS: dict[str, Kill] = {
     M + "v2_orphan_result:OrphanToolResult": Kill(
         "V2", r"which no earlier assistant message calls|has no tool result after it"
     ),
+    M + "v2_own_thresholds:LeafCutSplitsToolTurn": Kill(
+        "V2", r"which no earlier assistant message calls"
+    ),
     M + "v_messages:DictContentSummary": Kill("V3", r"has content of type dict"),
     M + "v4_drops_system:DropsSystemPrompt": Kill(
         "V4", r"expected the system prompt to stay first"
@@ -167,6 +170,9 @@ KILLS: dict[str, Kill] = {
         "TS2", r"files under \$HERMES_HOME after a compress\(\) pass the host timed out"
     ),
     M + "ts_threads:RacyInstance": Kill("TS3", r"message\(s\) of another session"),
+    M + "ts3_shared_connection:SharedConnectionUnlocked": Kill(
+        "TS3", r"message\(s\) of another session|OperationalError: \"cannot commit"
+    ),
     M + "b_compressor:ThresholdSeventyFive": Kill(
         "B1", r"threshold_tokens on a 200000-token window: expected 100000"
     ),
@@ -292,6 +298,10 @@ TWINS: dict[str, str] = {
     M + "a5_llm_focus:FocusInPrompt": M + "a5_llm_focus:ForgetsFocusInPrompt",
     M + "b5_user_summary:UserSummaryMergedIntoUser": M + "b5_user_summary:UserSummaryAfterSystem",
     M + "b_compressor:FallbackRecordsAnsweredAsks": M + "b_compressor:FallbackReopensAnsweredAsks",
+    M + "v2_own_thresholds:LeafTailEngine": M + "v2_own_thresholds:LeafCutSplitsToolTurn",
+    M + "ts3_shared_connection:SharedConnectionLocked": (
+        M + "ts3_shared_connection:SharedConnectionUnlocked"
+    ),
 }
 
 # Invariants for every engine on realistic sessions (conformance.checks.sessions), each mutant

@@ -11,6 +11,7 @@ and may fire one :class:`~simulator.llm.faults.LLMFault`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,6 +33,11 @@ from simulator.provider.replies import Reply, ReplyPolicy
 DEFAULT_LLM_MODEL = "google/gemini-3-flash-preview"
 #: API key the kit's Hermes configuration sends; also the cache namespace of every request.
 DEFAULT_API_KEY = "sk-kit-engine-llm"
+#: Zero-argument context-manager factories every :meth:`EngineLLM.exchange` runs under. A
+#: conformance run adds one that takes the simulated LLM's own time out of the engine call
+#: it answers (an engine's summary call is answered inside its compress(), and the time the
+#: simulator spends there is not the engine's).
+ANSWER_HOOKS: list[Any] = []
 
 
 @dataclass
@@ -139,7 +145,14 @@ class EngineLLM:
 
         Serialised per LLM (the provider is single-locked anyway). A ``timeout`` fault
         returns ``outcome=None`` at once: waiting (real or virtual) is the caller's part.
+        Runs under every context manager of :data:`ANSWER_HOOKS` (outermost first).
         """
+        with contextlib.ExitStack() as stack:
+            for hook in list(ANSWER_HOOKS):
+                stack.enter_context(hook())
+            return self._exchange(request)
+
+    def _exchange(self, request: Mapping[str, Any]) -> Exchange:
         with self._lock:
             index = self.requests
             self.requests += 1

@@ -94,6 +94,24 @@ def encoding() -> tiktoken.Encoding:
     )
 
 
+#: Where tiktoken itself downloads cl100k_base from; its cache names the file by the sha1 of
+#: this address (``tiktoken.load.read_file_cached``).
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def tiktoken_cache_entries() -> dict[str, Path]:
+    """The files a tiktoken cache folder (``TIKTOKEN_CACHE_DIR``) needs so that
+    ``tiktoken.get_encoding("cl100k_base")`` loads offline: ``{cache file name: the verified
+    cl100k_base file}``, the name being the sha1 hex of :data:`CL100K_URL`, as tiktoken names
+    its cache entries (tiktoken checks the sha256 again when it reads the entry).
+
+    Raises:
+        TokenizerUnavailable: the data file is missing or fails its sha256 check.
+    """
+    encoding()  # verifies the file's sha256 once
+    return {hashlib.sha1(CL100K_URL.encode()).hexdigest(): _data_file()}
+
+
 class _EncodeStats:
     """Counts real encoder invocations (cache misses); tests assert on it."""
 
