@@ -26,6 +26,7 @@ import tempfile
 
 from conformance.engine_loading import load_engine_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError
+from conformance.results import PARTIAL_EXIT
 
 #: Options of pytest and pytest-xdist (and of ``check`` itself) whose value may follow as the
 #: next word: that word is the option's value, not the engine. The kit's own come from
@@ -409,7 +410,7 @@ def _check(argv: list[str]) -> int:
             profile=_profile(rest),
             word="INTERRUPTED",
         )
-    elif unwritten and code not in (0, 1, 5):
+    elif unwritten and code not in (0, 1, 5, PARTIAL_EXIT):
         message = errors.errors() or f"pytest stopped with exit status {code} before a verdict"
         outputs.write_error_verdict(
             json_path, message, engine=_engine_record(args), profile=_profile(rest)

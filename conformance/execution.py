@@ -151,6 +151,7 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
                 result.reaches = list(reaches)
         finally:
             sandbox.close()
+        result = _memory_kept(case, result, session)
         result.llm = ledger.as_dict()
     result.engine_s = engine_seconds() - engine_at_start
     if share is not None:
@@ -218,6 +219,8 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
         progress.case_id = case.id
         progress.hang = outcome.method if isinstance(outcome, Hung) else None
         return progress
+    if isinstance(outcome, Hung) and outcome.stalled:
+        return _stall_finding(case, outcome, session)
     if isinstance(outcome, Hung):
         if outcome.case_limit:
             return Attempt(
@@ -246,6 +249,57 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
         "end the host process; the kit ran the case in a child process, so the run went on)",
     )
     finding.root_cause = f"{method or '?'}|died|{outcome.exit_code}|{outcome.signal}"
+    return Attempt(case.id, "finding", finding=finding)
+
+
+def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
+    """A kit error that is a MemoryError while this child holds most of its memory cap after
+    the engine's calls returned is the engine's finding (it kept what it allocated), not a kit
+    fault: the same finding as a stall at the cap (:func:`_stall_finding`)."""
+    import os
+
+    from conformance.supervisor import address_space, near_memory_cap
+
+    cap = session.options.memory_limit
+    if result.outcome != "error" or "MemoryError" not in result.text:
+        return result
+    if not near_memory_cap(os.getpid(), cap):
+        return result
+    stall = Hung(_last_method(case), 0.0, stalled=True, memory=address_space(os.getpid()))
+    kept = _stall_finding(case, stall, session)
+    kept.reaches = result.reaches
+    return kept
+
+
+def _last_method(case: Any) -> str:
+    from conformance.timeouts import LAST_CALL
+
+    return LAST_CALL[0] if LAST_CALL else ""
+
+
+def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
+    """The attempt of a case whose child sat still at its memory cap after an engine call
+    returned (the supervisor's memory rule), or whose next allocation failed there: a MUST
+    finding under the case's clause naming the last engine call and the memory held, one root
+    cause across cases."""
+    cap = session.options.memory_limit or 0
+    method = outcome.method
+    after = f"after {method}() returned" if method else "between engine calls"
+    then = (
+        f"could not go on for {outcome.seconds:.0f} s, so the kit ended it"
+        if outcome.seconds
+        else "the kit's next allocation failed (MemoryError)"
+    )
+    finding = HostileEngine(
+        case.clause,
+        MUST,
+        method,
+        f"the engine kept memory up to the case's memory cap: {after}, the case's process held "
+        f"{outcome.memory / 1024**3:.2f} GiB of its {cap / 1024**3:g} GiB cap "
+        f"(--conformance-memory-limit) and {then} (an engine must free what it allocates, or "
+        "handle MemoryError, and not keep the host process at its memory limit)",
+    )
+    finding.root_cause = f"{method or '?'}|memory-kept"
     return Attempt(case.id, "finding", finding=finding)
 
 

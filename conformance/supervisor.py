@@ -107,6 +107,11 @@ class Hung:
     thread: int = 0
     progress: Any = None
     case_limit: bool = False
+    #: the door's memory rule (below): the child sat still at its memory cap with no engine
+    #: call in flight; ``method`` is then the last engine call that returned, ``memory`` the
+    #: child's address space in bytes
+    stalled: bool = False
+    memory: int = 0
 
 
 @dataclass
@@ -225,7 +230,13 @@ class Worker:
         flags: dict[str, bool] = {}
         try:
             outcome = _watch(
-                self.pid, self._answers, time.monotonic(), call_limit, case_limit, flags
+                self.pid,
+                self._answers,
+                time.monotonic(),
+                call_limit,
+                case_limit,
+                flags,
+                memory_limit=self.memory_limit,
             )
         finally:
             if flags.get("retire") and self.pid is not None:
@@ -314,7 +325,10 @@ def _child_loop(
             except Exception as exc:  # an answer that does not pickle is a kit bug
                 payload = pickle.dumps(RuntimeError(f"the case's answer does not pickle: {exc}"))
                 kind = _ERROR
-            retire = _threads_left_behind()
+            try:
+                retire = _threads_left_behind() or near_memory_cap(os.getpid(), memory_limit)
+            except MemoryError:  # the engine kept the memory: a fresh child for the next case
+                retire = True
             if retire:
                 _MONITOR.send(_RETIRE, b"")
             _MONITOR.send(kind, payload)
@@ -352,13 +366,18 @@ def _watch(
     call_limit: float,
     case_limit: float,
     flags: dict[str, bool] | None = None,
+    *,
+    memory_limit: int | None = None,
 ) -> Any:
-    """The parent's side: read call starts/ends, progress and the answer; kill on a hang.
-    ``flags["retire"]`` is set when the child says it ends after this answer."""
+    """The parent's side: read call starts/ends, progress and the answer; kill on a hang, or
+    on a stall at the memory cap (:func:`near_memory_cap`: no engine call in flight, no word
+    from the child for ``call_limit`` seconds, its address space at its cap). ``flags["retire"]``
+    is set when the child says it ends after this answer."""
     buffer = b""
     stacks: dict[int, list[tuple[str, float]]] = {}  # thread -> calls in flight, innermost last
     answer: tuple[bytes, bytes] | None = None
     progress: Any = None
+    last_method, heard = "", started
     while answer is None:
         now = time.monotonic()
         tops = [(ident, stack[-1]) for ident, stack in stacks.items() if stack]
@@ -366,6 +385,11 @@ def _watch(
         if oldest is not None and now - oldest[1][1] > call_limit:
             _kill(pid)
             return _with_progress(Hung(oldest[1][0], now - oldest[1][1], oldest[0]), progress)
+        if oldest is None and now - heard > call_limit and near_memory_cap(pid, memory_limit):
+            memory = address_space(pid)
+            _kill(pid)
+            stall = Hung(last_method, now - heard, stalled=True, memory=memory)
+            return _with_progress(stall, progress)
         if now - started > case_limit:
             _kill(pid)
             method = oldest[1][0] if oldest else ""
@@ -381,6 +405,7 @@ def _watch(
         chunk = os.read(fd, 1 << 20)
         if not chunk:
             break  # the child closed the pipe: it ended
+        heard = time.monotonic()
         buffer += chunk
         while len(buffer) >= _HEADER.size:
             kind, size = _HEADER.unpack_from(buffer)
@@ -394,6 +419,7 @@ def _watch(
             if kind == _CALL:
                 ident, _, method = payload.decode("utf-8", "replace").partition("\x00")
                 stacks.setdefault(int(ident), []).append((method, time.monotonic()))
+                last_method = method
             elif kind == _RETURN:
                 stack = stacks.get(int(payload.decode()))
                 if stack:
@@ -424,6 +450,42 @@ def _watch(
     else:
         died = Died(method, os.WEXITSTATUS(status), None, False, elapsed)
     return _with_progress(died, progress)
+
+
+# -- the door's memory rule --------------------------------------------------------------
+# An engine that allocates up to the child's memory cap and keeps what it got (on itself, in a
+# module global) leaves the child unable to go on once its call returned: the kit's own next
+# allocation fails, in a thread that may hold a lock, and the child sits in a futex wait with
+# no engine call in flight, so the per-call limit does not apply. Two rules end that: a child
+# whose address space is near its cap after a task retires (the next case gets a fresh one),
+# and a child that says nothing for the per-call limit with no call in flight while at its cap
+# is killed and reported (:class:`Hung` with ``stalled``), naming the last engine call.
+
+#: Share of the memory cap at which a child counts as "at its cap" (address space).
+NEAR_CAP = 0.9
+#: Share of the cap past which a child retires after its answer (memory the engine kept).
+RETIRE_AT = 0.6
+
+
+def address_space(pid: int) -> int:
+    """The address space of process ``pid`` in bytes (``/proc/<pid>/statm``; 0 where there is
+    no such file: then the memory rule is off and the case cap is the backstop)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            pages = int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def near_memory_cap(pid: int, memory_limit: int | None, share: float | None = None) -> bool:
+    """True when ``pid``'s address space is past ``share`` of ``memory_limit`` (default: at
+    its cap, :data:`NEAR_CAP`; a child checks itself against :data:`RETIRE_AT`)."""
+    if not memory_limit:
+        return False
+    if share is None:
+        share = NEAR_CAP if pid != os.getpid() else RETIRE_AT
+    return address_space(pid) >= share * memory_limit
 
 
 def _with_progress(outcome: Any, progress: Any) -> Any:
@@ -489,6 +551,8 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "address_space",
+    "near_memory_cap",
     "Died",
     "Hung",
     "ISOLATIONS",

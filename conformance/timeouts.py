@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from conformance import engine_clock
 from conformance.errors import EngineTimeout
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
@@ -32,12 +33,17 @@ CALL_HOOKS: list[tuple[Callable[[str], None], Callable[[], None]]] = []
 
 _ENGINE_SECONDS = [0.0]
 _ENGINE_LOCK = threading.Lock()
+#: The last outermost engine call that began in this process (its method), "" before any.
+LAST_CALL: list[str] = [""]
+#: thread ident -> the :func:`conformance.engine_clock.stamp` of its outermost call in flight.
+_CALL_STAMPS: dict[int, tuple[float, float]] = {}
 
 
 def engine_seconds() -> float:
-    """Seconds spent inside outermost engine calls (:func:`calling`) in this process so far,
-    summed over threads: what the drawing budget counts, so that a fast engine's checks draw
-    the same examples on a loaded machine as on an idle one."""
+    """Demand seconds spent inside outermost engine calls (:func:`calling`) in this process so
+    far, summed over threads (:mod:`conformance.engine_clock`: wall time less the time the
+    thread waited for a CPU): what the drawing budget counts, so that the same engine draws the
+    same examples on a loaded machine as on an idle one."""
     return _ENGINE_SECONDS[0]
 
 
@@ -49,6 +55,9 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
     previous = CURRENT_CALL.get(me), CALL_STARTED.get(me)
     CURRENT_CALL[me] = (clause, level, method)
     CALL_STARTED[me] = time.monotonic()
+    if previous[0] is None:
+        _CALL_STAMPS[me] = engine_clock.stamp()
+        LAST_CALL[0] = method
     for started, _ in CALL_HOOKS:
         started(method)
     try:
@@ -57,8 +66,10 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
         for _, ended in CALL_HOOKS:
             ended()
         if previous[0] is None:
+            stamp = _CALL_STAMPS.pop(me, None)
+            spent = engine_clock.demand_since(stamp) if stamp is not None else 0.0
             with _ENGINE_LOCK:
-                _ENGINE_SECONDS[0] += time.monotonic() - CALL_STARTED.get(me, time.monotonic())
+                _ENGINE_SECONDS[0] += spent
             CURRENT_CALL.pop(me, None)
             CALL_STARTED.pop(me, None)
         else:
