@@ -24,7 +24,7 @@ import shutil
 import sys
 import tempfile
 
-from conformance.engine_loading import load_engine_factory, parse_kwargs
+from conformance.engine_loading import deferred_engine_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError
 from conformance.results import PARTIAL_EXIT
 
@@ -325,7 +325,8 @@ def _check(argv: list[str]) -> int:
                     return usage_error(str(exc))
     if args.engine:
         try:
-            load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast
+            # fail fast, resolved in a child: the engine's module never runs in this process
+            deferred_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
         except EngineSpecError as exc:
             return usage_error(str(exc))
     elif args.engine_plugin and not os.path.isdir(args.engine_plugin):

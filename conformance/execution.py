@@ -168,6 +168,11 @@ def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
     engine_at_start = engine_seconds()
     with engine_llm(first.id) as (ledger, seed_home):
         _play_and_judge(session, cases, out, seed_home)
+        by_id = {c.id: c for c in cases}
+        for key, attempt_ in list(out.items()):
+            out[key] = _memory_kept(by_id[key], attempt_, session)
+            out[key].counted = attempt_.counted
+            out[key].hang = attempt_.hang
         for attempt_ in out.values():
             attempt_.llm = ledger.as_dict() if attempt_.counted else {}
             if attempt_.counted:
@@ -253,19 +258,19 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
 
 
 def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
-    """A kit error that is a MemoryError while this child holds most of its memory cap after
-    the engine's calls returned is the engine's finding (it kept what it allocated), not a kit
-    fault: the same finding as a stall at the cap (:func:`_stall_finding`)."""
+    """A kit error while this child is at its memory cap (the kit's own allocation, or a
+    thread it starts, failed) is the engine's finding, not a kit fault: the engine took the
+    memory and kept it. The same finding as a stall at the cap (:func:`_stall_finding`)."""
     import os
 
-    from conformance.supervisor import address_space, near_memory_cap
+    from conformance.supervisor import NEAR_CAP, address_space, memory_taken_in, near_memory_cap
 
-    cap = session.options.memory_limit
-    if result.outcome != "error" or "MemoryError" not in result.text:
+    if result.outcome != "error":
         return result
-    if not near_memory_cap(os.getpid(), cap):
+    if not near_memory_cap(os.getpid(), session.options.memory_limit, NEAR_CAP):
         return result
-    stall = Hung(_last_method(case), 0.0, stalled=True, memory=address_space(os.getpid()))
+    method = memory_taken_in() or _last_method(case)
+    stall = Hung(method, 0.0, stalled=True, memory=address_space(os.getpid()))
     kept = _stall_finding(case, stall, session)
     kept.reaches = result.reaches
     return kept
@@ -284,7 +289,7 @@ def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
     cause across cases."""
     cap = session.options.memory_limit or 0
     method = outcome.method
-    after = f"after {method}() returned" if method else "between engine calls"
+    after = f"it took the memory in {method}() and kept it" if method else "between engine calls"
     then = (
         f"could not go on for {outcome.seconds:.0f} s, so the kit ended it"
         if outcome.seconds
@@ -299,7 +304,7 @@ def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
         f"(--conformance-memory-limit) and {then} (an engine must free what it allocates, or "
         "handle MemoryError, and not keep the host process at its memory limit)",
     )
-    finding.root_cause = f"{method or '?'}|memory-kept"
+    finding.root_cause = "memory-kept"  # one cause, whichever case met it
     return Attempt(case.id, "finding", finding=finding)
 
 

@@ -46,6 +46,9 @@ DEFAULT_MEMORY_LIMIT = 4 * 1024**3
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 _CALL, _RETURN, _ANSWER, _ERROR, _PROGRESS = b"C", b"R", b"A", b"E", b"P"
+#: An engine call that returned having grown the child's address space by a big part of its
+#: cap (the method; the memory rule below names it).
+_GREW = b"G"
 #: The child's last message before it retires (its engine left threads running): a flag byte
 #: sent right after the answer.
 _RETIRE = b"Z"
@@ -141,6 +144,8 @@ def call_started(method: str) -> None:
     monitor = _MONITOR
     if monitor is not None:
         ident = threading.get_ident()
+        if _CAP[0]:
+            _CALL_MEMORY.setdefault(ident, []).append((method, address_space(os.getpid())))
         monitor.send(_CALL, f"{ident}\x00{method}".encode("utf-8", "replace"))
 
 
@@ -148,7 +153,14 @@ def call_ended() -> None:
     """In a supervised child: the engine call of this thread returned (no-op elsewhere)."""
     monitor = _MONITOR
     if monitor is not None:
-        monitor.send(_RETURN, str(threading.get_ident()).encode())
+        ident = threading.get_ident()
+        stack = _CALL_MEMORY.get(ident)
+        if stack:
+            method, before = stack.pop()
+            if address_space(os.getpid()) - before >= GREW_BY * _CAP[0]:
+                GREW_IN[0] = method  # the call that took (and kept) a big part of the cap
+                monitor.send(_GREW, method.encode("utf-8", "replace"))
+        monitor.send(_RETURN, str(ident).encode())
 
 
 def supervised() -> bool:
@@ -307,6 +319,7 @@ def _child_loop(
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            _CAP[0] = memory_limit
         if on_start is not None:
             on_start()
         while True:
@@ -377,7 +390,7 @@ def _watch(
     stacks: dict[int, list[tuple[str, float]]] = {}  # thread -> calls in flight, innermost last
     answer: tuple[bytes, bytes] | None = None
     progress: Any = None
-    last_method, heard = "", started
+    last_method, grew, heard = "", "", started
     while answer is None:
         now = time.monotonic()
         tops = [(ident, stack[-1]) for ident, stack in stacks.items() if stack]
@@ -388,7 +401,7 @@ def _watch(
         if oldest is None and now - heard > call_limit and near_memory_cap(pid, memory_limit):
             memory = address_space(pid)
             _kill(pid)
-            stall = Hung(last_method, now - heard, stalled=True, memory=memory)
+            stall = Hung(grew or last_method, now - heard, stalled=True, memory=memory)
             return _with_progress(stall, progress)
         if now - started > case_limit:
             _kill(pid)
@@ -426,6 +439,8 @@ def _watch(
                     stack.pop()
             elif kind == _PROGRESS:
                 progress = pickle.loads(payload)
+            elif kind == _GREW:
+                grew = payload.decode("utf-8", "replace")
             elif kind == _RETIRE:
                 if flags is not None:
                     flags["retire"] = True
@@ -460,6 +475,23 @@ def _watch(
 # whose address space is near its cap after a task retires (the next case gets a fresh one),
 # and a child that says nothing for the per-call limit with no call in flight while at its cap
 # is killed and reported (:class:`Hung` with ``stalled``), naming the last engine call.
+
+#: The memory cap of this supervised child in bytes (0: none, or not in a child).
+_CAP = [0]
+#: thread ident -> (method, address space at its start) of the engine calls in flight.
+_CALL_MEMORY: dict[int, list[tuple[str, int]]] = {}
+#: Share of the cap one engine call must add to the address space to be named as the one
+#: that took the memory (:func:`memory_taken_in`).
+GREW_BY = 0.25
+#: The last engine call that grew the address space by :data:`GREW_BY` of the cap or more.
+GREW_IN = [""]
+
+
+def memory_taken_in() -> str:
+    """In a supervised child: the last engine method whose call grew the child's address space
+    by a quarter of its cap or more ("" when none did)."""
+    return GREW_IN[0]
+
 
 #: Share of the memory cap at which a child counts as "at its cap" (address space).
 NEAR_CAP = 0.9
@@ -552,6 +584,7 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "address_space",
+    "memory_taken_in",
     "near_memory_cap",
     "Died",
     "Hung",

@@ -128,6 +128,10 @@ def constructor_label(factory: Any) -> str:
     :class:`~conformance.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
     function), the callable's name otherwise."""
     target = getattr(factory, "target", factory)
+    if target is None:  # a deferred factory not resolved yet: the name its spec gives
+        spec = getattr(factory, "spec", "") or ""
+        name = spec.rpartition(":")[2].rpartition(".")[2] or "engine"
+        return f"{name}()"
     name = getattr(target, "__name__", None) or type(target).__name__
     return f"{name}()"
 

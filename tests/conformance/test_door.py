@@ -568,3 +568,89 @@ def test_scenario_files_past_the_budget_are_skipped_with_a_note_never_failed(tmp
         RunOptions(profile="quick", budget=0, only=only[:2]), slowish.SlowCompress
     ).run_all()
     assert not any(r.budget_reached for r in unbounded)
+
+
+KEEPS_MEMORY = '''
+from reference_engines.mutants._base import MinimalEngine
+
+
+class KeepsWhatItGot(MinimalEngine):
+    """Allocates up to the memory cap and keeps what it got (no MemoryError handling)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = []
+
+    def compress(self, messages, *a, **k):
+        while True:
+            self.blocks.append(bytearray(16 * 1024**2))
+'''
+
+
+def _processes_naming(word: str) -> list[str]:
+    """Command lines of the live processes whose command line holds ``word``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if word in cmd:
+                out.append(f"{entry.name}: {cmd}")
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="the memory rule reads /proc")
+def test_an_engine_that_keeps_memory_up_to_the_cap_ends_in_a_complete_true_verdict(tmp_path):
+    (tmp_path / "keeps_memory.py").write_text(KEEPS_MEMORY)
+    proc, data = _check(
+        tmp_path,
+        "keeps_memory:KeepsWhatItGot",
+        "--conformance-profile=quick",
+        "--conformance-timeout=5",
+        "--conformance-memory-limit=1",
+        "-k",
+        "A4-compress-returns-list or A4-returns-new-list or C1 or O3 or scenario:l1-lifecycle",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["cases_run"] == data["cases_total"] > 0
+    # every row is a judgement about the engine: no "check could not complete" kit error
+    assert not [r for r in data["results"] if r["outcome"] == "error"], [
+        r["message"][:200] for r in data["results"] if r["outcome"] == "error"
+    ]
+    messages = [r["message"] for r in data["results"] if r["outcome"] == "failed"]
+    assert any(
+        "[A4 MUST] compress() raised" in m and "MemoryError" in m for m in messages
+    ), messages
+    kept = [m for m in messages if "the engine kept memory up to the case's memory cap" in m]
+    assert all("compress()" in m for m in kept), kept
+    assert not _processes_naming("keeps_memory:KeepsWhatItGot")
+
+
+def _hoards_then_waits(task):
+    """A child's task: allocate up to the cap, keep it, then wait forever (no call in flight)."""
+    import threading
+
+    kept = []
+    try:
+        while True:
+            kept.append(bytearray(16 * 1024**2))
+    except MemoryError:
+        pass
+    _hoards_then_waits.kept = kept
+    threading.Event().wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="the memory rule reads /proc")
+def test_a_child_that_sits_still_at_its_memory_cap_is_ended_and_reported():
+    from conformance.supervisor import Hung, Worker, fork_available
+
+    if not fork_available():
+        pytest.skip("no fork")
+    worker = Worker(_hoards_then_waits, memory_limit=1024**3)
+    outcome = worker.call("task", call_limit=2.0, case_limit=600.0)
+    assert isinstance(outcome, Hung) and outcome.stalled and not outcome.case_limit, outcome
+    assert outcome.memory >= 0.9 * 1024**3
+    assert worker.pid is None  # killed and reaped, nothing left behind
