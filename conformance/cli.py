@@ -3,7 +3,8 @@
 Subcommands:
 - ``check MODULE:ATTR [--engine-kwargs JSON] [--json FILE] [pytest/plugin options...]``:
   run the conformance checks (through pytest, so every plugin option works) and exit
-  non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
+  non-zero when a MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget
+  cut checks short). State (failure files) goes to a temp dir unless
   ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
   ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them). Bad input is
   one ``error:`` line and exit 4 before anything runs (paths that cannot be written included),

@@ -9,7 +9,9 @@ bundled library and says so on its first line; ``--library`` adds the library to
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
 failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
 option value (a ``--report`` path that cannot be written is one, found before the run); 4 for
-an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran.
+an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran;
+6 when nothing failed but the scenario budget left files unplayed (``PARTIAL``). The engine's
+module is resolved, and the engine built, only in supervised children (the door).
 ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
 """
 

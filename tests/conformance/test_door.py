@@ -621,9 +621,9 @@ def test_an_engine_that_keeps_memory_up_to_the_cap_ends_in_a_complete_true_verdi
         r["message"][:200] for r in data["results"] if r["outcome"] == "error"
     ]
     messages = [r["message"] for r in data["results"] if r["outcome"] == "failed"]
-    assert any(
-        "[A4 MUST] compress() raised" in m and "MemoryError" in m for m in messages
-    ), messages
+    assert any("[A4 MUST] compress() raised" in m and "MemoryError" in m for m in messages), (
+        messages
+    )
     kept = [m for m in messages if "the engine kept memory up to the case's memory cap" in m]
     assert all("compress()" in m for m in kept), kept
     assert not _processes_naming("keeps_memory:KeepsWhatItGot")
@@ -654,3 +654,80 @@ def test_a_child_that_sits_still_at_its_memory_cap_is_ended_and_reported():
     assert isinstance(outcome, Hung) and outcome.stalled and not outcome.case_limit, outcome
     assert outcome.memory >= 0.9 * 1024**3
     assert worker.pid is None  # killed and reaped, nothing left behind
+
+
+FORGERS = '''
+import os
+
+import conformance.results
+import conformance.verdict
+from reference_engines.mutants._base import MinimalEngine
+
+
+def _forge():
+    conformance.verdict.Verdict.word = lambda self, strict=False: "PASS"
+    conformance.results.exit_code = lambda results, strict=False: 0
+
+
+_forge()  # at import: the module must not run in the process that writes the verdict
+
+
+class ForgesThePass(MinimalEngine):
+    """Drops the system prompt (a V4 MUST failure) and patches the kit's verdict, at import
+    and in its constructor."""
+
+    def __init__(self):
+        super().__init__()
+        _forge()
+
+    def compress(self, messages, *a, **k):
+        out = super().compress(messages, *a, **k)
+        return [m for m in out if m.get("role") != "system"]
+
+
+class ForksInItsConstructor(MinimalEngine):
+    """Starts a process when it is built (a worker pool, say); the sandbox refuses it."""
+
+    def __init__(self):
+        super().__init__()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+'''
+
+
+@pytest.mark.slow
+def test_an_engine_that_patches_the_kit_cannot_forge_the_verdict(tmp_path):
+    (tmp_path / "forgers.py").write_text(FORGERS)
+    proc, data = _check(
+        tmp_path,
+        "forgers:ForgesThePass",
+        "--conformance-profile=quick",
+        "-k",
+        "V4-system-prompt-first or A1",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["failures_by_level"]["MUST"] >= 1, data
+    assert "verdict: FAIL" in proc.stdout and "verdict: PASS" not in proc.stdout
+    (v4,) = [r for r in data["results"] if r["check"] == "V4-system-prompt-first[compress]"]
+    assert v4["outcome"] == "failed"
+
+
+@pytest.mark.slow
+def test_an_engine_that_forks_in_its_constructor_gets_an_e1_finding_not_a_usage_error(tmp_path):
+    (tmp_path / "forgers.py").write_text(FORGERS.replace("_forge()  # at import", "# _forge()"))
+    proc, data = _check(
+        tmp_path,
+        "forgers:ForksInItsConstructor",
+        "--conformance-profile=quick",
+        "-k",
+        "A1 or A4-compress-returns-list or scenario:l1-lifecycle",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["cases_run"] == data["cases_total"] > 0
+    assert data["failures_by_level"] == {"MUST": 1, "SHOULD": 0}, data["failures_by_level"]
+    rows = [r for r in data["results"] if r["outcome"] == "failed"]
+    assert rows and all(r["clause"] == "E1" for r in rows), [r["message"][:200] for r in rows]
+    assert all("cannot be built in its sandbox" in r["message"] for r in rows)
+    assert "os.fork" in rows[0]["message"] and "forgers.py:" in rows[0]["message"]
