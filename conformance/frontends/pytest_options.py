@@ -233,7 +233,11 @@ def engine_kwargs_text(config: pytest.Config) -> str | None:
 def _factory(config: pytest.Config, replay: dict[str, Any] | None) -> EngineFactory | None:
     # resolved in a child: the engine's module never runs in this process (engine_loading)
     spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin")
-    timeout = _timeout(config)
+    # an import is no engine call: the per-call limit bounds it only when it is longer (and
+    # valid: a bad value is reported once the options are read)
+    given = _timeout(config)
+    timeout = given if 0 < given < float("inf") and given > DEFAULT_CHECK_TIMEOUT_S else None
+    timeout = timeout or DEFAULT_CHECK_TIMEOUT_S
     if spec:
         return deferred_engine_factory(
             spec, parse_kwargs(engine_kwargs_text(config)), timeout=timeout

@@ -136,10 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     timeout = args.timeout or DEFAULT_CHECK_TIMEOUT_S
     try:  # resolved in a child: the engine's module never runs in this process
         factory = (
-            deferred_plugin_factory(args.engine_plugin, timeout=timeout)
+            deferred_plugin_factory(args.engine_plugin, timeout=max(timeout, 120.0))
             if args.engine_plugin
             else deferred_engine_factory(
-                args.engine, parse_kwargs(args.engine_kwargs), timeout=timeout
+                args.engine, parse_kwargs(args.engine_kwargs), timeout=max(timeout, 120.0)
             )
         )
     except EngineSpecError as exc:
