@@ -734,3 +734,40 @@ def test_an_engine_that_forks_in_its_constructor_gets_an_e1_finding_not_a_usage_
     assert rows and all(r["clause"] == "E1" for r in rows), [r["message"][:200] for r in rows]
     assert all("cannot be built in its sandbox" in r["message"] for r in rows)
     assert "os.fork" in rows[0]["message"] and "forgers.py:" in rows[0]["message"]
+
+
+MARKS_THE_KIT = """
+import conformance.verdict
+from reference_engines.mutants._base import MinimalEngine
+
+conformance.verdict.Verdict.marked_at_import = True
+
+
+class MarksTheKit(MinimalEngine):
+    conformance_capabilities = frozenset({"compressor"})
+
+    def __init__(self):
+        super().__init__()
+        conformance.verdict.Verdict.marked_by_constructor = True
+"""
+
+
+def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, monkeypatch):
+    import sys
+
+    from conformance.engine_loading import deferred_engine_factory
+    from conformance.verdict import Verdict
+
+    (tmp_path / "marks_the_kit.py").write_text(MARKS_THE_KIT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    factory = deferred_engine_factory("marks_the_kit:MarksTheKit")
+    assert factory.target is None and factory.cli_args() == "--engine=marks_the_kit:MarksTheKit"
+    session = ConformanceSession(RunOptions(profile="quick", scenarios=False), factory)
+    declared = session.declarations  # probed in a child, handed back as plain data
+    assert declared.error is None and "compressor" in declared.capabilities, declared
+    (result,) = [session.run_case(session.case("A2-usage-updates-counters"))]
+    session.close()
+    assert result.outcome == "passed", result.message
+    assert "marks_the_kit" not in sys.modules
+    assert not hasattr(Verdict, "marked_at_import")
+    assert not hasattr(Verdict, "marked_by_constructor")
