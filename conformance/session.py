@@ -57,6 +57,7 @@ from conformance.supervisor import (
     ISOLATIONS,
     Died,
     Hung,
+    RefusedAnswer,
     Worker,
     fork_available,
     supervised,
@@ -716,9 +717,13 @@ class ConformanceSession:
             self._worker = Worker(
                 self.serve, memory_limit=o.memory_limit, on_start=install_audit_hook
             )
-        outcome = self._worker.call(
-            task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
-        )
+        try:
+            outcome = self._worker.call(
+                task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
+            )
+        except RefusedAnswer as exc:  # the child handed back more than data: never loaded here
+            self.close()
+            return {c.id: Attempt(c.id, "error", text=str(exc)) for c in cases}
         if isinstance(outcome, (Died, Hung)):
             return {c.id: from_death(c, outcome, self) for c in cases}
         return outcome

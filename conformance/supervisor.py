@@ -438,7 +438,10 @@ def _watch(
                 if stack:
                     stack.pop()
             elif kind == _PROGRESS:
-                progress = pickle.loads(payload)
+                try:
+                    progress = _kit_loads(payload)
+                except RefusedAnswer:
+                    progress = None
             elif kind == _GREW:
                 grew = payload.decode("utf-8", "replace")
             elif kind == _RETIRE:
@@ -448,7 +451,7 @@ def _watch(
                 answer = (kind, payload)
                 break
     if answer is not None:  # the child goes on serving: it is not reaped here
-        value = pickle.loads(answer[1])
+        value = _kit_loads(answer[1])
         if answer[0] == _ERROR:
             if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
                 from conformance.errors import exception_text
@@ -520,6 +523,73 @@ def near_memory_cap(pid: int, memory_limit: int | None, share: float | None = No
     return address_space(pid) >= share * memory_limit
 
 
+# -- the door: what a child hands back is data, never code -----------------------------------
+# The child runs the engine, so the engine could write its own bytes to the answer pipe. A
+# plain ``pickle.loads`` would run whatever those bytes name (``os.system``, the engine's own
+# module, a patch of the verdict) in the process that writes the verdict. The parent therefore
+# loads only classes: the kit's own (``conformance.*``, ``simulator.*``) and the builtin
+# containers, scalars and exceptions; a function, or a class of any other module (an engine's
+# own type inside a returned value, say), is refused, and the case says so.
+
+_SAFE_BUILTINS = frozenset(
+    {
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "slice",
+        "str",
+        "tuple",
+        "type",
+    }
+)
+
+
+class _KitUnpickler(pickle.Unpickler):
+    """Loads only the kit's own classes and the builtin data types and exceptions."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and (
+            name in _SAFE_BUILTINS or name.endswith(("Error", "Exception", "Warning"))
+        ):
+            return super().find_class(module, name)
+        if module.split(".")[0] in ("conformance", "simulator", "collections", "hypothesis"):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(
+            f"the case's child sent {module}.{name}, which is not a class of the kit or a "
+            "builtin data type (the kit's process loads no engine code)"
+        )
+
+
+class RefusedAnswer(RuntimeError):
+    """What a child handed back was refused (:class:`_KitUnpickler`) or did not load."""
+
+
+def _kit_loads(payload: bytes) -> Any:
+    """``payload`` unpickled with :class:`_KitUnpickler`.
+
+    Raises:
+        RefusedAnswer: a refused or broken payload (saying why).
+    """
+    import io
+
+    try:
+        return _KitUnpickler(io.BytesIO(payload)).load()
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes were, they are refused
+        text = f"{type(exc).__name__}: {exc}"[:300]
+        raise RefusedAnswer(f"the case's answer was refused: {text}") from None
+
+
 def _with_progress(outcome: Any, progress: Any) -> Any:
     outcome.progress = progress
     return outcome
@@ -583,6 +653,7 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "RefusedAnswer",
     "address_space",
     "memory_taken_in",
     "near_memory_cap",

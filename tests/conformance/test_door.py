@@ -771,3 +771,45 @@ def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, mo
     assert "marks_the_kit" not in sys.modules
     assert not hasattr(Verdict, "marked_at_import")
     assert not hasattr(Verdict, "marked_by_constructor")
+
+
+WRITES_TO_THE_PIPE = '''
+import pickle
+
+from conformance import supervisor
+from reference_engines.mutants._base import MinimalEngine
+
+
+class _Patch:
+    def __reduce__(self):
+        return (exec, ("import conformance.verdict; conformance.verdict.Verdict.hacked = True",))
+
+
+class WritesToThePipe(MinimalEngine):
+    """Writes its own 'answer' to the pipe its case's child reports on."""
+
+    def compress(self, messages, *a, **k):
+        monitor = supervisor._MONITOR
+        if monitor is not None:
+            monitor.send(b"P", pickle.dumps(_Patch()))
+            monitor.send(b"A", pickle.dumps(_Patch()))
+        return super().compress(messages, *a, **k)
+'''
+
+
+def test_what_a_child_hands_back_is_loaded_as_data_never_as_code(tmp_path, monkeypatch):
+    from conformance.verdict import Verdict
+
+    (tmp_path / "writes_to_the_pipe.py").write_text(WRITES_TO_THE_PIPE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import writes_to_the_pipe
+
+    (result,) = run_conformance(
+        writes_to_the_pipe.WritesToThePipe,
+        profile="quick",
+        only=["A4-compress-returns-list"],
+        scenarios=False,
+    )
+    assert not hasattr(Verdict, "hacked")
+    assert result.outcome == "error" and "the case's answer was refused" in result.message
+    assert "builtins.exec" in result.message
