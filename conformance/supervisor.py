@@ -502,12 +502,21 @@ NEAR_CAP = 0.9
 RETIRE_AT = 0.6
 
 
+_OWN_STATM: list = [None, None]  # [pid, fd] of this process's /proc/self/statm, kept open
+
+
 def address_space(pid: int) -> int:
     """The address space of process ``pid`` in bytes (``/proc/<pid>/statm``; 0 where there is
-    no such file: then the memory rule is off and the case cap is the backstop)."""
+    no such file: then the memory rule is off and the case cap is the backstop). This
+    process's own file stays open (re-read with ``pread``)."""
     try:
-        with open(f"/proc/{pid}/statm", "rb") as fh:
-            pages = int(fh.read().split()[0])
+        if pid == os.getpid():
+            if _OWN_STATM[0] != pid:
+                _OWN_STATM[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY)]
+            pages = int(os.pread(_OWN_STATM[1], 128, 0).split()[0])
+        else:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                pages = int(fh.read().split()[0])
     except (OSError, ValueError, IndexError):
         return 0
     return pages * os.sysconf("SC_PAGE_SIZE")
