@@ -55,19 +55,19 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
     previous = CURRENT_CALL.get(me), CALL_STARTED.get(me)
     CURRENT_CALL[me] = (clause, level, method)
     CALL_STARTED[me] = time.monotonic()
-    if previous[0] is None:
-        _CALL_STAMPS[me] = engine_clock.stamp()
-        LAST_CALL[0] = method
     for started, _ in CALL_HOOKS:
         started(method)
+    if previous[0] is None:  # stamped after the kit's hooks: their time is not the engine's
+        _CALL_STAMPS[me] = engine_clock.stamp()
+        LAST_CALL[0] = method
     try:
         yield
     finally:
+        stamp = _CALL_STAMPS.pop(me, None) if previous[0] is None else None
+        spent = engine_clock.demand_since(stamp) if stamp is not None else 0.0
         for _, ended in CALL_HOOKS:
             ended()
         if previous[0] is None:
-            stamp = _CALL_STAMPS.pop(me, None)
-            spent = engine_clock.demand_since(stamp) if stamp is not None else 0.0
             with _ENGINE_LOCK:
                 _ENGINE_SECONDS[0] += spent
             CURRENT_CALL.pop(me, None)
