@@ -360,7 +360,7 @@ class ConformanceSession:
         worker = Worker(
             lambda _task: self._probe_here(),
             memory_limit=o.memory_limit,
-            on_start=install_audit_hook,
+            on_start=self._child_start,
         )
         try:
             outcome = worker.call(
@@ -381,6 +381,19 @@ class ConformanceSession:
                 capabilities=o.capabilities, expected_failures=dict(o.xfails), error=error
             )
         return outcome
+
+    def _child_start(self) -> None:
+        """First thing in each supervised child: the audit hook, then the engine's module
+        imported (a deferred factory resolved) outside any case's sandbox, in the real
+        environment, as Hermes imports it (an engine that takes ``~`` at import gets the real
+        one, and writing there is E1's finding)."""
+        install_audit_hook()
+        resolve = getattr(self.factory, "resolve", None)
+        if resolve is not None:
+            try:
+                resolve()
+            except Exception:  # noqa: BLE001 - reported where the engine is built
+                pass
 
     def _probe_here(self) -> Declarations:
         extra = self.options.capabilities  # validated by RunOptions.validate()
@@ -561,7 +574,7 @@ class ConformanceSession:
                 worker = Worker(
                     lambda _task: plot_view(self._play_for_plot(case)),
                     memory_limit=o.memory_limit,
-                    on_start=install_audit_hook,
+                    on_start=self._child_start,
                 )
                 try:
                     outcome = worker.call(
@@ -715,7 +728,7 @@ class ConformanceSession:
         self.context  # noqa: B018 - built before the child forks, so it inherits it
         if self._worker is None:
             self._worker = Worker(
-                self.serve, memory_limit=o.memory_limit, on_start=install_audit_hook
+                self.serve, memory_limit=o.memory_limit, on_start=self._child_start
             )
         try:
             outcome = self._worker.call(
