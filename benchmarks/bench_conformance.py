@@ -65,7 +65,7 @@ def verdict_seconds(spec: str, extra: list[str]) -> float:
         started = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1, 6):  # 6: PARTIAL, the budget cut checks short
         raise SystemExit(
             f"pytest failed for {spec} {extra}: rc={proc.returncode}\n{proc.stdout[-2000:]}"
         )

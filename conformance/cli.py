@@ -3,7 +3,8 @@
 Subcommands:
 - ``check MODULE:ATTR [--engine-kwargs JSON] [--json FILE] [pytest/plugin options...]``:
   run the conformance checks (through pytest, so every plugin option works) and exit
-  non-zero when a MUST check fails. State (failure files) goes to a temp dir unless
+  non-zero when a MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget
+  cut checks short). State (failure files) goes to a temp dir unless
   ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
   ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them). Bad input is
   one ``error:`` line and exit 4 before anything runs (paths that cannot be written included),
@@ -24,8 +25,9 @@ import shutil
 import sys
 import tempfile
 
-from conformance.engine_loading import load_engine_factory, parse_kwargs
+from conformance.engine_loading import deferred_engine_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError
+from conformance.results import PARTIAL_EXIT
 
 #: Options of pytest and pytest-xdist (and of ``check`` itself) whose value may follow as the
 #: next word: that word is the option's value, not the engine. The kit's own come from
@@ -336,7 +338,8 @@ def _check(argv: list[str]) -> int:
                     return usage_error(str(exc))
     if args.engine:
         try:
-            load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))  # fail fast
+            # fail fast, resolved in a child: the engine's module never runs in this process
+            deferred_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
         except EngineSpecError as exc:
             return usage_error(str(exc))
     elif args.engine_plugin and not os.path.isdir(args.engine_plugin):
@@ -422,7 +425,7 @@ def _check(argv: list[str]) -> int:
             profile=_profile(rest),
             word="INTERRUPTED",
         )
-    elif unwritten and code not in (0, 1, 5):
+    elif unwritten and code not in (0, 1, 5, PARTIAL_EXIT):
         message = errors.errors() or f"pytest stopped with exit status {code} before a verdict"
         outputs.write_error_verdict(
             json_path, message, engine=_engine_record(args), profile=_profile(rest)

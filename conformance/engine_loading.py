@@ -230,13 +230,16 @@ def load_plugin_factory(plugin_dir: str) -> PluginFolderFactory:
     return PluginFolderFactory(str(plugin_dir), factory)
 
 
-def factory_from_record(record: Any) -> EngineFactory:
-    """The factory a replay file names (:meth:`EngineFactory.record`).
+def factory_from_record(record: Any, *, deferred: bool = False) -> EngineFactory:
+    """The factory a replay file names (:meth:`EngineFactory.record`); ``deferred``: resolved
+    in a child process, never in this one (:func:`deferred_engine_factory`).
 
     Raises:
         EngineSpecError: the record names no engine, or it cannot be loaded.
     """
     if isinstance(record, dict) and record.get("plugin"):
+        if deferred:
+            return deferred_plugin_factory(str(record["plugin"]))
         return load_plugin_factory(str(record["plugin"]))
     if isinstance(record, dict) and record.get("spec"):
         kwargs = record.get("kwargs") or {}
@@ -247,6 +250,8 @@ def factory_from_record(record: Any) -> EngineFactory:
                 "with --engine=MODULE:ATTR --engine-kwargs='{...}'"
             )
         check_kwargs_depth(kwargs, "the replay file's engine kwargs")
+        if deferred:
+            return deferred_engine_factory(str(record["spec"]), dict(kwargs))
         return load_engine_factory(str(record["spec"]), dict(kwargs))
     raise EngineSpecError(
         "the replay file names no engine the kit can load; give it with --engine=MODULE:ATTR"
@@ -341,3 +346,118 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
             "new one. " + SPEC_HELP
         )
     return EngineFactory(spec, target, dict(kwargs or {}))
+
+
+# -- the door: the kit's own process never runs the engine's code ---------------------------
+# ``--engine=MODULE:ATTR`` and ``--engine-plugin DIR`` are resolved in a supervised child that
+# hands back plain data (None, or the usage error's text); the factory the run keeps is
+# deferred: it imports the module (or loads the plugin) where it is first called, which is a
+# case's supervised child. So neither the module's import-time code nor the constructor runs
+# in the process that writes the verdict, and nothing they do (patching the kit's verdict, say)
+# reaches it. ``run_conformance(factory)`` and the conftest fixture route hand the kit an
+# object the caller imported already: the kit still builds engines only in children.
+
+
+class DeferredEngineFactory(EngineFactory):
+    """``--engine=MODULE:ATTR`` resolved where it is first called (``target`` is None until
+    then); :func:`deferred_engine_factory` made sure it resolves."""
+
+    def __call__(self) -> Any:
+        return self.resolve()(**self.kwargs)
+
+    def resolve(self) -> Callable[..., Any]:
+        """The class or factory callable (imports the module the first time).
+
+        Raises:
+            EngineSpecError: it no longer resolves.
+        """
+        if self.target is None:
+            self.target = load_engine_factory(self.spec, self.kwargs).target
+        return self.target
+
+
+class DeferredPluginFactory(PluginFolderFactory):
+    """``--engine-plugin DIR`` loaded where it is first called (``target`` None until then)."""
+
+    def __call__(self) -> Any:
+        return self.resolve()()
+
+    def resolve(self) -> Callable[..., Any]:
+        """The folder's engine factory (loads the plugin the first time).
+
+        Raises:
+            EngineSpecError: no engine could be loaded.
+        """
+        if self.target is None:
+            self.target = load_plugin_factory(self.spec).target
+        return self.target
+
+
+def resolve_in_child(load: Callable[[], Any], what: str, timeout: float) -> None:
+    """Run ``load()`` (import the engine's module, load its plugin) in a supervised child, in a
+    sandbox with the network blocked, and return nothing: this process never runs the code.
+
+    Raises:
+        EngineSpecError: what ``load()`` raised, or the child died or hung (naming ``what``).
+    """
+    from conformance.sandbox import Sandbox, block_network, install_audit_hook, watching
+    from conformance.supervisor import Died, Hung, Worker, fork_available
+
+    def serve(_task: Any) -> None:
+        sandbox = Sandbox(os.environ.get("HERMES_HOME") or None)
+        try:
+            with watching(sandbox):
+                sandbox.new_home()
+                with block_network():
+                    load()
+        finally:
+            sandbox.close()
+
+    if not fork_available():  # nowhere to put it: resolved here (documented)
+        load()
+        return
+    worker = Worker(serve, on_start=install_audit_hook)
+    try:
+        outcome = worker.call(None, call_limit=timeout, case_limit=timeout)
+    finally:
+        worker.close()
+    if isinstance(outcome, Died):
+        raise EngineSpecError(
+            f"{what}: loading the engine ended its process: it {outcome.describe()}"
+        )
+    if isinstance(outcome, Hung):
+        raise EngineSpecError(
+            f"{what}: loading the engine did not finish within {timeout:g} s (an import that "
+            "blocks: a connection, a lock, a sleep at module level?)"
+        )
+
+
+def deferred_engine_factory(
+    spec: str, kwargs: dict[str, Any] | None = None, *, timeout: float = 120.0
+) -> DeferredEngineFactory:
+    """``--engine=MODULE:ATTR`` as a factory this process never calls into: the spec is
+    resolved once in a child (:func:`resolve_in_child`, the same errors as
+    :func:`load_engine_factory`), and the factory imports the module where it is called.
+
+    Raises:
+        EngineSpecError: the spec does not resolve.
+    """
+    spec = (spec or "").strip()
+    kwargs = dict(kwargs or {})
+    resolve_in_child(lambda: load_engine_factory(spec, kwargs), f"--engine={spec!r}", timeout)
+    return DeferredEngineFactory(spec, None, kwargs)
+
+
+def deferred_plugin_factory(plugin_dir: str, *, timeout: float = 120.0) -> DeferredPluginFactory:
+    """``--engine-plugin DIR`` as a factory this process never calls into (loaded once in a
+    child to check it, then where it is called).
+
+    Raises:
+        EngineSpecError: not a folder, or no engine could be loaded.
+    """
+    if not os.path.isdir(plugin_dir):
+        load_plugin_factory(plugin_dir)  # raises the usual "not a folder" error
+    resolve_in_child(
+        lambda: load_plugin_factory(plugin_dir), f"--engine-plugin={plugin_dir}", timeout
+    )
+    return DeferredPluginFactory(str(plugin_dir), None)

@@ -151,6 +151,7 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
                 result.reaches = list(reaches)
         finally:
             sandbox.close()
+        result = _memory_kept(case, result, session)
         result.llm = ledger.as_dict()
     result.engine_s = engine_seconds() - engine_at_start
     if share is not None:
@@ -167,6 +168,11 @@ def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
     engine_at_start = engine_seconds()
     with engine_llm(first.id) as (ledger, seed_home):
         _play_and_judge(session, cases, out, seed_home)
+        by_id = {c.id: c for c in cases}
+        for key, attempt_ in list(out.items()):
+            out[key] = _memory_kept(by_id[key], attempt_, session)
+            out[key].counted = attempt_.counted
+            out[key].hang = attempt_.hang
         for attempt_ in out.values():
             attempt_.llm = ledger.as_dict() if attempt_.counted else {}
             if attempt_.counted:
@@ -218,6 +224,8 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
         progress.case_id = case.id
         progress.hang = outcome.method if isinstance(outcome, Hung) else None
         return progress
+    if isinstance(outcome, Hung) and outcome.stalled:
+        return _stall_finding(case, outcome, session)
     if isinstance(outcome, Hung):
         if outcome.case_limit:
             return Attempt(
@@ -246,6 +254,57 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
         "end the host process; the kit ran the case in a child process, so the run went on)",
     )
     finding.root_cause = f"{method or '?'}|died|{outcome.exit_code}|{outcome.signal}"
+    return Attempt(case.id, "finding", finding=finding)
+
+
+def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
+    """A kit error while this child is at its memory cap (the kit's own allocation, or a
+    thread it starts, failed) is the engine's finding, not a kit fault: the engine took the
+    memory and kept it. The same finding as a stall at the cap (:func:`_stall_finding`)."""
+    import os
+
+    from conformance.supervisor import NEAR_CAP, address_space, memory_taken_in, near_memory_cap
+
+    if result.outcome != "error":
+        return result
+    if not near_memory_cap(os.getpid(), session.options.memory_limit, NEAR_CAP):
+        return result
+    method = memory_taken_in() or _last_method(case)
+    stall = Hung(method, 0.0, stalled=True, memory=address_space(os.getpid()))
+    kept = _stall_finding(case, stall, session)
+    kept.reaches = result.reaches
+    return kept
+
+
+def _last_method(case: Any) -> str:
+    from conformance.timeouts import LAST_CALL
+
+    return LAST_CALL[0] if LAST_CALL else ""
+
+
+def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
+    """The attempt of a case whose child sat still at its memory cap after an engine call
+    returned (the supervisor's memory rule), or whose next allocation failed there: a MUST
+    finding under the case's clause naming the last engine call and the memory held, one root
+    cause across cases."""
+    cap = session.options.memory_limit or 0
+    method = outcome.method
+    after = f"it took the memory in {method}() and kept it" if method else "between engine calls"
+    then = (
+        f"could not go on for {outcome.seconds:.0f} s, so the kit ended it"
+        if outcome.seconds
+        else "the kit's next allocation failed (MemoryError)"
+    )
+    finding = HostileEngine(
+        case.clause,
+        MUST,
+        method,
+        f"the engine kept memory up to the case's memory cap: {after}, the case's process held "
+        f"{outcome.memory / 1024**3:.2f} GiB of its {cap / 1024**3:g} GiB cap "
+        f"(--conformance-memory-limit) and {then} (an engine must free what it allocates, or "
+        "handle MemoryError, and not keep the host process at its memory limit)",
+    )
+    finding.root_cause = "memory-kept"  # one cause, whichever case met it
     return Attempt(case.id, "finding", finding=finding)
 
 

@@ -2,7 +2,8 @@
 
 :class:`Result` is one row (``check``, ``clause``, ``level``, ``outcome``, ``message``);
 :func:`exit_code` is the rule every front end exits by (MUST failures fail; SHOULD only with
-``strict``; no case ran = 5); :func:`verdict_word` names it.
+``strict``; no case ran = 5; nothing failed but the budget cut cases short = 6, ``PARTIAL``);
+:func:`verdict_word` names it.
 """
 
 from __future__ import annotations
@@ -69,12 +70,28 @@ class Result:
             row["hosts"] = list(self.hosts)
         if self.budget_reached:
             row["examples"] = {"run": self.examples_run, "asked": self.examples_asked}
+            row["partly_checked"] = partly_checked(self)
         return row
+
+
+#: Exit status of a partly checked run: no blocking failure, but the drawing budget
+#: (``--conformance-budget``) cut checks short or left scenario files unplayed, so not every
+#: case was judged on all it asks for. Not 0: a CI gate never reads it as a pass.
+PARTIAL_EXIT = 6
+
+
+def partly_checked(result: Result) -> bool:
+    """True for a case the drawing budget cut short and that found nothing: a check that ran
+    fewer examples than its profile asks, or a scenario expectation whose file was not played.
+    It is no pass (the clause table, the JSON verdict and the exit status say so) and no
+    failure."""
+    return result.budget_reached and result.outcome in ("passed", "skipped")
 
 
 def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
     """0 unless a MUST case failed or errored (or, with ``strict``, any case did, or one
-    xpassed); 5 if none ran."""
+    xpassed); 5 if none ran; :data:`PARTIAL_EXIT` (6) when nothing failed but the drawing
+    budget cut a case short (:func:`partly_checked`)."""
     results = list(results)
     ran = [r for r in results if r.outcome in ("passed", "failed", "error", "xfailed", "xpassed")]
     if not ran:
@@ -84,13 +101,15 @@ def exit_code(results: Iterable[Result], *, strict: bool = False) -> int:
             return 1
         if strict and r.outcome == "xpassed":
             return 1
+    if any(partly_checked(r) for r in results):
+        return PARTIAL_EXIT
     return 0
 
 
 def verdict_word(code: int) -> str:
-    """The verdict word of an :func:`exit_code`: ``"PASS"`` (0), ``"NO CHECK RAN"`` (5), else
-    ``"FAIL"``."""
-    return {0: "PASS", 5: "NO CHECK RAN"}.get(code, "FAIL")
+    """The verdict word of an :func:`exit_code`: ``"PASS"`` (0), ``"NO CHECK RAN"`` (5),
+    ``"PARTIAL"`` (6: nothing failed, the budget cut cases short), else ``"FAIL"``."""
+    return {0: "PASS", 5: "NO CHECK RAN", PARTIAL_EXIT: "PARTIAL"}.get(code, "FAIL")
 
 
-__all__ = ["OUTCOMES", "Result", "exit_code", "verdict_word"]
+__all__ = ["OUTCOMES", "PARTIAL_EXIT", "Result", "exit_code", "partly_checked", "verdict_word"]

@@ -61,13 +61,16 @@ from conformance.supervisor import (
     ISOLATIONS,
     Died,
     Hung,
+    RefusedAnswer,
     Worker,
     fork_available,
+    supervised,
 )
 from conformance.timeouts import (
     DEFAULT_MAX_TIMEOUTS,
     HangBudget,
     build_engine,
+    constructor_label,
 )
 from simulator.host.profiles import get_profile
 from simulator.host.shim import abc_info
@@ -195,12 +198,16 @@ class Declarations:
         capabilities: ``conformance_capabilities`` (validated) plus the command line's.
         expected_failures: ``conformance_expected_failures`` plus the user's.
         error: why no engine could be built (every case then errors), or None.
+        reaches: what the constructor reached for outside its sandbox and was refused
+            (:class:`~conformance.sandbox.Reach`): with ``error``, the engine cannot be built
+            in the sandbox, a kit clause E1 finding about the engine, not a usage error.
     """
 
     name: str = ""
     capabilities: frozenset = frozenset()
     expected_failures: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    reaches: list = field(default_factory=list)
 
 
 def _xfail_reason(case: Any, xfails: Mapping[str, str]) -> str | None:
@@ -346,29 +353,78 @@ class ConformanceSession:
         own home, what it reaches for refused, all removed afterwards."""
         sandbox = Sandbox(self.user_hermes_home)
         try:
-            with watching(sandbox):
+            with watching(sandbox) as reaches:
                 sandbox.new_home()
                 with block_network():
-                    yield
+                    yield reaches
         finally:
             sandbox.close()
 
     def _probe(self) -> Declarations:
-        extra = self.options.capabilities  # validated by RunOptions.validate()
+        """The declarations, probed in a supervised child (the kit's own process never builds
+        an engine, so nothing a constructor does reaches the verdict); here inside a child,
+        with ``inprocess`` isolation, or where fork is missing."""
+        o = self.options
+        if o.isolation == "inprocess" or not fork_available() or supervised():
+            return self._probe_here()
+        worker = Worker(
+            lambda _task: self._probe_here(),
+            memory_limit=o.memory_limit,
+            on_start=self._child_start,
+        )
         try:
-            with self.probe_home():
+            outcome = worker.call(
+                "probe", call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
+            )
+        finally:
+            worker.close()
+        if isinstance(outcome, (Died, Hung)):
+            label = constructor_label(self.factory)
+            if isinstance(outcome, Died):
+                error = f"{label} ended the engine's process: it {outcome.describe()}"
+            else:
+                error = (
+                    f"{label} did not return within {o.timeout:g} s (--conformance-timeout): the "
+                    "engine's constructor hangs (a blocking connection, a lock, a sleep?)"
+                )
+            return Declarations(
+                capabilities=o.capabilities, expected_failures=dict(o.xfails), error=error
+            )
+        return outcome
+
+    def _child_start(self, idle: Path | None = None) -> None:
+        """First thing in each supervised child: the audit hook (and, given ``idle``, the
+        child's temp folder between cases: :func:`conformance.sandbox.start_child`), then the
+        engine's module
+        imported (a deferred factory resolved) outside any case's sandbox, in the real
+        environment, as Hermes imports it (an engine that takes ``~`` at import gets the real
+        one, and writing there is E1's finding)."""
+        start_child(idle)
+        resolve = getattr(self.factory, "resolve", None)
+        if resolve is not None:
+            try:
+                resolve()
+            except Exception:  # noqa: BLE001 - reported where the engine is built
+                pass
+
+    def _probe_here(self) -> Declarations:
+        extra = self.options.capabilities  # validated by RunOptions.validate()
+        reaches: list = []
+        try:
+            with self.probe_home() as reaches:
                 engine = build_engine(self.factory, self.options.timeout)
         except EngineTimeout as exc:
             return Declarations(
                 capabilities=extra, expected_failures=dict(self.options.xfails), error=str(exc)
             )
         except BaseException as exc:  # noqa: BLE001 - the constructor is the engine's
-            if isinstance(exc, KeyboardInterrupt):
+            if isinstance(exc, KeyboardInterrupt) and not supervised():
                 raise
             return Declarations(
                 capabilities=extra,
                 expected_failures=dict(self.options.xfails),
                 error=f"constructing the engine raised {exception_text(exc)}{where(exc)}",
+                reaches=list(reaches),
             )
         if not looks_like_engine(engine):
             return Declarations(
@@ -390,7 +446,12 @@ class ConformanceSession:
             name = str(engine.name)
         except Exception:  # A1 reports it
             name = type(engine).__name__
-        return Declarations(name, declared | extra, xfails)
+        # plain data only: this may travel from the probe's child to the kit's process
+        return Declarations(
+            name,
+            frozenset(str(c) for c in declared | extra),
+            {str(k): str(v) for k, v in xfails.items()},
+        )
 
     @property
     def context(self) -> CheckContext:
@@ -536,23 +597,48 @@ class ConformanceSession:
         )
 
     def scenario_run(self, case: Any) -> Any:
-        """A run of ``case``'s scenario in this process, played once (the HTML report plots it;
-        the verdict's own runs happen in the cases' children), in a sandbox, network blocked,
-        served the same engine LLM as the verdict's run (:func:`conformance.engine_llm.
-        engine_llm` of its first expectation's id, so the plot matches the verdict's run)."""
+        """A run of ``case``'s scenario, played once for the HTML report's plot (the verdict's
+        own runs happen in the cases' children), in a sandbox, network blocked, served the same
+        engine LLM as the verdict's run (:func:`conformance.engine_llm.engine_llm` of its first
+        expectation's id, so the plot matches the verdict's run). With fork isolation it is
+        played in a supervised child, which hands back plain data (:func:`plot_view`): the
+        engine never runs in this process."""
         key = scenario_key(case)
         if key not in self.scenario_runs:
-            first = self._scenario_group(case)[0]
-            with engine_llm(first.id) as (_ledger, seed_home):
-                sandbox = Sandbox(self.user_hermes_home, seed=seed_home)
+            o = self.options
+            if o.isolation == "inprocess" or not fork_available() or supervised():
+                self.scenario_runs[key] = self._play_for_plot(case)
+            else:
+                worker = Worker(
+                    lambda _task: plot_view(self._play_for_plot(case)),
+                    memory_limit=o.memory_limit,
+                    on_start=self._child_start,
+                )
                 try:
-                    with watching(sandbox):
-                        sandbox.new_home()
-                        with block_network():
-                            self.scenario_runs[key] = self.play_scenario(case)
+                    outcome = worker.call(
+                        "plot", call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
+                    )
                 finally:
-                    sandbox.close()
+                    worker.close()
+                if isinstance(outcome, (Died, Hung)):
+                    outcome = PlotView(
+                        None, _Recorded([], []), ("(run)", "the run's process ended")
+                    )
+                outcome.scenario = case.scenario
+                self.scenario_runs[key] = outcome
         return self.scenario_runs[key]
+
+    def _play_for_plot(self, case: Any) -> Any:
+        first = self._scenario_group(case)[0]
+        with engine_llm(first.id) as (_ledger, seed_home):
+            sandbox = Sandbox(self.user_hermes_home, seed=seed_home)
+            try:
+                with watching(sandbox):
+                    sandbox.new_home()
+                    with block_network():
+                        return self.play_scenario(case)
+            finally:
+                sandbox.close()
 
     @property
     def replay_draws(self) -> dict[str, Any] | None:
@@ -619,6 +705,8 @@ class ConformanceSession:
         try:
             reason = self.skip_reason(case)
         except EngineUnavailable as exc:
+            if self.declarations.reaches:  # refused by the sandbox: a finding, not a usage error
+                return self._unbuildable(case, started)
             # one root cause: the first case reports it, the others point to it
             return self._error(case, f"engine not available: {exc}", started, cause="construct")
         if reason:
@@ -645,6 +733,20 @@ class ConformanceSession:
         attempts = self._supervised(("case", case.id, share), [case])
         self.budget.charge(case.id, _engine_time(attempts.values(), started))
         return self._settle(case, attempts[case.id], started, extras)
+
+    def _unbuildable(self, case: Any, started: float) -> Result:
+        """The result of ``case`` when the engine cannot be built in its sandbox (its
+        constructor reached outside it, was refused and raised): kit clause E1, MUST, one root
+        cause for every case of the run."""
+        declared = self.declarations
+        finding = ContractViolation(
+            E1,
+            MUST,
+            f"the engine cannot be built in its sandbox ({declared.error}): "
+            + _reach_detail(declared.reaches),
+        )
+        finding.root_cause = "E1|constructor|" + declared.reaches[0].detail
+        return self._failed(case, finding, None, started)
 
     def _scenario_group(self, case: Any) -> list[Any]:
         """Every case of ``case``'s scenario file (its expectations), in file order."""
@@ -673,11 +775,15 @@ class ConformanceSession:
             self._worker = Worker(
                 self.serve,
                 memory_limit=o.memory_limit,
-                on_start=functools.partial(start_child, self._idle),
+                on_start=functools.partial(self._child_start, self._idle),
             )
-        outcome = self._worker.call(
-            task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
-        )
+        try:
+            outcome = self._worker.call(
+                task, call_limit=o.timeout + GRACE_S, case_limit=self.case_cap()
+            )
+        except RefusedAnswer as exc:  # the child handed back more than data: never loaded here
+            self.close()
+            return {c.id: Attempt(c.id, "error", text=str(exc)) for c in cases}
         if isinstance(outcome, (Died, Hung)):
             return {c.id: from_death(c, outcome, self) for c in cases}
         return outcome
@@ -875,6 +981,56 @@ class ConformanceSession:
         finally:
             self.close()
         return out
+
+
+@dataclass
+class _Recorded:
+    """What the report plots of a scenario run: provider calls and compactions (plain data)."""
+
+    provider_calls: list
+    compactions: list
+
+
+@dataclass
+class PlotView:
+    """A scenario run as the HTML report reads it (``scenario``, ``recorder.provider_calls``,
+    ``recorder.compactions``, ``stopped``), made of plain values only, so that it can travel
+    from the child that played it to the kit's process without running engine code there."""
+
+    scenario: Any
+    recorder: _Recorded
+    stopped: tuple | None = None
+
+
+def _plain_record(record: Any) -> Any:
+    """A copy of a recorder dataclass whose every field is a plain int, float, bool, str or
+    None (an engine's int subclass, say, becomes an int)."""
+    import dataclasses
+
+    def plain(value: Any) -> Any:
+        if value is None or type(value) in (int, float, str, bool):
+            return value
+        for kind in (bool, int, float):
+            if isinstance(value, kind):
+                return kind(value)
+        return str(value)
+
+    values = {f.name: plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    return type(record)(**values)
+
+
+def plot_view(run: Any) -> PlotView:
+    """:class:`PlotView` of a :class:`~conformance.scenarios.run.ScenarioRun` (in the child)."""
+    recorder = run.recorder
+    stopped = tuple(str(x) for x in run.stopped) if run.stopped else None
+    return PlotView(
+        None,
+        _Recorded(
+            [_plain_record(c) for c in recorder.provider_calls],
+            [_plain_record(e) for e in recorder.compactions],
+        ),
+        stopped,
+    )
 
 
 def _reach_text(reaches: list[Any]) -> str:

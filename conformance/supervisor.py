@@ -46,6 +46,9 @@ DEFAULT_MEMORY_LIMIT = 4 * 1024**3
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 _CALL, _RETURN, _ANSWER, _ERROR, _PROGRESS = b"C", b"R", b"A", b"E", b"P"
+#: An engine call that returned having grown the child's address space by a big part of its
+#: cap (the method; the memory rule below names it).
+_GREW = b"G"
 #: The child's last message before it retires (its engine left threads running): a flag byte
 #: sent right after the answer.
 _RETIRE = b"Z"
@@ -107,6 +110,11 @@ class Hung:
     thread: int = 0
     progress: Any = None
     case_limit: bool = False
+    #: the door's memory rule (below): the child sat still at its memory cap with no engine
+    #: call in flight; ``method`` is then the last engine call that returned, ``memory`` the
+    #: child's address space in bytes
+    stalled: bool = False
+    memory: int = 0
 
 
 @dataclass
@@ -136,6 +144,8 @@ def call_started(method: str) -> None:
     monitor = _MONITOR
     if monitor is not None:
         ident = threading.get_ident()
+        if _CAP[0]:
+            _CALL_MEMORY.setdefault(ident, []).append((method, address_space(os.getpid())))
         monitor.send(_CALL, f"{ident}\x00{method}".encode("utf-8", "replace"))
 
 
@@ -143,7 +153,14 @@ def call_ended() -> None:
     """In a supervised child: the engine call of this thread returned (no-op elsewhere)."""
     monitor = _MONITOR
     if monitor is not None:
-        monitor.send(_RETURN, str(threading.get_ident()).encode())
+        ident = threading.get_ident()
+        stack = _CALL_MEMORY.get(ident)
+        if stack:
+            method, before = stack.pop()
+            if address_space(os.getpid()) - before >= GREW_BY * _CAP[0]:
+                GREW_IN[0] = method  # the call that took (and kept) a big part of the cap
+                monitor.send(_GREW, method.encode("utf-8", "replace"))
+        monitor.send(_RETURN, str(ident).encode())
 
 
 def supervised() -> bool:
@@ -225,7 +242,13 @@ class Worker:
         flags: dict[str, bool] = {}
         try:
             outcome = _watch(
-                self.pid, self._answers, time.monotonic(), call_limit, case_limit, flags
+                self.pid,
+                self._answers,
+                time.monotonic(),
+                call_limit,
+                case_limit,
+                flags,
+                memory_limit=self.memory_limit,
             )
         finally:
             if flags.get("retire") and self.pid is not None:
@@ -296,6 +319,7 @@ def _child_loop(
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            _CAP[0] = memory_limit
         if on_start is not None:
             on_start()
         while True:
@@ -314,7 +338,10 @@ def _child_loop(
             except Exception as exc:  # an answer that does not pickle is a kit bug
                 payload = pickle.dumps(RuntimeError(f"the case's answer does not pickle: {exc}"))
                 kind = _ERROR
-            retire = _threads_left_behind()
+            try:
+                retire = _threads_left_behind() or near_memory_cap(os.getpid(), memory_limit)
+            except MemoryError:  # the engine kept the memory: a fresh child for the next case
+                retire = True
             if retire:
                 _MONITOR.send(_RETIRE, b"")
             _MONITOR.send(kind, payload)
@@ -352,13 +379,18 @@ def _watch(
     call_limit: float,
     case_limit: float,
     flags: dict[str, bool] | None = None,
+    *,
+    memory_limit: int | None = None,
 ) -> Any:
-    """The parent's side: read call starts/ends, progress and the answer; kill on a hang.
-    ``flags["retire"]`` is set when the child says it ends after this answer."""
+    """The parent's side: read call starts/ends, progress and the answer; kill on a hang, or
+    on a stall at the memory cap (:func:`near_memory_cap`: no engine call in flight, no word
+    from the child for ``call_limit`` seconds, its address space at its cap). ``flags["retire"]``
+    is set when the child says it ends after this answer."""
     buffer = b""
     stacks: dict[int, list[tuple[str, float]]] = {}  # thread -> calls in flight, innermost last
     answer: tuple[bytes, bytes] | None = None
     progress: Any = None
+    last_method, grew, heard = "", "", started
     while answer is None:
         now = time.monotonic()
         tops = [(ident, stack[-1]) for ident, stack in stacks.items() if stack]
@@ -366,6 +398,11 @@ def _watch(
         if oldest is not None and now - oldest[1][1] > call_limit:
             _kill(pid)
             return _with_progress(Hung(oldest[1][0], now - oldest[1][1], oldest[0]), progress)
+        if oldest is None and now - heard > call_limit and near_memory_cap(pid, memory_limit):
+            memory = address_space(pid)
+            _kill(pid)
+            stall = Hung(grew or last_method, now - heard, stalled=True, memory=memory)
+            return _with_progress(stall, progress)
         if now - started > case_limit:
             _kill(pid)
             method = oldest[1][0] if oldest else ""
@@ -381,6 +418,7 @@ def _watch(
         chunk = os.read(fd, 1 << 20)
         if not chunk:
             break  # the child closed the pipe: it ended
+        heard = time.monotonic()
         buffer += chunk
         while len(buffer) >= _HEADER.size:
             kind, size = _HEADER.unpack_from(buffer)
@@ -394,12 +432,18 @@ def _watch(
             if kind == _CALL:
                 ident, _, method = payload.decode("utf-8", "replace").partition("\x00")
                 stacks.setdefault(int(ident), []).append((method, time.monotonic()))
+                last_method = method
             elif kind == _RETURN:
                 stack = stacks.get(int(payload.decode()))
                 if stack:
                     stack.pop()
             elif kind == _PROGRESS:
-                progress = pickle.loads(payload)
+                try:
+                    progress = _kit_loads(payload)
+                except RefusedAnswer:
+                    progress = None
+            elif kind == _GREW:
+                grew = payload.decode("utf-8", "replace")
             elif kind == _RETIRE:
                 if flags is not None:
                     flags["retire"] = True
@@ -407,7 +451,7 @@ def _watch(
                 answer = (kind, payload)
                 break
     if answer is not None:  # the child goes on serving: it is not reaped here
-        value = pickle.loads(answer[1])
+        value = _kit_loads(answer[1])
         if answer[0] == _ERROR:
             if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
                 from conformance.errors import exception_text
@@ -424,6 +468,135 @@ def _watch(
     else:
         died = Died(method, os.WEXITSTATUS(status), None, False, elapsed)
     return _with_progress(died, progress)
+
+
+# -- the door's memory rule --------------------------------------------------------------
+# An engine that allocates up to the child's memory cap and keeps what it got (on itself, in a
+# module global) leaves the child unable to go on once its call returned: the kit's own next
+# allocation fails, in a thread that may hold a lock, and the child sits in a futex wait with
+# no engine call in flight, so the per-call limit does not apply. Two rules end that: a child
+# whose address space is near its cap after a task retires (the next case gets a fresh one),
+# and a child that says nothing for the per-call limit with no call in flight while at its cap
+# is killed and reported (:class:`Hung` with ``stalled``), naming the last engine call.
+
+#: The memory cap of this supervised child in bytes (0: none, or not in a child).
+_CAP = [0]
+#: thread ident -> (method, address space at its start) of the engine calls in flight.
+_CALL_MEMORY: dict[int, list[tuple[str, int]]] = {}
+#: Share of the cap one engine call must add to the address space to be named as the one
+#: that took the memory (:func:`memory_taken_in`).
+GREW_BY = 0.25
+#: The last engine call that grew the address space by :data:`GREW_BY` of the cap or more.
+GREW_IN = [""]
+
+
+def memory_taken_in() -> str:
+    """In a supervised child: the last engine method whose call grew the child's address space
+    by a quarter of its cap or more ("" when none did)."""
+    return GREW_IN[0]
+
+
+#: Share of the memory cap at which a child counts as "at its cap" (address space).
+NEAR_CAP = 0.9
+#: Share of the cap past which a child retires after its answer (memory the engine kept).
+RETIRE_AT = 0.6
+
+
+_OWN_STATM: list = [None, None]  # [pid, fd] of this process's /proc/self/statm, kept open
+
+
+def address_space(pid: int) -> int:
+    """The address space of process ``pid`` in bytes (``/proc/<pid>/statm``; 0 where there is
+    no such file: then the memory rule is off and the case cap is the backstop). This
+    process's own file stays open (re-read with ``pread``)."""
+    try:
+        if pid == os.getpid():
+            if _OWN_STATM[0] != pid:
+                _OWN_STATM[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY)]
+            pages = int(os.pread(_OWN_STATM[1], 128, 0).split()[0])
+        else:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                pages = int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def near_memory_cap(pid: int, memory_limit: int | None, share: float | None = None) -> bool:
+    """True when ``pid``'s address space is past ``share`` of ``memory_limit`` (default: at
+    its cap, :data:`NEAR_CAP`; a child checks itself against :data:`RETIRE_AT`)."""
+    if not memory_limit:
+        return False
+    if share is None:
+        share = NEAR_CAP if pid != os.getpid() else RETIRE_AT
+    return address_space(pid) >= share * memory_limit
+
+
+# -- the door: what a child hands back is data, never code -----------------------------------
+# The child runs the engine, so the engine could write its own bytes to the answer pipe. A
+# plain ``pickle.loads`` would run whatever those bytes name (``os.system``, the engine's own
+# module, a patch of the verdict) in the process that writes the verdict. The parent therefore
+# loads only classes: the kit's own (``conformance.*``, ``simulator.*``) and the builtin
+# containers, scalars and exceptions; a function, or a class of any other module (an engine's
+# own type inside a returned value, say), is refused, and the case says so.
+
+_SAFE_BUILTINS = frozenset(
+    {
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "slice",
+        "str",
+        "tuple",
+        "type",
+    }
+)
+
+
+class _KitUnpickler(pickle.Unpickler):
+    """Loads only the kit's own classes and the builtin data types and exceptions."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and (
+            name in _SAFE_BUILTINS or name.endswith(("Error", "Exception", "Warning"))
+        ):
+            return super().find_class(module, name)
+        if module.split(".")[0] in ("conformance", "simulator", "collections", "hypothesis"):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(
+            f"the case's child sent {module}.{name}, which is not a class of the kit or a "
+            "builtin data type (the kit's process loads no engine code)"
+        )
+
+
+class RefusedAnswer(RuntimeError):
+    """What a child handed back was refused (:class:`_KitUnpickler`) or did not load."""
+
+
+def _kit_loads(payload: bytes) -> Any:
+    """``payload`` unpickled with :class:`_KitUnpickler`.
+
+    Raises:
+        RefusedAnswer: a refused or broken payload (saying why).
+    """
+    import io
+
+    try:
+        return _KitUnpickler(io.BytesIO(payload)).load()
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes were, they are refused
+        text = f"{type(exc).__name__}: {exc}"[:300]
+        raise RefusedAnswer(f"the case's answer was refused: {text}") from None
 
 
 def _with_progress(outcome: Any, progress: Any) -> Any:
@@ -489,6 +662,10 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "RefusedAnswer",
+    "address_space",
+    "memory_taken_in",
+    "near_memory_cap",
     "Died",
     "Hung",
     "ISOLATIONS",

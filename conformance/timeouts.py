@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from conformance import engine_clock
 from conformance.errors import EngineTimeout
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
@@ -32,12 +33,17 @@ CALL_HOOKS: list[tuple[Callable[[str], None], Callable[[], None]]] = []
 
 _ENGINE_SECONDS = [0.0]
 _ENGINE_LOCK = threading.Lock()
+#: The last outermost engine call that began in this process (its method), "" before any.
+LAST_CALL: list[str] = [""]
+#: thread ident -> the :func:`conformance.engine_clock.stamp` of its outermost call in flight.
+_CALL_STAMPS: dict[int, tuple[float, float]] = {}
 
 
 def engine_seconds() -> float:
-    """Seconds spent inside outermost engine calls (:func:`calling`) in this process so far,
-    summed over threads: what the drawing budget counts, so that a fast engine's checks draw
-    the same examples on a loaded machine as on an idle one."""
+    """Demand seconds spent inside outermost engine calls (:func:`calling`) in this process so
+    far, summed over threads (:mod:`conformance.engine_clock`: wall time less the time the
+    thread waited for a CPU): what the drawing budget counts, so that the same engine draws the
+    same examples on a loaded machine as on an idle one."""
     return _ENGINE_SECONDS[0]
 
 
@@ -51,14 +57,19 @@ def calling(method: str, clause: str | None = None, level: str | None = None) ->
     CALL_STARTED[me] = time.monotonic()
     for started, _ in CALL_HOOKS:
         started(method)
+    if previous[0] is None:  # stamped after the kit's hooks: their time is not the engine's
+        _CALL_STAMPS[me] = engine_clock.stamp()
+        LAST_CALL[0] = method
     try:
         yield
     finally:
+        stamp = _CALL_STAMPS.pop(me, None) if previous[0] is None else None
+        spent = engine_clock.demand_since(stamp) if stamp is not None else 0.0
         for _, ended in CALL_HOOKS:
             ended()
         if previous[0] is None:
             with _ENGINE_LOCK:
-                _ENGINE_SECONDS[0] += time.monotonic() - CALL_STARTED.get(me, time.monotonic())
+                _ENGINE_SECONDS[0] += spent
             CURRENT_CALL.pop(me, None)
             CALL_STARTED.pop(me, None)
         else:
@@ -134,6 +145,10 @@ def constructor_label(factory: Any) -> str:
     :class:`~conformance.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
     function), the callable's name otherwise."""
     target = getattr(factory, "target", factory)
+    if target is None:  # a deferred factory not resolved yet: the name its spec gives
+        spec = getattr(factory, "spec", "") or ""
+        name = spec.rpartition(":")[2].rpartition(".")[2] or "engine"
+        return f"{name}()"
     name = getattr(target, "__name__", None) or type(target).__name__
     return f"{name}()"
 

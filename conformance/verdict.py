@@ -5,11 +5,14 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
 
     {"engine": {"spec", "kwargs"} | {"plugin"},     # how replay files name it too
      "kit_version", "contract_version", "host_abc", "host_profile", "profile",
-     "verdict": "PASS" | "FAIL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word; "ERROR"
+     "verdict": "PASS" | "FAIL" | "PARTIAL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word;
+                                                     # PARTIAL: nothing failed, the budget cut
+                                                     # cases short (exit 6); "ERROR"
                                                      # with "error" when a usage error stopped
                                                      # the run (frontends.outputs.error_verdict)
      "strict": bool,                                 # --conformance-strict was given
      "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
+     "partly_checked": n,                            # passed/skipped rows the budget cut short
      "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
      "other_failures": n,                            # failed non-conformance tests of the session
      "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
@@ -21,7 +24,9 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
      "results": [{"check", "clause", "level", "outcome", "message",
                   "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
                   "root_cause"?: <first case>, "examples"?: {"run", "asked"},
-                  "hosts"?: [<host profile>, ...]}],  # several hosts: who the row stands for
+                  "hosts"?: [<host profile>, ...],  # several hosts: who the row stands for
+                  "partly_checked"?: bool}],               # with "examples": cut short
+     "partly_checked"?: <int>,
      # a run of several hosts (--host-profile=a,b / all) adds, leaving the fields above as
      # they are ("host_profile" is the first host):
      "host_profiles": [<host profile>, ...],
@@ -47,7 +52,7 @@ from typing import Any
 
 from conformance.catalogue import METHOD_CLAUSES, sort_key
 from conformance.expect import MUST, SHOULD
-from conformance.results import OUTCOMES, Result, exit_code, verdict_word
+from conformance.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
 
 
 @dataclass
@@ -101,13 +106,18 @@ class Verdict:
             return "INTERRUPTED"
         word = verdict_word(exit_code(self.results, strict=strict))
         blocking = self.other_failures or self.snapshot_mismatches or self.snapshot_errors
-        return "FAIL" if word == "PASS" and blocking else word
+        return "FAIL" if word in ("PASS", "PARTIAL") and blocking else word
 
     def counts(self) -> dict[str, int]:
         """``{"total": n, <outcome>: n for each of OUTCOMES}`` over all results."""
         out = {"total": len(self.results)}
         out.update({o: sum(r.outcome == o for r in self.results) for o in OUTCOMES})
         return out
+
+    def partly_checked(self) -> int:
+        """Cases the drawing budget cut short that found nothing
+        (:func:`~conformance.results.partly_checked`)."""
+        return sum(partly_checked(r) for r in self.results)
 
     def root_causes(self) -> list[dict[str, Any]]:
         """One entry per root cause shared by several failures or errors: ``{"key", "first",
@@ -156,11 +166,13 @@ class Verdict:
         return not (self.other_failures or self.snapshot_mismatches or self.snapshot_errors)
 
     def per_clause(self) -> OrderedDict[str, dict[str, int]]:
-        """``{clause: {outcome: count}}`` in contract order."""
+        """``{clause: {outcome: count}}`` in contract order, plus ``"partial"``: the cases the
+        budget cut short (:func:`~conformance.results.partly_checked`), counted there and not
+        as passed or skipped."""
         table: dict[str, dict[str, int]] = {}
         for r in self.results:
-            row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES})
-            row[r.outcome] += 1
+            row = table.setdefault(r.clause, {o: 0 for o in OUTCOMES} | {"partial": 0})
+            row["partial" if partly_checked(r) else r.outcome] += 1
         return OrderedDict(sorted(table.items(), key=lambda kv: sort_key(kv[0])))
 
     def hosts(self) -> list[str]:
@@ -231,12 +243,12 @@ class Verdict:
             "",
             "=" * 20 + " conformance verdict by clause " + "=" * 20,
             f"{'clause':<8}{'passed':>8}{'failed':>8}{'skipped':>9}{'xfailed':>9}"
-            f"{'xpassed':>9}{'error':>7}",
+            f"{'xpassed':>9}{'error':>7}{'partial':>9}",
         ]
         for clause, row in self.per_clause().items():
             lines.append(
                 f"{clause:<8}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
-                f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}"
+                f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}{row['partial']:>9}"
             )
         totals = self.counts()
         levels = self.failures_by_level()
@@ -254,6 +266,12 @@ class Verdict:
             word += f" ({self.snapshot_errors} snapshot case(s) could not run)"
         if self.interrupted:
             word += f" ({len(self.results)} of {self.total or '?'} cases ran before the stop)"
+        partial = self.partly_checked()
+        if word == "PARTIAL":
+            word += (
+                f" (no failure; {partial} case(s) partly checked: the budget cut them short, so "
+                "this is not a pass)"
+            )
         for group in self.root_causes():
             lines.append(
                 f"root cause: {len(group['cases'])} failures share one ({group['key']}); "
@@ -262,8 +280,9 @@ class Verdict:
         limited = [r for r in self.results if r.budget_reached and r.outcome != "skipped"]
         if limited:
             lines.append(
-                f"budget: {len(limited)} check(s) ran fewer examples than the profile asks "
-                "(--conformance-budget; slow engine calls): "
+                f"budget: {len(limited)} check(s) ran fewer examples than the profile asks, "
+                "partly checked, not passed (--conformance-budget; slow engine calls; "
+                "--conformance-budget=0 draws them all): "
                 + ", ".join(f"{r.check} {r.examples_run}/{r.examples_asked}" for r in limited[:6])
                 + (" ..." if len(limited) > 6 else "")
             )
@@ -324,6 +343,7 @@ class Verdict:
             "verdict": self.word(strict=strict),
             "strict": bool(strict),
             "counts": self.counts(),
+            "partly_checked": self.partly_checked(),
             "failures_by_level": self.failures_by_level(),
             "other_failures": self.other_failures,
             "snapshot_mismatches": self.snapshot_mismatches,

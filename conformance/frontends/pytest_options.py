@@ -21,16 +21,15 @@ from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, in_ci
 from conformance.engine_loading import (
     EngineFactory,
     EngineSpecError,
+    deferred_engine_factory,
+    deferred_plugin_factory,
     factory_from_record,
-    load_engine_factory,
-    load_plugin_factory,
-    looks_like_engine,
     parse_kwargs,
 )
-from conformance.errors import EngineTimeout, KitUsageError, exception_text, pytest_command
+from conformance.errors import KitUsageError, pytest_command
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
-from conformance.timeouts import DEFAULT_MAX_TIMEOUTS, build_engine
+from conformance.timeouts import DEFAULT_MAX_TIMEOUTS
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
@@ -235,16 +234,24 @@ def engine_kwargs_text(config: pytest.Config) -> str | None:
 
 
 def _factory(config: pytest.Config, replay: dict[str, Any] | None) -> EngineFactory | None:
+    # resolved in a child: the engine's module never runs in this process (engine_loading)
     spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin")
+    # an import is no engine call: the per-call limit bounds it only when it is longer (and
+    # valid: a bad value is reported once the options are read)
+    given = _timeout(config)
+    timeout = given if 0 < given < float("inf") and given > DEFAULT_CHECK_TIMEOUT_S else None
+    timeout = timeout or DEFAULT_CHECK_TIMEOUT_S
     if spec:
-        return load_engine_factory(spec, parse_kwargs(engine_kwargs_text(config)))
+        return deferred_engine_factory(
+            spec, parse_kwargs(engine_kwargs_text(config)), timeout=timeout
+        )
     if plugin_dir:
-        return load_plugin_factory(plugin_dir)
+        return deferred_plugin_factory(plugin_dir, timeout=timeout)
     if replay is not None:
         record = replay.get("engine")
-        return (
-            load_engine_factory(record) if isinstance(record, str) else factory_from_record(record)
-        )
+        if isinstance(record, str):
+            return deferred_engine_factory(record, timeout=timeout)
+        return factory_from_record(record, deferred=True)
     return None
 
 
@@ -371,8 +378,11 @@ def _max_timeouts(config: pytest.Config) -> int:
 
 
 def probe_or_raise(session: ConformanceSession) -> None:
-    """Build one engine up front: a constructor that raises or hangs, or a factory that
-    returns no engine, is one usage error instead of the same error in every case.
+    """Probe the engine up front, in a supervised child (the declarations: this process never
+    builds an engine): a constructor that raises or hangs, or a factory that returns no engine,
+    is one usage error instead of the same error in every case. A constructor that fails
+    because the sandbox refused what it reached for is no usage error: the run goes on and
+    reports it under kit clause E1.
 
     Raises:
         pytest.UsageError: naming the engine's options and what to do.
@@ -381,28 +391,20 @@ def probe_or_raise(session: ConformanceSession) -> None:
     if len(what) > 300:
         what = what[:240] + f"...<{len(what)} chars>"
     try:
-        with session.probe_home():
-            engine = build_engine(session.factory, session.options.timeout)
-    except EngineTimeout as exc:
-        raise pytest.UsageError(f"{what}: {exc}. No check was run.") from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # SystemExit too: an engine must not end the run
-        raise pytest.UsageError(
-            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the "
-            "constructor, or pass the arguments it needs with --engine-kwargs='{...}' (a JSON "
-            "object), or give a factory function as MODULE:ATTR."
-        ) from None
-    if not looks_like_engine(engine):
-        raise pytest.UsageError(
-            f"{what}: the factory returned {type(engine).__name__}, not a context engine (it "
-            "needs name, update_from_response, should_compress and compress). Return a new "
-            "ContextEngine instance."
-        )
-    try:
-        session.declarations  # noqa: B018 - validates the declared capabilities now
+        declared = session.declarations
     except KitUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    problem = declared.error
+    if problem is None or declared.reaches:
+        return
+    if problem.startswith("the factory returned"):
+        raise pytest.UsageError(f"{what}: {problem}. Return a new ContextEngine instance.")
+    if problem.startswith("constructing the engine raised"):
+        raise pytest.UsageError(
+            f"{what}: {problem}. Fix the constructor, or pass the arguments it needs with "
+            "--engine-kwargs='{...}' (a JSON object), or give a factory function as MODULE:ATTR."
+        )
+    raise pytest.UsageError(f"{what}: {problem}. No check was run.")
 
 
 def _seed(config: pytest.Config) -> int | None:

@@ -18,6 +18,7 @@ import pytest
 
 from conformance.errors import ConformanceError, ConformanceFailure
 from conformance.frontends import pytest_options
+from conformance.results import PARTIAL_EXIT
 from conformance.session import ConformanceSession, Result, unmatched_xfails
 from conformance.verdict import Verdict
 
@@ -259,6 +260,10 @@ class SessionPlugin:
             and self.verdict.only_conformance_failures
         ):
             session.exitstatus = pytest.ExitCode.OK
+        if session.exitstatus == pytest.ExitCode.OK and self.verdict.word(strict=self.strict) == (
+            "PARTIAL"
+        ):
+            session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
         path = self.config.getoption("--conformance-json")
         if path:
             self.verdict.write_json(Path(path), session=self.session)

@@ -9,7 +9,9 @@ bundled library and says so on its first line; ``--library`` adds the library to
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
 failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
 option value (a ``--report`` path that cannot be written is one, found before the run); 4 for
-an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran.
+an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran;
+6 when nothing failed but the scenario budget left files unplayed (``PARTIAL``). The engine's
+module is resolved, and the engine built, only in supervised children (the door).
 ``--report FILE`` writes the HTML report (:mod:`conformance.report`).
 """
 
@@ -21,8 +23,12 @@ import time
 from pathlib import Path
 
 from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-from conformance.engine_loading import load_engine_factory, load_plugin_factory, parse_kwargs
-from conformance.errors import EngineSpecError, KitUsageError, ScenarioError, exception_text
+from conformance.engine_loading import (
+    deferred_engine_factory,
+    deferred_plugin_factory,
+    parse_kwargs,
+)
+from conformance.errors import EngineSpecError, KitUsageError, ScenarioError
 from conformance.frontends.outputs import check_writable
 from conformance.hosts import host_of
 from conformance.scenarios import LIBRARY_DIR, library_paths
@@ -40,32 +46,21 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _probe(factory, timeout: float) -> str | None:
-    """Build one engine (under ``timeout``): why it cannot be built, or None. A constructor that
-    raises (SystemExit too) or hangs is one error, not the same error in every expectation."""
-    from conformance.engine_loading import looks_like_engine
-    from conformance.errors import EngineTimeout
-    from conformance.timeouts import build_engine
-
-    what = factory.cli_args()
-    try:
-        engine = build_engine(factory, timeout)
-    except EngineTimeout as exc:
-        return f"{what}: {exc}. No scenario was run."
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # SystemExit too: an engine must not end the run
+def _probe(session: ConformanceSession) -> str | None:
+    """Probe the engine (in a supervised child, :meth:`ConformanceSession.declarations`): why it
+    cannot be built, or None. A constructor that raises (SystemExit too) or hangs is one error,
+    not the same error in every expectation; one the sandbox refused (kit clause E1) is no
+    usage error: the expectations report it."""
+    what = session.factory.cli_args()
+    declared = session.declarations
+    if declared.error is None or declared.reaches:
+        return None
+    if declared.error.startswith("constructing the engine raised"):
         return (
-            f"{what}: constructing the engine raised {exception_text(exc)}. Fix the constructor, "
-            "or pass the arguments it needs with --engine-kwargs='{...}' (a JSON object). "
-            "No scenario was run."
+            f"{what}: {declared.error}. Fix the constructor, or pass the arguments it needs with "
+            "--engine-kwargs='{...}' (a JSON object). No scenario was run."
         )
-    if not looks_like_engine(engine):
-        return (
-            f"{what}: the factory returned {type(engine).__name__}, not a context engine (it "
-            "needs name, update_from_response, should_compress and compress)."
-        )
-    return None
+    return f"{what}: {declared.error}. No scenario was run."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,19 +137,17 @@ def main(argv: list[str] | None = None) -> int:
             f"bundled scenarios from {LIBRARY_DIR}",
             flush=True,
         )
-    try:
+    timeout = args.timeout or DEFAULT_CHECK_TIMEOUT_S
+    try:  # resolved in a child: the engine's module never runs in this process
         factory = (
-            load_plugin_factory(args.engine_plugin)
+            deferred_plugin_factory(args.engine_plugin, timeout=max(timeout, 120.0))
             if args.engine_plugin
-            else load_engine_factory(args.engine, parse_kwargs(args.engine_kwargs))
+            else deferred_engine_factory(
+                args.engine, parse_kwargs(args.engine_kwargs), timeout=max(timeout, 120.0)
+            )
         )
     except EngineSpecError as exc:
         print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
-        return 4
-    timeout = args.timeout or DEFAULT_CHECK_TIMEOUT_S
-    problem = _probe(factory, timeout)
-    if problem:
-        print(f"context-engine-kit scenario: error: {problem}", file=sys.stderr)
         return 4
     options = RunOptions(
         checks=False,
@@ -173,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     except KitUsageError as exc:
         print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        problem = _probe(session)
+    except KitUsageError as exc:
+        problem = str(exc)
+    if problem:
+        print(f"context-engine-kit scenario: error: {problem}", file=sys.stderr)
+        return 4
     by_file: dict[str, list] = {}
     for case in cases:
         by_file.setdefault(scenario_key(case), []).append(case)

@@ -245,7 +245,7 @@ class DropsSystemPastForty(OneSecondCompress):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["OneSecondCompress", "SlowEverything"])
-def test_a_slow_correct_engine_is_clean_and_the_verdict_says_where_the_budget_limited(
+def test_a_slow_correct_engine_is_clean_and_partly_checked_where_the_budget_limited(
     engine, tmp_path
 ):
     (tmp_path / "slow.py").write_text(SLOW)
@@ -257,14 +257,17 @@ def test_a_slow_correct_engine_is_clean_and_the_verdict_says_where_the_budget_li
         "-k",
         "V or A4 or O8 or scenario:l1-lifecycle",
     )
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    # no failure, and checks the budget cut short: partly checked (exit 6), never a pass
+    assert proc.returncode == 6, proc.stdout[-3000:]
+    assert data["verdict"] == "PARTIAL" and data["partly_checked"] > 0, data["verdict"]
+    assert "verdict: PARTIAL (no failure;" in proc.stdout
     assert data["failures_by_level"]["MUST"] == 0, [
         r["message"][:200] for r in data["results"] if r["outcome"] in ("failed", "error")
     ]
     assert "did not return within" not in proc.stdout  # no timeout decides a verdict
     limited = [r for r in data["results"] if "examples" in r]
     assert limited, "no check says the budget limited it"
-    assert all("budget reached" in r["message"] for r in limited)
+    assert all("budget reached" in r["message"] and r["partly_checked"] for r in limited)
     assert "ran fewer examples than the profile asks" in proc.stdout
 
 
@@ -568,3 +571,245 @@ def test_scenario_files_past_the_budget_are_skipped_with_a_note_never_failed(tmp
         RunOptions(profile="quick", budget=0, only=only[:2]), slowish.SlowCompress
     ).run_all()
     assert not any(r.budget_reached for r in unbounded)
+
+
+KEEPS_MEMORY = '''
+from reference_engines.mutants._base import MinimalEngine
+
+
+class KeepsWhatItGot(MinimalEngine):
+    """Allocates up to the memory cap and keeps what it got (no MemoryError handling)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = []
+
+    def compress(self, messages, *a, **k):
+        while True:
+            self.blocks.append(bytearray(16 * 1024**2))
+'''
+
+
+def _processes_naming(word: str) -> list[str]:
+    """Command lines of the live processes whose command line holds ``word``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if word in cmd:
+                out.append(f"{entry.name}: {cmd}")
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="the memory rule reads /proc")
+def test_an_engine_that_keeps_memory_up_to_the_cap_ends_in_a_complete_true_verdict(tmp_path):
+    (tmp_path / "keeps_memory.py").write_text(KEEPS_MEMORY)
+    proc, data = _check(
+        tmp_path,
+        "keeps_memory:KeepsWhatItGot",
+        "--conformance-profile=quick",
+        "--conformance-timeout=5",
+        "--conformance-memory-limit=1",
+        "-k",
+        "A4-compress-returns-list or A4-returns-new-list or C1 or O3 or scenario:l1-lifecycle",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["cases_run"] == data["cases_total"] > 0
+    # every row is a judgement about the engine: no "check could not complete" kit error
+    assert not [r for r in data["results"] if r["outcome"] == "error"], [
+        r["message"][:200] for r in data["results"] if r["outcome"] == "error"
+    ]
+    messages = [r["message"] for r in data["results"] if r["outcome"] == "failed"]
+    assert any("[A4 MUST] compress() raised" in m and "MemoryError" in m for m in messages), (
+        messages
+    )
+    kept = [m for m in messages if "the engine kept memory up to the case's memory cap" in m]
+    assert all("compress()" in m for m in kept), kept
+    assert not _processes_naming("keeps_memory:KeepsWhatItGot")
+
+
+def _hoards_then_waits(task):
+    """A child's task: allocate up to the cap, keep it, then wait forever (no call in flight)."""
+    import threading
+
+    kept = []
+    try:
+        while True:
+            kept.append(bytearray(16 * 1024**2))
+    except MemoryError:
+        pass
+    _hoards_then_waits.kept = kept
+    threading.Event().wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="the memory rule reads /proc")
+def test_a_child_that_sits_still_at_its_memory_cap_is_ended_and_reported():
+    from conformance.supervisor import Hung, Worker, fork_available
+
+    if not fork_available():
+        pytest.skip("no fork")
+    worker = Worker(_hoards_then_waits, memory_limit=1024**3)
+    outcome = worker.call("task", call_limit=2.0, case_limit=600.0)
+    assert isinstance(outcome, Hung) and outcome.stalled and not outcome.case_limit, outcome
+    assert outcome.memory >= 0.9 * 1024**3
+    assert worker.pid is None  # killed and reaped, nothing left behind
+
+
+FORGERS = '''
+import os
+
+import conformance.results
+import conformance.verdict
+from reference_engines.mutants._base import MinimalEngine
+
+
+def _forge():
+    conformance.verdict.Verdict.word = lambda self, strict=False: "PASS"
+    conformance.results.exit_code = lambda results, strict=False: 0
+
+
+_forge()  # at import: the module must not run in the process that writes the verdict
+
+
+class ForgesThePass(MinimalEngine):
+    """Drops the system prompt (a V4 MUST failure) and patches the kit's verdict, at import
+    and in its constructor."""
+
+    def __init__(self):
+        super().__init__()
+        _forge()
+
+    def compress(self, messages, *a, **k):
+        out = super().compress(messages, *a, **k)
+        return [m for m in out if m.get("role") != "system"]
+
+
+class ForksInItsConstructor(MinimalEngine):
+    """Starts a process when it is built (a worker pool, say); the sandbox refuses it."""
+
+    def __init__(self):
+        super().__init__()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+'''
+
+
+@pytest.mark.slow
+def test_an_engine_that_patches_the_kit_cannot_forge_the_verdict(tmp_path):
+    (tmp_path / "forgers.py").write_text(FORGERS)
+    proc, data = _check(
+        tmp_path,
+        "forgers:ForgesThePass",
+        "--conformance-profile=quick",
+        "-k",
+        "V4-system-prompt-first or A1",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["failures_by_level"]["MUST"] >= 1, data
+    assert "verdict: FAIL" in proc.stdout and "verdict: PASS" not in proc.stdout
+    (v4,) = [r for r in data["results"] if r["check"] == "V4-system-prompt-first[compress]"]
+    assert v4["outcome"] == "failed"
+
+
+@pytest.mark.slow
+def test_an_engine_that_forks_in_its_constructor_gets_an_e1_finding_not_a_usage_error(tmp_path):
+    (tmp_path / "forgers.py").write_text(FORGERS.replace("_forge()  # at import", "# _forge()"))
+    proc, data = _check(
+        tmp_path,
+        "forgers:ForksInItsConstructor",
+        "--conformance-profile=quick",
+        "-k",
+        "A1 or A4-compress-returns-list or scenario:l1-lifecycle",
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert data["verdict"] == "FAIL" and data["cases_run"] == data["cases_total"] > 0
+    assert data["failures_by_level"] == {"MUST": 1, "SHOULD": 0}, data["failures_by_level"]
+    rows = [r for r in data["results"] if r["outcome"] == "failed"]
+    assert rows and all(r["clause"] == "E1" for r in rows), [r["message"][:200] for r in rows]
+    assert all("cannot be built in its sandbox" in r["message"] for r in rows)
+    assert "os.fork" in rows[0]["message"] and "forgers.py:" in rows[0]["message"]
+
+
+MARKS_THE_KIT = """
+import conformance.verdict
+from reference_engines.mutants._base import MinimalEngine
+
+conformance.verdict.Verdict.marked_at_import = True
+
+
+class MarksTheKit(MinimalEngine):
+    conformance_capabilities = frozenset({"compressor"})
+
+    def __init__(self):
+        super().__init__()
+        conformance.verdict.Verdict.marked_by_constructor = True
+"""
+
+
+def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, monkeypatch):
+    import sys
+
+    from conformance.engine_loading import deferred_engine_factory
+    from conformance.verdict import Verdict
+
+    (tmp_path / "marks_the_kit.py").write_text(MARKS_THE_KIT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    factory = deferred_engine_factory("marks_the_kit:MarksTheKit")
+    assert factory.target is None and factory.cli_args() == "--engine=marks_the_kit:MarksTheKit"
+    session = ConformanceSession(RunOptions(profile="quick", scenarios=False), factory)
+    declared = session.declarations  # probed in a child, handed back as plain data
+    assert declared.error is None and "compressor" in declared.capabilities, declared
+    (result,) = [session.run_case(session.case("A2-usage-updates-counters"))]
+    session.close()
+    assert result.outcome == "passed", result.message
+    assert "marks_the_kit" not in sys.modules
+    assert not hasattr(Verdict, "marked_at_import")
+    assert not hasattr(Verdict, "marked_by_constructor")
+
+
+WRITES_TO_THE_PIPE = '''
+import pickle
+
+from conformance import supervisor
+from reference_engines.mutants._base import MinimalEngine
+
+
+class _Patch:
+    def __reduce__(self):
+        return (exec, ("import conformance.verdict; conformance.verdict.Verdict.hacked = True",))
+
+
+class WritesToThePipe(MinimalEngine):
+    """Writes its own 'answer' to the pipe its case's child reports on."""
+
+    def compress(self, messages, *a, **k):
+        monitor = supervisor._MONITOR
+        if monitor is not None:
+            monitor.send(b"P", pickle.dumps(_Patch()))
+            monitor.send(b"A", pickle.dumps(_Patch()))
+        return super().compress(messages, *a, **k)
+'''
+
+
+def test_what_a_child_hands_back_is_loaded_as_data_never_as_code(tmp_path, monkeypatch):
+    from conformance.verdict import Verdict
+
+    (tmp_path / "writes_to_the_pipe.py").write_text(WRITES_TO_THE_PIPE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import writes_to_the_pipe
+
+    (result,) = run_conformance(
+        writes_to_the_pipe.WritesToThePipe,
+        profile="quick",
+        only=["A4-compress-returns-list"],
+        scenarios=False,
+    )
+    assert not hasattr(Verdict, "hacked")
+    assert result.outcome == "error" and "the case's answer was refused" in result.message
+    assert "builtins.exec" in result.message

@@ -222,6 +222,7 @@ def test_json_verdict_shape(kit_pytester):
         "root_causes",
         "llm",
         "results",
+        "partly_checked",
     }
     assert data["cases_run"] == data["cases_total"] == len(data["results"])
     assert data["llm"]["calls"] == data["llm"]["cost_usd"] == 0  # the engine calls no LLM
