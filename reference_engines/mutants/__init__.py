@@ -277,6 +277,8 @@ TWINS: dict[str, str] = {
     M + "h3_live_turn:KeepsLiveTurn": M + "h3_live_turn:RebuildsFromStore",
     M + "h3_live_turn:TrimmingSelector": M + "h3_live_turn:WindowsConversation",
     M + "l1_boundary_reset:KeepsStateAcrossBoundary": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "l1_boundary_reset:NamesItsSession": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "l1_boundary_reset:AnchorsItsSummary": M + "l1_boundary_reset:ResetsOnSessionStart",
     M + "a3_threshold:ThresholdFromUpdateModel": M + "a3_threshold:CachesFirstThreshold",
     M + "a3_threshold:HonoursPromptTokens": M + "a3_threshold:IgnoresPromptTokens",
     M + "u7_store_identity:UidKeyedStore": M + "u7_store_identity:PositionKeyedStore",
