@@ -57,3 +57,45 @@ def test_the_first_difference_is_on_screen_wherever_it_is():
     assert "session-1" in text and "session-2" in text
     assert first_difference(a, a[:1]) == "the output: 2 messages instead of 1"
     assert first_difference(a, a) == "no difference"
+
+
+class _TagsTail:
+    """Adds Hermes 0.22's ``_compaction_tail`` bookkeeping key to the rows it carries over."""
+
+    def compress(self, messages, *args, **kwargs):
+        out = super().compress(messages, *args, **kwargs)
+        if out is messages:
+            return out
+        tagged = [dict(m) for m in out]
+        for m in tagged[-6:]:
+            if m.get("role") != "system":
+                m["_compaction_tail"] = True
+        return tagged
+
+
+def test_a_tail_row_tagged_with_an_underscore_key_is_still_verbatim():
+    """B3/B2: rows compared as the host sends them; a ``_`` key the engine adds (stripped
+    before the wire) does not make a carried-over row "not verbatim" (Hermes 0.22's compressor
+    got "verbatim tail: 0 messages"). A correct compressor that tags its tail stays clean."""
+    from conformance.checks.b_compressor import as_sent, kept_tail
+    from reference_engines.compressor import ReferenceCompressor
+
+    rows = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    tagged = [dict(r, _compaction_tail=True) for r in rows]
+    assert kept_tail(rows, tagged) == 2
+    assert kept_tail(rows, [dict(rows[0]), {"role": "assistant", "content": "B"}]) == 0
+    assert as_sent({"role": "user", "_x": 1, "message_uid": "u"}) == {
+        "role": "user",
+        "message_uid": "u",
+    }
+
+    class TaggingCompressor(_TagsTail, ReferenceCompressor):
+        pass
+
+    results = run_conformance(
+        TaggingCompressor,
+        only=["B3-head-and-tail-protected", "B2-old-tool-output-cleared"],
+        scenarios=False,
+        capabilities=["compressor"],
+    )
+    assert results and all(r.outcome == "passed" for r in results), [r.message for r in results]
