@@ -554,6 +554,13 @@ def check_o12_info_agrees_with_should_compress(ctx):
     ctx.examples(body)
 
 
+def _sent(rows: list[Any]) -> list[Any]:
+    """``rows`` as the host sends them (``_`` keys left out; B3's rule)."""
+    from conformance.checks.b_compressor import as_sent
+
+    return [as_sent(m) for m in rows]
+
+
 def _live_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The current turn: the last user message and every row after it."""
     for i in range(len(messages) - 1, -1, -1):
@@ -622,10 +629,14 @@ def check_o13_prune_keeps_history_valid(ctx):
         problems = v1_problems(pruned)
         if not problems:
             problems = v2_problems(pruned) + v3_problems(pruned)
-        if not problems and history[0].get("role") == "system" and pruned[:1] != history[:1]:
+        if (
+            not problems
+            and history[0].get("role") == "system"
+            and _sent(pruned[:1]) != _sent(history[:1])
+        ):
             problems.append("the system message is no longer first and unchanged")
         live = _live_turn(history)
-        if not problems and live and pruned[-len(live) :] != live:
+        if not problems and live and _sent(pruned[-len(live) :]) != _sent(live):
             problems.append(
                 f"the live turn (the last {len(live)} rows, from the last user message) is not "
                 "kept verbatim at the end"
