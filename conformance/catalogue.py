@@ -109,6 +109,22 @@ CLAUSES: dict[str, Clause] = {
         _c("O9", "select_context() returns None or a list", host_feature=_SC),
         _c("O10", "on_turn_complete() accepts the host's kwargs", host_feature=_TC),
         _c("O11", "clone_for_agent() returns an engine", host_feature=_CL),
+        _c(
+            "O12",
+            "should_compress_info(p) is (bool, reason) and agrees with should_compress(p)",
+            practice="host",
+        ),
+        _c(
+            "O13",
+            "prune_tool_results_only() returns (messages, n); a committed prune keeps the "
+            "history valid",
+            practice="host",
+        ),
+        _c(
+            "O14",
+            "has_content_to_compress() is False only where compress() declines",
+            practice="host",
+        ),
         _c("H1", "fail-open hooks: a broken hook leaves the request untouched"),
         _c("H2", "identity skipping: default hooks are never called", side=HOST),
         _c(
@@ -198,6 +214,9 @@ METHOD_CLAUSES = {
     "handle_tool_call": "O6",
     "should_compress_preflight": "O7",
     "get_status": "O8",
+    "should_compress_info": "O12",
+    "prune_tool_results_only": "O13",
+    "has_content_to_compress": "O14",
     "clone_for_agent": "C1",
     "update_from_response": "A2",
     "should_compress": "A3",

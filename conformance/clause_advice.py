@@ -244,6 +244,28 @@ ADVICE: dict[str, Advice] = {
         "another name.",
         "Return a new engine of the same kind and name (the default is copy.deepcopy(self)).",
     ),
+    "O12": Advice(
+        "should_compress_info() re-derives the compaction condition and gets it wrong (it "
+        "ignores prompt_tokens, uses another threshold or comparison than should_compress()), "
+        "or returns a bare bool or reason instead of a (bool, reason) pair.",
+        "Compute the bool by calling self.should_compress(prompt_tokens) (or have "
+        "should_compress() return should_compress_info(prompt_tokens)[0]) and add a reason str "
+        "only when a guard blocks an over-threshold compaction.",
+    ),
+    "O13": Advice(
+        "prune_tool_results_only() drops tool rows (their calls lose their results), touches "
+        "the live turn or the system message, edits its input rows in place, or returns a "
+        "bare list or a count that is not an int.",
+        "Replace old tool-result contents in new dicts (row = {**row, 'content': marker}), keep "
+        "every row, leave the tail from the last user message alone, and return "
+        "(new_list, n) or (messages, 0) when nothing was pruned.",
+    ),
+    "O14": Advice(
+        "has_content_to_compress() answers False from a rule of its own (a message count, a "
+        "turn count) while compress() would compact the same history.",
+        "Answer False only when compress() would keep every row (everything protected); "
+        "derive it from the same head/tail sizes compress() uses, or return True.",
+    ),
     "H1": Advice(
         "select_context() or on_turn_complete() raises, or returns an invalid value. The host "
         "fails open (the request goes out unchanged), but the engine's work is lost.",

@@ -10,7 +10,10 @@ What it does, per provider request (:meth:`ReferenceRouter.select_context`):
   an overlap of at least :attr:`ReferenceRouter.match_ratio` joins the best topic, else
   a new topic starts. Assignments are memoised in a shared, thread-safe
   :class:`RouterBackend`, keyed by the user message's ``message_uid`` (or a digest of its
-  text when the host mints no uids), so a group's topic never changes once decided;
+  text when the host mints no uids), so a group's topic never changes once decided. Hermes
+  0.22 strips ``message_uid`` from ``request_messages`` before select_context but hands
+  ``conversation_messages`` with their uids, so a request row without a uid takes the uid of
+  the conversation's user row with the same text (:func:`request_turn_keys`);
 - selects the head + every group of the incoming message's topic, in order (the current
   turn last). Within one topic a new request only *appends* to the previous selection,
   so the provider's prompt cache keeps hitting (H6); while nothing changed the
@@ -66,12 +69,46 @@ def topic_words(text: str) -> frozenset:
     return frozenset(w.lower() for w in _WORD.findall(text or "")) - _STOP
 
 
+def _digest(message: dict[str, Any]) -> str:
+    return "sha:" + hashlib.sha256(_text(message.get("content")).encode("utf-8")).hexdigest()[:24]
+
+
+def request_turn_keys(
+    users: list[dict[str, Any]], conversation_messages: list[dict[str, Any]] | None
+) -> list[str]:
+    """The turn key of each user row of a request, in order (H3, U2).
+
+    A row's own ``message_uid`` when it has one; else the uid of the user row of
+    ``conversation_messages`` with the same text, matched from the end (the k-th last
+    request row of a text takes the k-th last conversation row of that text: the newest turns
+    are the ones both lists hold); else :func:`turn_key`'s text digest.
+    """
+    by_text: dict[str, list[str]] = {}
+    for m in conversation_messages or []:
+        uid = m.get("message_uid") if isinstance(m, dict) else None
+        if m.get("role") == "user" and isinstance(uid, str) and uid:
+            by_text.setdefault(_digest(m), []).append(uid)
+    keys: list[str] = []
+    seen: dict[str, int] = {}
+    for m in reversed(users):
+        own = m.get("message_uid")
+        if isinstance(own, str) and own:
+            keys.append(own)
+            continue
+        text = _digest(m)
+        k = seen.get(text, 0)
+        seen[text] = k + 1
+        uids = by_text.get(text, [])
+        keys.append(uids[-1 - k] if k < len(uids) else text)
+    return keys[::-1]
+
+
 def turn_key(message: dict[str, Any]) -> str:
     """Key of a turn: its user message's ``message_uid``, else a digest of its text."""
     uid = message.get("message_uid")
     if isinstance(uid, str) and uid:
         return uid
-    return "sha:" + hashlib.sha256(_text(message.get("content")).encode("utf-8")).hexdigest()[:24]
+    return _digest(message)
 
 
 class RouterBackend:
@@ -295,21 +332,28 @@ class ReferenceRouter(ContextEngine):
         return self.clone_for_agent()
 
     # -- H: selection and observation ----------------------------------------------------------
-    def _topic(self, group: list[dict[str, Any]]) -> int:
+    def _topic(self, group: list[dict[str, Any]], key: str | None = None) -> int:
         user = group[0]
         return self.backend.topic_of(
             self.session_id,
-            turn_key(user),
+            turn_key(user) if key is None else key,
             topic_words(_text(user.get("content"))),
             self.match_ratio,
         )
 
-    def route(self, request_messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-        """(selection, changed): the routed messages and whether anything was left out."""
+    def route(
+        self,
+        request_messages: list[dict[str, Any]],
+        conversation_messages: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """(selection, changed): the routed messages and whether anything was left out; turns
+        keyed by :func:`request_turn_keys` (uids from ``conversation_messages`` when the
+        request's rows have none)."""
         head, groups = split_groups(request_messages)
         if len(groups) <= 1:
             return request_messages, False
-        topics = [self._topic(g) for g in groups]
+        keys = request_turn_keys([g[0] for g in groups], conversation_messages)
+        topics = [self._topic(g, k) for g, k in zip(groups, keys, strict=True)]
         current = topics[-1]
         chosen = [g for g, t in zip(groups, topics, strict=True) if t == current]
         if len(chosen) == len(groups):
@@ -327,7 +371,7 @@ class ReferenceRouter(ContextEngine):
     ) -> list[dict[str, Any]] | None:
         """H3/H6: the incoming topic's turns (plus the head), or None when that is everything."""
         self.selections += 1
-        selected, changed = self.route(request_messages)
+        selected, changed = self.route(request_messages, conversation_messages)
         if budget_tokens and count_messages(selected) > budget_tokens:
             head, groups = split_groups(selected)
             while (

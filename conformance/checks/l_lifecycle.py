@@ -12,6 +12,7 @@ the steps are written to the replay file and ``--conformance-replay`` re-runs th
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from typing import Any
 
@@ -404,17 +405,35 @@ def check_l1_lifecycle_state_machine(ctx):
             raise
 
 
-def _first_difference(a: list[Any], b: list[Any]) -> str:
-    """Where two compress() outputs first differ (after uid masking), for messages."""
+def _first_difference(a: list[Any], b: list[Any], session_ids: tuple[str, ...] = ()) -> str:
+    """Where two compress() outputs first differ, after uid and session-id masking."""
+    from conformance.checks.d_determinism import first_difference
+
+    return first_difference(_masked(a, session_ids), _masked(b, session_ids))
+
+
+def _masked(out: Any, session_ids: tuple[str, ...]) -> Any:
+    """``out`` with uids masked (D1's rule) and every session id in ``session_ids`` written as
+    ``<session-id>``: an engine may name the session it is in, and on rotation that is a new
+    id (host practice: the new session is the same conversation)."""
     from conformance.checks.d_determinism import mask_uids
 
-    ma, mb = mask_uids(copy.deepcopy(a)), mask_uids(copy.deepcopy(b))
-    if len(ma) != len(mb):
-        return f"{len(ma)} messages instead of {len(mb)}"
-    for i, (x, y) in enumerate(zip(ma, mb, strict=True)):
-        if x != y:
-            return f"message {i} differs: {short(x, 90)} vs {short(y, 90)}"
-    return "no difference"
+    masked = mask_uids(copy.deepcopy(out))
+    ids = sorted((i for i in session_ids if i), key=len, reverse=True)
+    if not ids:
+        return masked
+    pattern = re.compile("|".join(re.escape(i) for i in ids))
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, str):
+            return pattern.sub("<session-id>", v)
+        return v
+
+    return walk(masked)
 
 
 @check(
@@ -486,16 +505,17 @@ def check_l1_compaction_boundary_keeps_state(ctx):
             compress_like_host("L1", MUST, e, grow(o, 40, 77))
             for e, o in ((heard, outs[0]), (quiet, outs[1]))
         ]
-        if all(isinstance(o, list) for o in nexts) and mask_uids(
-            copy.deepcopy(nexts[0])
-        ) != mask_uids(copy.deepcopy(nexts[1])):
+        ids = (sid, new_id)
+        if all(isinstance(o, list) for o in nexts) and _masked(nexts[0], ids) != _masked(
+            nexts[1], ids
+        ):
             fail(
                 "L1",
                 MUST,
                 f"the next compaction after the compaction boundary {how}",
                 expected="the same output as an engine that heard no boundary (its previous "
                 "summary, DAG or index kept: the boundary is not a new conversation)",
-                got=_first_difference(nexts[0], nexts[1]),
+                got=_first_difference(nexts[0], nexts[1], ids),
                 context="on_session_end, then on_session_start(boundary_reason='compression')",
             )
 

@@ -52,6 +52,7 @@ from conformance.catalogue import METHOD_CLAUSES
 from conformance.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
 from conformance.scenarios.run import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
+from simulator.host import hooks
 
 _RANK = {"SHOULD": 0, "MUST": 1}
 
@@ -117,7 +118,17 @@ def evaluate_check(exp: Expectation, runner: Any, label: str) -> CheckOutcome:
     )
     if expected and params.get("name") == "compression_count" and params.get("min", 0) >= 1:
         _count_level(outcome, runner.recorder.compactions, id(engine))
+    if exp.clause == "K1" and hooks.overrides(engine, "update_model"):
+        outcome.inapplicable = K2_EXEMPT
     return outcome
+
+
+#: Why a K1 expectation does not judge an engine that overrides update_model() (K2), the
+#: same exemption as the K1 check's.
+K2_EXEMPT = (
+    "engine overrides update_model() and owns its threshold policy (K2 permits ignoring "
+    "compression.model_thresholds)"
+)
 
 
 def _count_level(outcome: CheckOutcome, compactions: list[Any], engine_id: int) -> None:

@@ -235,6 +235,16 @@ KILLS: dict[str, Kill] = {
     M + "h3_live_turn:WindowsConversation": Kill(
         "H3", r"last user message of the select_context\(\) replacement: expected the request's own"
     ),
+    M + "o_new_methods:InfoIgnoresPromptTokens": Kill(
+        "O12",
+        r"should_compress_info\(\d+\) with the last usage at \d+ tokens: expected (True|False)",
+    ),
+    M + "o_new_methods:DropsOldToolRows": Kill(
+        "O13", r"the pruned history of prune_tool_results_only\(.*has no tool result after it"
+    ),
+    M + "o_new_methods:CountsExchanges": Kill(
+        "O14", r"has_content_to_compress\(<\d+ messages, over threshold_tokens>\): expected True"
+    ),
     M + "l1_boundary_reset:ResetsOnSessionStart": Kill(
         "L1", r"(compression_count|the next compaction) after the compaction boundary"
     ),
@@ -283,6 +293,11 @@ TWINS: dict[str, str] = {
     M + "h3_live_turn:KeepsLiveTurn": M + "h3_live_turn:RebuildsFromStore",
     M + "h3_live_turn:TrimmingSelector": M + "h3_live_turn:WindowsConversation",
     M + "l1_boundary_reset:KeepsStateAcrossBoundary": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "o_new_methods:InfoWithBlockReason": M + "o_new_methods:InfoIgnoresPromptTokens",
+    M + "o_new_methods:PrunesOldToolOutputs": M + "o_new_methods:DropsOldToolRows",
+    M + "o_new_methods:KnowsWhenNothingToCompress": M + "o_new_methods:CountsExchanges",
+    M + "l1_boundary_reset:NamesItsSession": M + "l1_boundary_reset:ResetsOnSessionStart",
+    M + "l1_boundary_reset:AnchorsItsSummary": M + "l1_boundary_reset:ResetsOnSessionStart",
     M + "a3_threshold:ThresholdFromUpdateModel": M + "a3_threshold:CachesFirstThreshold",
     M + "a3_threshold:HonoursPromptTokens": M + "a3_threshold:IgnoresPromptTokens",
     M + "u7_store_identity:UidKeyedStore": M + "u7_store_identity:PositionKeyedStore",

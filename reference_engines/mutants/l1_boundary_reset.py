@@ -74,3 +74,34 @@ class ResetsOnSessionStart(KeepsStateAcrossBoundary):
         self.session_id = session_id
         self.compression_count = 0  # the defect: the boundary resets the engine
         self.previous_summary = None
+
+
+class NamesItsSession(KeepsStateAcrossBoundary):
+    """Correct twin: its summary names the session it was written in, as engines that link a
+    summary to the store's session do. On rotation that is the new id; the conversation is the
+    same, and so is everything else in the next compaction."""
+
+    def _compress(self, messages):
+        out = super()._compress(messages)
+        if out is not messages and self.session_id:
+            for row in out:
+                if str(row.get("content", "")).startswith(SUMMARY_PREFIX):
+                    row["content"] += f"\n(written in session {self.session_id})"
+        return out
+
+
+class AnchorsItsSummary(KeepsStateAcrossBoundary):
+    """Correct twin: its summary row gets a fresh uid of its own (U6: a row the engine makes
+    carries the engine's uid), and the engine keeps that uid under a private ``_anchor_uid``
+    key too (the host strips ``_`` keys before the wire), to find its summary again."""
+
+    def _compress(self, messages):
+        import uuid
+
+        out = super()._compress(messages)
+        for row in out:
+            if str(row.get("content", "")).startswith(SUMMARY_PREFIX) and "message_uid" not in row:
+                uid = uuid.uuid4().hex
+                row["message_uid"] = uid
+                row["_anchor_uid"] = uid
+        return out

@@ -10,16 +10,25 @@ to this module. Behaviour follows the documented contract (``docs/contract.md``)
 - O1-O11: optional methods with their documented defaults.
 - K1: ``update_model`` applies ``model_thresholds`` (longest matching substring wins,
   provider-scoped keys supported); the configured percent is snapshotted once.
+- O12-O16: the methods Hermes 0.22's ABC added (``should_compress_info``,
+  ``prune_tool_results_only``, ``should_defer_preflight_to_real_usage``,
+  ``has_content_to_compress``, the automatic-compaction status hook), with 0.22's defaults.
+
+Signatures are 0.22.2's: ``compress`` takes ``force`` and ``memory_context``; ``select_context``
+and ``update_model`` take no ``**kwargs`` (an engine that calls ``super()`` with an extra keyword
+fails under Hermes, so it fails under the kit too). :func:`sanitize_memory_context` redacts and
+elides as 0.22 does (:mod:`simulator.host.redaction`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
+
+from simulator.host.redaction import elide_middle, redact_sensitive_text
 
 #: Characters kept by :func:`sanitize_memory_context`: head + marker + tail.
 MEMORY_CONTEXT_HEAD_CHARS = 4000
@@ -48,6 +57,9 @@ class ContextEngine(ABC):
     threshold_percent: float = 0.75
     protect_first_n: int = 3
     protect_last_n: int = 6
+    #: O16: False keeps successful automatic compactions silent (warnings and manual
+    #: ``/compress`` still surface).
+    emit_automatic_compaction_status: bool = True
 
     # -- A: required surface ---------------------------------------------------------
     @property
@@ -69,8 +81,51 @@ class ContextEngine(ABC):
         messages: list[dict[str, Any]],
         current_tokens: int | None = None,
         focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
     ) -> list[dict[str, Any]]:
-        """A4: return a new, valid (V1-V4) and possibly shorter message list."""
+        """A4: return a new, valid (V1-V4) and possibly shorter message list.
+
+        ``force`` asks to bypass an engine-owned cooldown; ``memory_context`` is provider text
+        for the summary prompt. The host passes only the optional arguments the override's
+        signature accepts.
+        """
+
+    # -- O12-O16: the methods Hermes 0.22's ABC added (defaults as 0.22) ----------------
+    def should_compress_info(self, prompt_tokens: int | None = None) -> tuple[bool, str | None]:
+        """O12: ``(should_compress(prompt_tokens), reason)``; ``reason`` (a str or None) says
+        why an over-threshold compaction is blocked (cooldown, anti-thrashing guard)."""
+        return self.should_compress(prompt_tokens), None
+
+    def prune_tool_results_only(
+        self, messages: list[dict[str, Any]], current_tokens: int | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """O13: trim old tool-result payloads without an LLM call (tokens in ``current_tokens``).
+
+        Returns ``(messages, n_pruned)``; the no-op is the input list itself with 0. The host
+        commits only a new list with a non-zero count, into the live history.
+        """
+        return messages, 0
+
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+        """O14: True when preflight should trust recent real usage over the rough estimate
+        (``rough_tokens``); default False."""
+        return False
+
+    def get_automatic_compaction_status_message(
+        self, *, phase: str, default_message: str, **context: Any
+    ) -> str | None:
+        """O16: the user-visible status of an automatic compaction, or None to suppress it.
+
+        ``phase`` is ``"preflight"`` or ``"compress"``; ``context`` carries best-effort
+        ``approx_tokens`` / ``threshold_tokens``.
+        """
+        return default_message if self.emit_automatic_compaction_status else None
+
+    def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
+        """O15: False when a manual ``/compress`` has nothing to do (everything protected);
+        the gateway then answers "nothing to compress" without calling compress()."""
+        return True
 
     # -- O: optional methods with defaults -------------------------------------------
     def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
@@ -101,15 +156,16 @@ class ContextEngine(ABC):
         return json.dumps({"error": f"Unknown context engine tool: {name}"})
 
     def get_status(self) -> dict[str, Any]:
-        """O8: status dict; ``last_prompt_tokens`` never negative, usage_percent in 0-100."""
-        last = max(int(self.last_prompt_tokens or 0), 0)
-        ctx = int(self.context_length or 0)
-        usage = min(100.0, last / ctx * 100) if ctx > 0 else 0
+        """O8: status dict; ``last_prompt_tokens`` never negative (the -1 sentinel reads 0),
+        usage_percent in 0-100 (0 on a zero window)."""
+        last = max(self.last_prompt_tokens, 0)
         return {
             "last_prompt_tokens": last,
             "threshold_tokens": self.threshold_tokens,
-            "context_length": ctx,
-            "usage_percent": usage,
+            "context_length": self.context_length,
+            "usage_percent": min(100, last / self.context_length * 100)
+            if self.context_length
+            else 0,
             "compression_count": self.compression_count,
         }
 
@@ -121,24 +177,26 @@ class ContextEngine(ABC):
         api_key: str = "",
         provider: str = "",
         api_mode: str = "",
-        **kwargs: Any,
     ) -> None:
-        """O4/K1: set ``context_length`` and recompute ``threshold_tokens``.
+        """O4/K1: set ``context_length`` (tokens, stored as given) and recompute
+        ``threshold_tokens``.
 
-        The configured ``threshold_percent`` is snapshotted on the first call, so
-        per-model overrides never compound across switches.
+        The configured ``threshold_percent`` is snapshotted once (``_config_threshold_percent``,
+        unless the engine already has that attribute, on the instance or its class, as 0.22
+        does), so per-model overrides never compound across switches; the resolved percent is
+        also kept as ``_base_threshold_percent``.
         """
-        self.context_length = int(context_length)
-        if "_config_threshold_percent" not in self.__dict__:
+        self.context_length = context_length
+        if not hasattr(self, "_config_threshold_percent"):
             self._config_threshold_percent = self.threshold_percent
-        percent = resolve_model_threshold(
+        self._base_threshold_percent = resolve_model_threshold(
             model,
-            getattr(self, "model_thresholds", None) or {},
+            getattr(self, "model_thresholds", {}),
             self._config_threshold_percent,
             provider,
         )
-        self.threshold_percent = percent
-        self.threshold_tokens = int(self.context_length * percent)
+        self.threshold_percent = self._base_threshold_percent
+        self.threshold_tokens = int(context_length * self.threshold_percent)
 
     def select_context(
         self,
@@ -147,7 +205,6 @@ class ContextEngine(ABC):
         conversation_messages: list[dict[str, Any]] | None = None,
         incoming_message: dict[str, Any] | None = None,
         budget_tokens: int = 0,
-        **kwargs: Any,
     ) -> list[dict[str, Any]] | None:
         """O9/H3: None (no change). A list replaces the messages of one provider call."""
         return None
@@ -172,54 +229,67 @@ def resolve_model_threshold(
     """K1: the threshold percent for ``model`` from a ``compression.model_thresholds`` map.
 
     Keys are substrings of the model name (case-sensitive) or ``"<provider>:<substring>"``
-    (applies only when the provider matches, case-insensitively). The longest substring
-    wins; on equal length a provider-scoped key beats a bare one; full ties go to the
-    lexicographically greatest key. Returns ``default`` when nothing matches.
+    (every key with a ``:`` is provider-scoped and applies only when its scope equals the
+    provider, case-insensitively, as in Hermes 0.22). The longest substring wins; on equal
+    length a provider-scoped key beats a bare one; full ties go to the lexicographically
+    greatest key. Returns ``default`` when nothing matches.
     """
     if not model or not model_thresholds:
         return float(default)
     best: tuple | None = None
     prov = (provider or "").strip().lower()
     for key, value in model_thresholds.items():
+        scope, sep, needle = key.partition(":")
         scoped = 0
-        needle = key
-        if ":" in key:
-            scope, _, rest = key.partition(":")
-            if scope.strip().lower() and rest:
-                if scope.strip().lower() != prov:
-                    continue
-                scoped, needle = 1, rest
-        if needle and needle in model:
+        if sep:
+            if scope.strip().lower() != prov:
+                continue
+            scoped = 1
+        else:
+            needle = key
+        if needle in model:
             rank = ((len(needle), scoped), key)
             if best is None or rank > best[0]:
                 best = (rank, value)
     return float(best[1]) if best else float(default)
 
 
-_SECRET_PATTERNS = [
-    re.compile(r"(?i)\b(sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
-    re.compile(r"(?i)\b(api[_-]?key|token|secret|password)\s*[:=]\s*\S+"),
-    re.compile(r"(?i)(https?://)[^/\s:@]+:[^/\s@]+@"),
-]
+def sanitize_memory_context(memory_context: str) -> str:
+    """Provider memory text ready for an engine's summary prompt, as Hermes 0.22 prepares it.
 
+    Strips it, redacts credentials (:func:`simulator.host.redaction.redact_sensitive_text`
+    with URL credentials), and over :data:`MEMORY_CONTEXT_MAX_CHARS` characters keeps the
+    first 4000 and last 1500 around Hermes' elision marker (``⟪HERMES-CONTEXT-COMPRESSION:
+    N of M chars omitted ...⟫``).
 
-def sanitize_memory_context(text: str | None, *, force: bool = False) -> str:
-    """Redact secret-looking substrings and cap ``text`` at 6000 characters.
-
-    Over the cap it keeps the first 4000 and the last 1500 characters around a marker.
-    URL credentials are redacted too. ``force`` is accepted for signature compatibility.
+    Raises:
+        AttributeError: ``memory_context`` is not a str (None included), as in Hermes.
     """
-    if not text:
-        return ""
-    out = text
-    for pattern in _SECRET_PATTERNS:
-        out = pattern.sub(
-            lambda m: (m.group(1) if m.re is _SECRET_PATTERNS[2] else "") + "[REDACTED]", out
-        )
-    if len(out) > MEMORY_CONTEXT_MAX_CHARS:
-        out = (
-            out[:MEMORY_CONTEXT_HEAD_CHARS]
-            + "\n[... memory context truncated ...]\n"
-            + out[-MEMORY_CONTEXT_TAIL_CHARS:]
-        )
-    return out
+    sanitized = redact_sensitive_text(
+        memory_context.strip(), force=True, redact_url_credentials=True
+    )
+    if len(sanitized) <= MEMORY_CONTEXT_MAX_CHARS:
+        return sanitized
+    return elide_middle(sanitized, MEMORY_CONTEXT_HEAD_CHARS, MEMORY_CONTEXT_TAIL_CHARS)
+
+
+def automatic_compaction_status_message(
+    engine: Any, *, phase: str, default_message: str, **context: Any
+) -> str | None:
+    """O16: the status line the host shows for an automatic compaction, or None for none.
+
+    None when ``engine.emit_automatic_compaction_status`` is false; otherwise the engine's
+    ``get_automatic_compaction_status_message(phase=, default_message=, **context)`` (or
+    ``default_message`` when it has none), stripped, with an empty string read as None.
+    """
+    if not getattr(engine, "emit_automatic_compaction_status", True):
+        return None
+    formatter = getattr(engine, "get_automatic_compaction_status_message", None)
+    message = (
+        formatter(phase=phase, default_message=default_message, **context)
+        if callable(formatter)
+        else default_message
+    )
+    if message is None:
+        return None
+    return str(message).strip() or None

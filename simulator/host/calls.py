@@ -11,6 +11,9 @@ engines through these shapes, so every caller passes what Hermes passes:
   keywords (O4, K1).
 - ``select_context(request_messages, **select_context_kwargs(...))`` (H3).
 - ``on_turn_complete(messages, usage, **on_turn_complete_kwargs(...))`` (H5).
+- ``prune_tool_results_only(messages, **prune_tool_results_only_kwargs(...))`` (O13) and
+  ``get_automatic_compaction_status_message(**status_message_kwargs(...))``: the calls Hermes
+  0.22 added (the ``hermes-0.22`` profile's host makes them; O13's check uses the first).
 """
 
 from __future__ import annotations
@@ -117,3 +120,29 @@ def on_turn_complete_kwargs(**meta: Any) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"on_turn_complete gets no {unknown}; known: {TURN_COMPLETE_KWARGS}")
     return dict(meta)
+
+
+def prune_tool_results_only_kwargs(current_tokens: int | None) -> dict[str, Any]:
+    """O13: the keyword argument after ``messages`` (Hermes 0.22 passes ``current_tokens=``
+    by keyword: its real prompt tokens)."""
+    return {"current_tokens": None if current_tokens is None else int(current_tokens)}
+
+
+def status_message_kwargs(
+    *, phase: str, default_message: str, approx_tokens: int, threshold_tokens: int
+) -> dict[str, Any]:
+    """The keyword arguments of ``get_automatic_compaction_status_message`` (Hermes 0.22, via
+    ``automatic_compaction_status_message``): ``phase`` is ``"preflight"`` or ``"compress"``,
+    then the best-effort context ``approx_tokens`` / ``threshold_tokens`` (tokens).
+
+    Raises:
+        ValueError: an unknown phase (a kit bug).
+    """
+    if phase not in ("preflight", "compress"):
+        raise ValueError(f"phase must be 'preflight' or 'compress', got {phase!r}")
+    return {
+        "phase": phase,
+        "default_message": default_message,
+        "approx_tokens": int(approx_tokens),
+        "threshold_tokens": int(threshold_tokens),
+    }

@@ -7,7 +7,10 @@ from the kit's own reference ABC (:mod:`simulator.host.abc`):
 
 - ``agent`` (an empty package),
 - ``agent.context_engine``: ``ContextEngine``, ``sanitize_memory_context``,
+  ``automatic_compaction_status_message`` and ``MEMORY_CONTEXT_MAX_CHARS`` (as Hermes 0.22),
 - ``agent.context_compressor``: ``resolve_model_threshold``,
+- ``agent.compression_marker``: ``elide_middle`` (Hermes' elision marker),
+- ``agent.redact``: ``redact_sensitive_text`` (the kit's model of Hermes' redactor),
 - ``agent.auxiliary_client``: the engine's LLM (``call_llm`` ...) from
   :mod:`simulator.llm.auxiliary`.
 
@@ -38,6 +41,8 @@ _SHIM_MODULES = (
     "agent.context_engine",
     "agent.context_compressor",
     "agent.auxiliary_client",
+    "agent.compression_marker",
+    "agent.redact",
 )
 
 
@@ -78,10 +83,22 @@ class _ShimLoader(importlib.abc.Loader):
         elif module.__name__ == "agent.context_engine":
             module.ContextEngine = kit_abc.ContextEngine
             module.sanitize_memory_context = kit_abc.sanitize_memory_context
+            module.automatic_compaction_status_message = kit_abc.automatic_compaction_status_message
+            module.MEMORY_CONTEXT_MAX_CHARS = kit_abc.MEMORY_CONTEXT_MAX_CHARS
             module.__doc__ = "context-engine-kit shim: the documented ContextEngine ABC."
         elif module.__name__ == "agent.context_compressor":
             module.resolve_model_threshold = kit_abc.resolve_model_threshold
             module.__doc__ = "context-engine-kit shim: resolve_model_threshold only."
+        elif module.__name__ == "agent.compression_marker":
+            from simulator.host import redaction
+
+            module.elide_middle = redaction.elide_middle
+            module.__doc__ = "context-engine-kit shim: Hermes' elision marker."
+        elif module.__name__ == "agent.redact":
+            from simulator.host import redaction
+
+            module.redact_sensitive_text = redaction.redact_sensitive_text
+            module.__doc__ = "context-engine-kit shim: a model of Hermes' redaction."
         elif module.__name__ == "agent.auxiliary_client":
             from simulator.llm import auxiliary
 

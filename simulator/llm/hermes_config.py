@@ -93,6 +93,12 @@ def launch_hermes_home(home: str | Path) -> bool:
     first-launch seeding out of what TS2 sees the engine write. Uses Hermes' own function with
     ``HERMES_HOME`` pointed at ``home`` for the call (the variable is restored after).
 
+    Hermes 0.22 also keeps a last-known-good copy of ``config.yaml`` from its first successful
+    config load (``backups/config/config.yaml.good.<timestamp>``; a later load with the same
+    bytes writes none), so a launched 0.22's home always has one: when that version's
+    ``hermes_cli.config_backups.backup_config`` exists, it makes the copy of the home's
+    ``config.yaml`` (call this after writing it, as :func:`configure_hermes_home` does).
+
     Returns:
         True when hermes-agent laid the home out; False when hermes-agent is not importable or
         its function refused (OSError, RuntimeError): the home is then left as it was.
@@ -105,6 +111,7 @@ def launch_hermes_home(home: str | Path) -> bool:
     os.environ["HERMES_HOME"] = str(home)
     try:
         ensure_hermes_home()
+        _first_config_load_backup(Path(home) / "config.yaml")
         return True
     except (OSError, RuntimeError):
         return False
@@ -113,3 +120,14 @@ def launch_hermes_home(home: str | Path) -> bool:
             os.environ.pop("HERMES_HOME", None)
         else:
             os.environ["HERMES_HOME"] = saved
+
+
+def _first_config_load_backup(config_path: Path) -> None:
+    """The last-known-good backup Hermes 0.22's first config load writes (nothing on hosts
+    without ``hermes_cli.config_backups``, e.g. 0.19.0, or when ``config_path`` is missing)."""
+    try:
+        from hermes_cli.config_backups import backup_config
+    except ImportError:
+        return
+    if config_path.is_file():
+        backup_config(config_path, "good")

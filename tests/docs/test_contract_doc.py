@@ -20,7 +20,7 @@ CLAUSES = (
     [f"R{i}" for i in range(1, 7)]
     + [f"A{i}" for i in range(1, 8)]
     + [f"V{i}" for i in range(1, 6)]
-    + [f"O{i}" for i in range(1, 12)]
+    + [f"O{i}" for i in range(1, 15)]
     + [f"H{i}" for i in range(1, 8)]
     + [f"U{i}" for i in range(1, 11)]
     + ["T1", "T2", "C1", "C2", "C3", "L1", "K1", "K2", "TS1", "TS2", "TS3"]

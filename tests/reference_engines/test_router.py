@@ -276,3 +276,34 @@ def test_router_effective_pass_waits_for_usage_and_block_lifts_below_threshold()
     assert r.should_compress(5000) is False
     r.update_from_response({"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101})
     assert r.should_compress(5000) is True
+
+
+def test_router_keys_turns_by_the_uids_a_real_0_22_host_gives():
+    """H3/U2: Hermes 0.22 strips ``message_uid`` from ``request_messages`` but hands
+    ``conversation_messages`` (no system row) with uids. The router keys every turn by the uid
+    of its conversation row, not by a text digest: two turns with the same text stay two turns,
+    and the turns it indexes on on_turn_complete (uids present) are the same keys."""
+    conv = _conversation()[1:]
+    conv.insert(4, {"role": "user", "content": conv[0]["content"]})  # a repeated text
+    conv.insert(5, {"role": "assistant", "content": "again"})
+    for i, m in enumerate(conv):
+        m["message_uid"] = f"{i:032x}"
+    request = [{"role": "system", "content": "sys"}] + [
+        {k: v for k, v in m.items() if k != "message_uid"} for m in conv
+    ]
+    r = ReferenceRouter()
+    r.on_session_start("s")
+    r.select_context(request, conversation_messages=copy.deepcopy(conv), budget_tokens=0)
+    keys = set(r.backend._assigned["s"])
+    users = {m["message_uid"] for m in conv if m["role"] == "user"}
+    assert keys == users  # every user turn by its uid, none by digest
+    r.on_turn_complete(copy.deepcopy(conv))
+    assert set(r.backend._assigned["s"]) == users  # the same keys: nothing indexed twice
+    documented = ReferenceRouter()
+    documented.on_session_start("s")
+    same = documented.select_context(
+        [request[0]] + copy.deepcopy(conv), conversation_messages=None, budget_tokens=0
+    )
+    got = r.select_context(request, conversation_messages=copy.deepcopy(conv), budget_tokens=0)
+    strip = [{k: v for k, v in m.items() if k != "message_uid"} for m in same]
+    assert got == strip  # the same selection as on a host that leaves the uids on
