@@ -40,7 +40,7 @@ def test_documented_profile_runs_them():
         )
         if not r.check.startswith("REG-f")
     ]  # REG-f needs an engine deepcopy cannot copy
-    assert len(results) == 4 and all(r.outcome == "passed" for r in results), [
+    assert len(results) == 5 and all(r.outcome == "passed" for r in results), [
         (r.check, r.outcome) for r in results
     ]
 
