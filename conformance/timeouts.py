@@ -85,12 +85,20 @@ def kit_time() -> Iterator[None]:
     No-op outside an engine call."""
     me = threading.get_ident()
     began = time.monotonic()
+    clock_began = engine_clock.stamp()
     try:
         yield
     finally:
         since = CALL_STARTED.get(me)
         if since is not None:
             CALL_STARTED[me] = min(since + (time.monotonic() - began), time.monotonic())
+        stamp = _CALL_STAMPS.get(me)
+        if stamp is not None:  # the demand clock's start moves later by the kit's own share
+            now = engine_clock.stamp()
+            _CALL_STAMPS[me] = (
+                stamp[0] + (now[0] - clock_began[0]),
+                stamp[1] + (now[1] - clock_began[1]),
+            )
 
 
 class _Worker(threading.Thread):

@@ -168,8 +168,10 @@ def kit_command(
     """``(argv, shown)``: the kit's argv for ``engine`` (verdict to ``json_path``) and the same
     command as a page shows it (``context-engine-kit check ...``, the verdict as
     ``shown_json``, a temporary plugin folder named by what it is a copy of)."""
-    argv = [sys.executable, "-m", "conformance.cli", "check"]
-    shown = ["context-engine-kit", "check"]
+    # the pages judge the documented host (docs/multihost.md: with hermes-agent installed the
+    # default run would add its profile)
+    argv = [sys.executable, "-m", "conformance.cli", "check", "--host-profile=documented"]
+    shown = ["context-engine-kit", "check", "--host-profile=documented"]
     if plugin_dir is not None:
         argv += ["--engine-plugin", str(plugin_dir)]
         where = f"{engine.plugin_package}/{engine.plugin_subdir}".rstrip("/")

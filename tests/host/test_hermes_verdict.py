@@ -105,6 +105,9 @@ def test_hermes_compressor_gets_exactly_its_documented_findings(tmp_path, versio
     out = tmp_path / "verdict.json"
     cmd = [python, "-m", "conformance.cli", "check", ENGINE, "--engine-kwargs", json.dumps(KWARGS)]
     cmd += ["--json", str(out), "--state-dir", str(tmp_path / "state")]
+    # the verdict pages are on the documented host (with Hermes installed the default run adds
+    # its own profile; docs/multihost.md)
+    cmd.append("--host-profile=documented")
     if capabilities:
         cmd.append(f"--conformance-capabilities={capabilities}")
     env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(tmp_path / "hermes-home"))
@@ -142,7 +145,7 @@ def test_summary_faults_reach_an_engine_through_hermes_real_client(
     spec = f"reference_engines.mutants.a4_summary_failure:{engine}"
     cmd = [python, "-m", "conformance.cli", "check", spec, "-k", "A4-summary-failure"]
     cmd += ["--conformance-no-scenarios", "--conformance-no-shrink", "--json", str(out)]
-    cmd += ["--state-dir", str(tmp_path / "s")]
+    cmd += ["--state-dir", str(tmp_path / "s"), "--host-profile=documented"]
     env = dict(os.environ, PYTHONPATH=str(REPO), HERMES_HOME=str(tmp_path / "hermes-home"))
     proc = subprocess.run(
         cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False
