@@ -79,6 +79,13 @@ from simulator.host.shim import abc_info
 BUILTIN_SPEC = "reference_engines.compressor:ReferenceCompressor"
 
 
+def before_repro(message: str, note: str) -> str:
+    """``message`` with ``note`` put before its ``Repro:`` command (so the command ends the
+    line and pastes as printed), or at its end when it has none."""
+    head, sep, repro = message.partition(" Repro: ")
+    return f"{head} {note}{sep}{repro}" if sep else f"{message} {note}"
+
+
 @dataclass
 class RunOptions:
     """Everything a run is told (the pytest options, ``run_conformance`` arguments).
@@ -825,7 +832,9 @@ class ConformanceSession:
         if cause:
             earlier = self._root_seen.setdefault(cause, case.id)
             if earlier != case.id:
-                message += f" Same root cause as {earlier} (the verdict counts it once)."
+                message = before_repro(
+                    message, f"Same root cause as {earlier} (the verdict counts it once)."
+                )
         return self._result(case, "error", message, started, root_cause=cause)
 
     def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
@@ -916,7 +925,7 @@ class ConformanceSession:
         text = render(exc.clause, exc.level, _detail(exc), repro=self.repro(case, replay_file, exc))
         earlier = self._root_seen.setdefault(cause, case.id) if cause else case.id
         if earlier != case.id:
-            text += f" Same root cause as {earlier} (the verdict counts it once)."
+            text = before_repro(text, f"Same root cause as {earlier} (the verdict counts it once).")
         if appendix:
             text += "\n" + appendix
         return self._result(

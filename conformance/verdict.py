@@ -200,8 +200,10 @@ class Verdict:
         for host in self.hosts():
             sub = self.for_host(host)
             failing: dict[tuple[str, str], list[str]] = {}
+            # a root cause is listed once, under its first case, as failures_by_level counts it
+            duplicates = {c for g in sub.root_causes() for c in g["cases"] if c != g["first"]}
             for r in sub.results:
-                if r.outcome in ("failed", "error"):
+                if r.outcome in ("failed", "error") and r.check not in duplicates:
                     failing.setdefault((r.clause, r.level), []).append(r.check)
             out[host] = {
                 "verdict": sub.word(strict=strict),
