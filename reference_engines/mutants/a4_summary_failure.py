@@ -22,7 +22,12 @@ from typing import Any
 
 from agent.auxiliary_client import call_llm
 
-from reference_engines.mutants._base import MinimalEngine, safe_tail_start, spaced_text
+from reference_engines.mutants._base import (
+    MinimalEngine,
+    live_turn_start,
+    safe_tail_start,
+    spaced_text,
+)
 from simulator.provider.tokens import count_messages
 
 log = logging.getLogger("reference_engines.mutants.a4_summary_failure")
@@ -32,6 +37,18 @@ PROMPT = (
     "Summarise these conversation turns for a handoff. Keep decisions, files and open "
     "questions.\n\n"
 )
+
+EARLIER = "\n\nEarlier summary:\n"
+
+
+def previous_summary(rows: list[dict[str, Any]]) -> str:
+    """The text the last summary among ``rows`` wrote itself (without the earlier summary it
+    carried), or ""."""
+    for m in reversed(rows):
+        content = m.get("content")
+        if isinstance(content, str) and content.startswith(SUMMARY_PREFIX):
+            return content[len(SUMMARY_PREFIX) :].strip().split(EARLIER.strip("\n"))[0].strip()
+    return ""
 
 
 class FailClosedSummariser(MinimalEngine):
@@ -66,7 +83,9 @@ class FailClosedSummariser(MinimalEngine):
         body = messages[len(head) :]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return messages
-        start = safe_tail_start(body, len(body) - self.keep_last)
+        start = min(
+            safe_tail_start(body, len(body) - self.keep_last), live_turn_start(body, len(body))
+        )  # the live ask stays verbatim (A8)
         if start == 0:
             return messages
         tail = [dict(m) for m in body[start:]]
@@ -74,6 +93,9 @@ class FailClosedSummariser(MinimalEngine):
             text = self.summarise(body[:start])
         except Exception as exc:  # noqa: BLE001  (any failure of the summary call)
             return self.on_summary_failure(messages, head, tail, exc)
+        earlier = previous_summary(body[:start])
+        if earlier:  # the previous summary's own text goes on (A10), once (A11 stays bounded)
+            text += EARLIER + earlier
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         return head + [{"role": role, "content": f"{SUMMARY_PREFIX}\n{text}"}] + tail
 
