@@ -29,6 +29,7 @@ from conformance.expect import MUST, SHOULD, declined, fail, not_an_int, removed
 from conformance.registry import check
 from conformance.strategies import transcripts, usage_dicts
 from simulator.host import calls
+from simulator.host.hooks import overrides as hook_overridden
 
 STATUS_KEYS = (
     "last_prompt_tokens",
@@ -506,7 +507,13 @@ def check_o12_info_agrees_with_should_compress(ctx):
     drawn ``p`` (None, or a figure around the threshold). The info is a pair (bool, None or a
     str) and its bool equals the answer: the host words its "compaction blocked" warning from
     the info."""
-    _skip_without(ctx.new_engine(), "should_compress_info", "O12")
+    probe = ctx.new_engine()
+    _skip_without(probe, "should_compress_info", "O12")
+    if not hook_overridden(probe, "should_compress_info"):
+        raise CheckSkipped(
+            "should_compress_info() is the ABC's, which answers should_compress(): A3 judges "
+            "that answer (O12)"
+        )
 
     def body(draw):
         window = draw(st.integers(16_000, 400_000), "context_length")
