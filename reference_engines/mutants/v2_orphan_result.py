@@ -1,6 +1,6 @@
 """Mutant for V2: cuts the tail exactly ``keep_last`` from the end, even inside a tool group."""
 
-from reference_engines.mutants._base import SUMMARY_PREFIX, MinimalEngine
+from reference_engines.mutants._base import SUMMARY_PREFIX, MinimalEngine, live_turn_start
 from simulator.provider.tokens import count_messages
 
 
@@ -21,6 +21,9 @@ class OrphanToolResult(MinimalEngine):
                 start -= back
                 break
         tail = [dict(m) for m in body[start:]]
+        ask = live_turn_start(body, len(body))
+        if ask < start:  # the live ask stays verbatim (A8): only V2 is broken
+            tail = [dict(body[ask])] + tail
         role = "user" if not tail or tail[0].get("role") != "user" else "assistant"
         return (
             head + [{"role": role, "content": f"{SUMMARY_PREFIX} {start} earlier messages."}] + tail
