@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_engines.mutants._base import MinimalEngine, safe_tail_start, spaced_text
+from reference_engines.mutants._base import (
+    MinimalEngine,
+    live_turn_start,
+    safe_tail_start,
+    spaced_text,
+)
 from simulator.provider.tokens import count_messages
 
 SUMMARY_PREFIX = "[Rolling summary]"
@@ -53,7 +58,9 @@ class KeepsStateAcrossBoundary(MinimalEngine):
         body = messages[len(head) :]
         if len(body) <= self.keep_last + 1 or count_messages(messages) < self.threshold_tokens:
             return list(messages)
-        start = safe_tail_start(body, len(body) - self.keep_last)
+        start = min(
+            safe_tail_start(body, len(body) - self.keep_last), live_turn_start(body, len(body))
+        )  # the live ask stays verbatim (A8)
         if start == 0:
             return list(messages)
         middle = [m for m in body[:start] if not spaced_text(m).startswith(SUMMARY_PREFIX)]
