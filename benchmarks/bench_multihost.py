@@ -6,8 +6,9 @@ profile, bundled scenarios included, as users run it), each run in a fresh temp 
 1. ``--host-profile=documented`` (one host) and ``--host-profile=all`` (every host profile the
    kit knows), alternated ``--repeat`` times; the ratio of the medians is the cost of checking
    every host (goal: at most 2x on 2 cores).
-2. With ``--baseline DIR`` (a checkout of the kit before this change, e.g. ``/work/main``), the
-   one-host run of that checkout too, alternated with ours: the one-host time must not grow.
+2. With ``--baseline DIR`` (a checkout of the kit before this change, e.g. a ``git worktree``
+   of the previous commit), the one-host run of that checkout too, alternated with ours: the
+   one-host time must not grow.
 
 Each line also says how many cases ran (a case runs once per host view, conformance.hosts) and
 the per-host verdict line. CPU time of the child processes is printed next to the wall time,
