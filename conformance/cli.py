@@ -601,6 +601,19 @@ def main(argv: list[str] | None = None) -> int:
 
     shim.install()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--version":
+        from conformance import __version__
+        from simulator.contract import CONTRACT_VERSION
+
+        print(f"context-engine-kit {__version__} (contract {CONTRACT_VERSION})")
+        return 0
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+        print(
+            f"context-engine-kit: error: invalid choice: {argv[0]!r} (choose from "
+            + ", ".join(COMMANDS)
+            + "; --help lists them, --version prints the version)",
+            file=sys.stderr,
+        )
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print(
             "usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
@@ -611,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
             "  mutants             run every mutant engine and print the kill matrix\n"
             "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
             "  serve               run the provider simulator over HTTP on 127.0.0.1\n"
-            "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n",
+            "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n"
+            "  --version           the kit's version and the contract version it checks\n",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

@@ -113,7 +113,17 @@ def test_install_plugin_copies_lcm(tmp_path):
 def test_unknown_subcommand_is_a_usage_error(tmp_path):
     proc = cli("frobnicate", cwd=tmp_path)
     assert proc.returncode == 2
+    assert "invalid choice: 'frobnicate' (choose from check, scenario" in proc.stderr
     assert "usage: context-engine-kit" in proc.stderr
+
+
+def test_version_prints_the_kit_and_contract_versions(tmp_path):
+    from conformance import __version__
+    from simulator.contract import CONTRACT_VERSION
+
+    proc = cli("--version", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"context-engine-kit {__version__} (contract {CONTRACT_VERSION})"
 
 
 def test_scenario_subcommand_runs_a_bundled_scenario(tmp_path):

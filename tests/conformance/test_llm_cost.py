@@ -100,11 +100,12 @@ def test_ledger_row_and_totals():
 def test_summary_line_prints_the_totals_when_the_engine_called_the_llm():
     ledger = {"calls": 2, "requests": 3, "failed_requests": 1, "prompt_tokens": 100}
     ledger |= {"completion_tokens": 20, "cached_tokens": 5, "cost_usd": 0.0012}
+    ledger |= {"faults": {"server_error": 1}}
     v = Verdict([Result("A4-x", "A4", "MUST", "passed", llm=ledger)])
     (line,) = [line for line in v.summary_lines() if line.startswith("engine LLM:")]
     assert line == (
-        "engine LLM: 2 call(s), 3 request(s) (1 failed), 100 prompt + 20 completion tokens "
-        "(5 cached), $0.001200 simulated"
+        "engine LLM: 2 call(s), 3 request(s) (1 failed; 1 fault(s) the kit's checks scripted), "
+        "100 prompt + 20 completion tokens (5 cached), $0.001200 simulated"
     )
 
 
