@@ -167,6 +167,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
         return 2
     try:
+        return _play(session, cases, options, factory, args)
+    finally:
+        session.close()  # ends the supervised child and removes its temp folder
+
+
+def _play(
+    session: ConformanceSession,
+    cases: list,
+    options: RunOptions,
+    factory: object,
+    args: argparse.Namespace,
+) -> int:
+    """Probe the engine, play every scenario file of ``cases`` and print the verdict;
+    returns the exit code (4 when the engine cannot be probed)."""
+    try:
         problem = _probe(session)
     except KitUsageError as exc:
         problem = str(exc)

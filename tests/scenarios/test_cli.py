@@ -107,3 +107,25 @@ def test_report_shows_every_scenario_played_and_no_made_up_call_count(tmp_path, 
     assert "0 provider calls" not in out  # the run was played in a child: no count is shown
     html = report.read_text(encoding="utf-8")
     assert "Scenarios (1)" in html and "c1-subagents" in html and "No scenario ran" not in html
+
+
+def test_a_scenario_run_leaves_no_temp_folder_behind(tmp_path):
+    """The supervised child's temp folder between cases (conformance-idle-*) goes with the run."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.frontends.scenario_cli", C1, "--engine"]
+        + ["reference_engines.router:ReferenceRouter", "-q"],
+        cwd=tmp_path,
+        env=dict(os.environ, TMPDIR=str(tmp)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert sorted(p.name for p in tmp.iterdir()) == []
