@@ -107,6 +107,8 @@ class RunOptions:
         capabilities: capabilities added on the command line (validated).
         xfails: expected failures given by the user ``{id | prefix | clause: reason}``.
         replay: a failure file's content (``--conformance-replay``); only its case runs.
+        replay_file: that file's absolute path (the ``Repro:`` command of a replayed failure
+            names it again), or None.
         failures_dir: where failure files go (None: none written).
         scenarios: include the bundled scenario library.
         scenario_files: further scenario files.
@@ -134,6 +136,7 @@ class RunOptions:
     capabilities: frozenset = frozenset()
     xfails: dict[str, str] = field(default_factory=dict)
     replay: dict[str, Any] | None = None
+    replay_file: str | None = None
     failures_dir: Path | None = None
     scenarios: bool = True
     scenario_files: tuple = ()
@@ -689,9 +692,10 @@ class ConformanceSession:
         return None
 
     def repro(self, case: Any, replay_file: str | None = None, violation: Any = None) -> str:
-        """The ``Repro:`` command of ``case``: the failure file when one was written, else the
-        case's own rerun (by id, by file, by snapshot case)."""
+        """The ``Repro:`` command of ``case``: the failure file when one was written (or the
+        one this run replays), else the case's own rerun (by id, by file, by snapshot case)."""
         host = host_of(case)
+        replay_file = replay_file or self.options.replay_file
         if replay_file:
             return f"{self.command_for(host)} --conformance-replay {replay_file}"
         if hasattr(case, "repro"):
@@ -1163,6 +1167,7 @@ def run_conformance(
         capabilities=frozenset(capabilities),
         xfails=dict(xfails or {}),
         replay=load_failure(Path(replay)) if replay is not None else None,
+        replay_file=os.path.abspath(replay) if replay is not None else None,
         failures_dir=Path(failures_dir) if failures_dir is not None else None,
         scenarios=scenarios,
         plugin_dir=plugin_dir,

@@ -326,6 +326,9 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
             if config.getoption("--conformance-xfails")
             else {},
             replay=replay,
+            replay_file=os.path.abspath(config.getoption("--conformance-replay"))
+            if config.getoption("--conformance-replay")
+            else None,
             failures_dir=Path(config.getoption("--conformance-failures-dir"))
             if config.getoption("--conformance-failures-dir")
             else Path(str(config.rootpath)) / ".conformance" / "failures",

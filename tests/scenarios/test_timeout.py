@@ -47,7 +47,9 @@ def test_a_hanging_method_fails_its_scenario_and_the_run_goes_on(tmp_path, capsy
     ok.write_text(OK_FILE, encoding="utf-8")
     started = time.monotonic()
     assert main([str(hang), str(ok), "--engine", HANGS, "--timeout", "1", "-q"]) == 1
-    assert time.monotonic() - started < 10
+    # the hanging method holds for 60 s: a run that waited for it would take that long (a
+    # bound on behaviour, not a speed goal: loaded machines take seconds, never a minute)
+    assert time.monotonic() - started < 55
     out = capsys.readouterr().out
     assert "[1/2] hangs: 0/2 expectations hold" in out
     assert (
@@ -134,7 +136,8 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
         (kit_pytester.path / f"{name}.scenario.yaml").write_text(
             HANG_FILE.replace("name: hangs", f"name: {name}"), encoding="utf-8"
         )
-    started = time.monotonic()
+    # the second file is not played at all (its line below says so): no wall-clock bound here,
+    # this machine's load decides those; the subprocess limit only keeps a hang from lasting
     result = kit_pytester.runpytest_subprocess(
         "-p",
         "conformance.plugin",
@@ -145,8 +148,8 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
         "--conformance-max-timeouts=1",
         "one.scenario.yaml",
         "two.scenario.yaml",
+        timeout=600,
     )
-    assert time.monotonic() - started < 30
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
     assert (
