@@ -1,15 +1,21 @@
 """The verdict: outcomes per case, counts per clause, the exit rule, the JSON file.
 
 JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
-``run_conformance(json_path=...)``)::
+``run_conformance(json_path=...)``; every one written by :func:`write_verdict_json`; JSON Schema
+``conformance/schemas/verdict.schema.json``, checked by
+:func:`conformance.verdict_schema.validate_verdict`)::
 
-    {"engine": {"spec", "kwargs"} | {"plugin"},     # how replay files name it too
-     "kit_version", "contract_version", "host_abc", "host_profile", "profile",
-     "verdict": "PASS" | "FAIL" | "PARTIAL" | "NO CHECK RAN" | "INTERRUPTED",  # Verdict.word;
-                                                     # PARTIAL: nothing failed, the budget cut
-                                                     # cases short (exit 6); "ERROR"
-                                                     # with "error" when a usage error stopped
-                                                     # the run (frontends.outputs.error_verdict)
+    {"format_version": 1,                           # VERDICT_FORMAT_VERSION, always the first key
+     "engine": {"spec", "kwargs"} | {"plugin"} | null,  # as replay files name it
+     "kit_version": str, "contract_version": str, "host_abc": str,
+     "host_profile": str, "profile": str,           # null in an ERROR verdict when not known
+     "verdict": "PASS" | "FAIL" | "PARTIAL" | "NO CHECK RAN" | "INTERRUPTED" | "ERROR",
+                                                     # Verdict.word; PARTIAL: nothing failed,
+                                                     # the budget cut cases short (exit 6);
+                                                     # ERROR (or INTERRUPTED before the first
+                                                     # case) with "error" when the run could not
+                                                     # start (frontends.outputs.error_verdict)
+     "error"?: str,                                  # that usage error's message
      "strict": bool,                                 # --conformance-strict was given
      "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
      "partly_checked": n,                            # passed/skipped rows the budget cut short
@@ -21,18 +27,19 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
      "root_causes": [{"key", "first", "cases", "clause", "level"}],  # one per root cause
      "llm": {"calls", "requests", "failed_requests", "prompt_tokens", "completion_tokens",
              "cached_tokens", "cache_write_tokens", "cost_usd"},  # the engine's own LLM calls
-     "results": [{"check", "clause", "level", "outcome", "message",
+     "results": [{"check", "clause", "level": "MUST" | "SHOULD",
+                  "outcome": "passed" | "failed" | "skipped" | "xfailed" | "xpassed" | "error",
+                  "message",
                   "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
                   "root_cause"?: <first case>, "examples"?: {"run", "asked"},
                   "hosts"?: [<host profile>, ...],  # several hosts: who the row stands for
-                  "partly_checked"?: bool}],               # with "examples": cut short
-     "partly_checked"?: <int>,
+                  "partly_checked"?: bool}],        # with "examples": cut short
      # a run of several hosts (--host-profile=a,b / all) adds, leaving the fields above as
      # they are ("host_profile" is the first host):
-     "host_profiles": [<host profile>, ...],
-     "by_host": {<host profile>: {"verdict", "counts", "failures_by_level",
-                                  "failing": [{"clause", "level", "cases": [<check>, ...]}]}},
-     "by_host_line": "V2 MUST on hermes-0.19; clean on documented and hermes-0.22"}
+     "host_profiles"?: [<host profile>, ...],
+     "by_host"?: {<host profile>: {"verdict", "counts", "failures_by_level",
+                                   "failing": [{"clause", "level", "cases": [<check>, ...]}]}},
+     "by_host_line"?: "V2 MUST on hermes-0.19; clean on documented and hermes-0.22"}
 
 A failure's root cause is the same engine exception from the same engine frame (or the same
 hang, the same death): the verdict counts it once (``failures_by_level``), under its first
@@ -40,11 +47,22 @@ case, and the other rows point to that case. ``llm`` totals what the engine's ow
 calls (``call_llm``, answered by the kit's LLM) cost over the run
 (:func:`conformance.engine_llm.summarise_ledgers`; zeros when it made none); the host's own
 provider calls are not in it.
+
+Format version. ``format_version`` (an int, :data:`VERDICT_FORMAT_VERSION`) is the first key of
+every verdict file. Within one format version a consumer may rely on: every key shown above
+without ``?`` being there (a verdict whose ``"error"`` is set, the ``ERROR`` verdict of a run
+that could not start, has no ``partly_checked``, ``cases_run``, ``cases_total``,
+``root_causes`` or ``llm``), each key keeping its JSON type, and the ``verdict``, ``outcome``
+and ``level`` words being the ones listed here, with their meaning. A removed key, a retyped
+key, or a word added to, dropped from or given a new meaning in those lists bumps the version;
+an added key (at the top level, in a row or in a block) does not, so a consumer ignores keys it
+does not know. Files without ``format_version`` were written by a kit older than the field.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +71,36 @@ from typing import Any
 from conformance.catalogue import METHOD_CLAUSES, sort_key
 from conformance.expect import MUST, SHOULD
 from conformance.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
+
+#: The JSON verdict's format version, its first key ``"format_version"``: bumped when a key is
+#: removed or retyped or a ``verdict``, ``outcome`` or ``level`` word is added, dropped or
+#: changes meaning; not when a key is added (module docstring).
+VERDICT_FORMAT_VERSION = 1
+
+
+def versioned(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` (a JSON verdict's fields) with ``"format_version":``
+    :data:`VERDICT_FORMAT_VERSION` as its first key, the other keys in their order; a
+    ``format_version`` already in ``document`` is replaced. A new dict; ``document`` is left
+    as it is."""
+    rest = {k: v for k, v in document.items() if k != "format_version"}
+    return {"format_version": VERDICT_FORMAT_VERSION, **rest}
+
+
+def write_verdict_json(path: str | os.PathLike, document: dict[str, Any]) -> None:
+    """Write a JSON verdict file: :func:`versioned` ``document`` as UTF-8 JSON (2-space indent,
+    non-ASCII kept as is, a final newline), making missing parent folders. The one writer of
+    verdict files (:meth:`Verdict.write_json`,
+    :func:`conformance.frontends.outputs.write_error_verdict`).
+
+    Raises:
+        OSError: ``path`` or its folder cannot be written.
+        TypeError, ValueError: ``document`` holds a value JSON cannot encode (or a cycle).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(versioned(document), indent=2, ensure_ascii=False) + "\n"
+    target.write_text(text, encoding="utf-8")
 
 
 @dataclass
@@ -330,35 +378,38 @@ class Verdict:
         return lines
 
     def to_json(self, *, session: Any, strict: bool | None = None) -> dict[str, Any]:
-        """The JSON verdict (shape in the module docstring) of ``session``'s run (a
-        :class:`~conformance.session.ConformanceSession`); ``strict`` defaults to its option."""
+        """The JSON verdict (shape in the module docstring, :func:`versioned`: ``format_version``
+        first) of ``session``'s run (a :class:`~conformance.session.ConformanceSession`);
+        ``strict`` defaults to its option."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
 
         strict = session.options.strict if strict is None else strict
         factory = session.factory
-        return {
-            "engine": factory.record() if factory is not None else None,
-            "kit_version": __version__,
-            "contract_version": CONTRACT_VERSION,
-            "host_abc": abc_info().label(),
-            "host_profile": session.options.host_profile,
-            "profile": session.options.profile,
-            "verdict": self.word(strict=strict),
-            "strict": bool(strict),
-            "counts": self.counts(),
-            "partly_checked": self.partly_checked(),
-            "failures_by_level": self.failures_by_level(),
-            "other_failures": self.other_failures,
-            "snapshot_mismatches": self.snapshot_mismatches,
-            "snapshot_errors": self.snapshot_errors,
-            "cases_run": len(self.results),
-            "cases_total": self.total if self.total is not None else len(self.results),
-            "root_causes": self.root_causes(),
-            "llm": self.llm_totals(),
-            "results": self._rows(),
-            **self._host_fields(session, strict),
-        }
+        return versioned(
+            {
+                "engine": factory.record() if factory is not None else None,
+                "kit_version": __version__,
+                "contract_version": CONTRACT_VERSION,
+                "host_abc": abc_info().label(),
+                "host_profile": session.options.host_profile,
+                "profile": session.options.profile,
+                "verdict": self.word(strict=strict),
+                "strict": bool(strict),
+                "counts": self.counts(),
+                "partly_checked": self.partly_checked(),
+                "failures_by_level": self.failures_by_level(),
+                "other_failures": self.other_failures,
+                "snapshot_mismatches": self.snapshot_mismatches,
+                "snapshot_errors": self.snapshot_errors,
+                "cases_run": len(self.results),
+                "cases_total": self.total if self.total is not None else len(self.results),
+                "root_causes": self.root_causes(),
+                "llm": self.llm_totals(),
+                "results": self._rows(),
+                **self._host_fields(session, strict),
+            }
+        )
 
     def _host_fields(self, session: Any, strict: bool) -> dict[str, Any]:
         """The JSON verdict's per-host section (a run of several hosts only)."""
@@ -388,11 +439,14 @@ class Verdict:
             rows.append(row)
         return rows
 
-    def write_json(self, path: Path, **kwargs: Any) -> None:
-        """Write :meth:`to_json` to ``path`` (UTF-8, indented)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.to_json(**kwargs), indent=2, ensure_ascii=False) + "\n"
-        path.write_text(text, encoding="utf-8")
+    def write_json(self, path: str | os.PathLike, **kwargs: Any) -> None:
+        """Write :meth:`to_json` (``kwargs``: its ``session`` and ``strict``) to ``path`` with
+        :func:`write_verdict_json`.
+
+        Raises:
+            OSError: ``path`` or its folder cannot be written.
+        """
+        write_verdict_json(path, self.to_json(**kwargs))
 
 
 def _and(names: list[str]) -> str:
@@ -400,4 +454,4 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-__all__ = ["Verdict"]
+__all__ = ["VERDICT_FORMAT_VERSION", "Verdict", "versioned", "write_verdict_json"]

@@ -129,38 +129,41 @@ def error_verdict(
     """The JSON verdict of a run stopped before any case ran (the shape of
     :meth:`conformance.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
     ``INTERRUPTED`` for a Ctrl-C before the first case), no results) with ``"error"``:
-    ``message``."""
+    ``message``; ``format_version`` first (:func:`conformance.verdict.versioned`)."""
     from conformance import CONTRACT_VERSION, __version__
     from conformance.results import OUTCOMES
+    from conformance.verdict import versioned
     from simulator.host.shim import abc_info
 
-    return {
-        "engine": engine,
-        "kit_version": __version__,
-        "contract_version": CONTRACT_VERSION,
-        "host_abc": abc_info().label(),
-        "host_profile": host_profile,
-        "profile": profile,
-        "verdict": word,
-        "error": message,
-        "strict": bool(strict),
-        "counts": {"total": 0, **{o: 0 for o in OUTCOMES}},
-        "failures_by_level": {"MUST": 0, "SHOULD": 0},
-        "other_failures": 0,
-        "snapshot_mismatches": 0,
-        "snapshot_errors": 0,
-        "results": [],
-    }
+    return versioned(
+        {
+            "engine": engine,
+            "kit_version": __version__,
+            "contract_version": CONTRACT_VERSION,
+            "host_abc": abc_info().label(),
+            "host_profile": host_profile,
+            "profile": profile,
+            "verdict": word,
+            "error": message,
+            "strict": bool(strict),
+            "counts": {"total": 0, **{o: 0 for o in OUTCOMES}},
+            "failures_by_level": {"MUST": 0, "SHOULD": 0},
+            "other_failures": 0,
+            "snapshot_mismatches": 0,
+            "snapshot_errors": 0,
+            "results": [],
+        }
+    )
 
 
 def write_error_verdict(path: str | os.PathLike, message: str, **kwargs: Any) -> bool:
-    """Write :func:`error_verdict` to ``path``; False (and nothing written) when ``path`` cannot
-    be written (that is then the error the user sees)."""
-    target = Path(path)
+    """Write :func:`error_verdict` to ``path`` (with :func:`conformance.verdict.write_verdict_json`,
+    the one writer of verdict files); False (and nothing written) when ``path`` cannot be
+    written (that is then the error the user sees)."""
+    from conformance.verdict import write_verdict_json
+
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(error_verdict(message, **kwargs), indent=2, ensure_ascii=False)
-        target.write_text(text + "\n", encoding="utf-8")
+        write_verdict_json(path, error_verdict(message, **kwargs))
     except (OSError, ValueError):
         return False
     return True

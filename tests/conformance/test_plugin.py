@@ -203,7 +203,9 @@ def test_json_verdict_shape(kit_pytester):
     assert result.ret == 0
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
     assert data["engine"] == {"spec": GOOD, "kwargs": {}}
+    assert list(data)[0] == "format_version" and data["format_version"] == 1
     assert set(data) == {
+        "format_version",
         "engine",
         "profile",
         "kit_version",
