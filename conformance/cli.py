@@ -48,15 +48,17 @@ class _OptionRecorder:
 
     def __init__(self) -> None:
         self.options: dict[str, dict] = {}
+        self.spellings: dict[str, tuple[str, ...]] = {}
 
     def getgroup(self, *args, **kwargs) -> _OptionRecorder:
         """The one group (pytest's ``Parser.getgroup``)."""
         return self
 
     def addoption(self, *names: str, **kwargs) -> None:
-        """Record an option (pytest's ``OptionGroup.addoption``)."""
+        """Record an option (pytest's ``OptionGroup.addoption``) under each of its names."""
         for name in names:
             self.options[name] = kwargs
+            self.spellings[name] = names
 
     def addini(self, *args, **kwargs) -> None:
         """Ini keys are not options."""
@@ -70,6 +72,31 @@ def kit_options() -> dict[str, dict]:
     recorder = _OptionRecorder()
     add_options(recorder)
     return recorder.options
+
+
+def kit_option_spellings(option: str) -> tuple[str, ...]:
+    """Every name of the kit's pytest option ``option`` (registered on one ``addoption``
+    call): ``--host-profile`` -> ``("--host-profile", "--conformance-host-profile")``; just
+    ``(option,)`` for a name the kit does not register."""
+    from conformance.frontends.pytest_options import add_options
+
+    recorder = _OptionRecorder()
+    add_options(recorder)
+    return recorder.spellings.get(option, (option,))
+
+
+def _kit_option_values(option: str, argv: list[str]) -> list[str]:
+    """Every value given to the kit's option ``option`` in ``argv``, under any of its names
+    (:func:`kit_option_spellings`), in command-line order."""
+    names = kit_option_spellings(option)
+    out = []
+    for i, word in enumerate(argv):
+        for name in names:
+            if word == name and i + 1 < len(argv):
+                out.append(argv[i + 1])
+            elif word.startswith(name + "="):
+                out.append(word.split("=", 1)[1])
+    return out
 
 
 def kit_value_options() -> frozenset:
@@ -142,16 +169,17 @@ def kit_option_problem(argv: list[str]) -> str | None:
 
     from conformance.hosts import ALL, known_hosts
 
-    for value in _option_values("--host-profile", argv):
-        names = [n.strip() for n in value.split(",")]
-        bad = next((n for n in names if n != ALL and n not in known_hosts()), None)
-        if bad is not None:
-            close = difflib.get_close_matches(bad, list(known_hosts()), n=1, cutoff=0.5)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            return (
-                f"--host-profile={value}: not one of its choices; give one of "
-                f"{', '.join(known_hosts())}, a comma-separated list of them, or {ALL}{hint}."
-            )
+    for option in kit_option_spellings("--host-profile"):
+        for value in _option_values(option, argv):
+            names = [n.strip() for n in value.split(",")]
+            bad = next((n for n in names if n != ALL and n not in known_hosts()), None)
+            if bad is not None:
+                close = difflib.get_close_matches(bad, list(known_hosts()), n=1, cutoff=0.5)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                return (
+                    f"{option}={value}: not one of its choices; give one of "
+                    f"{', '.join(known_hosts())}, a comma-separated list of them, or {ALL}{hint}."
+                )
     for name, kw in kit_options().items():
         for value in _option_values(name, argv):
             choices = kw.get("choices")
@@ -254,9 +282,10 @@ def _check(argv: list[str]) -> int:
         "a failure names.",
         allow_abbrev=False,
     )
-    parser.add_argument("--engine", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--engine", "--conformance-engine", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--engine-plugin",
+        "--conformance-engine-plugin",
         default=None,
         metavar="DIR",
         help="a plugin folder as it ships ($HERMES_HOME/plugins/<name>/), in place of "
@@ -264,6 +293,7 @@ def _check(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--engine-kwargs",
+        "--conformance-engine-kwargs",
         default=None,
         metavar="JSON",
         help="a JSON object of keyword arguments for the engine",
@@ -440,7 +470,7 @@ def _hosts_line(rest: list[str]) -> str:
     from conformance.hosts import parse_hosts
     from simulator.host.shim import abc_info
 
-    given = _option_values("--host-profile", rest)
+    given = _kit_option_values("--host-profile", rest)
     hosts = parse_hosts(given[-1] if given else None)
     info = abc_info()
     if info.source == "context-engine-kit":

@@ -24,8 +24,10 @@ import pytest
 
 from conformance.frontends import pytest_options
 from conformance.frontends.pytest_session import (
+    MARKER_LINE,
     SESSION_KEY,
     SessionPlugin,
+    conformance_mark,
     conformance_session,
 )
 from conformance.session import ConformanceSession
@@ -75,10 +77,12 @@ def fixture_route(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Build the run's session (a ``pytest.UsageError`` with one paragraph when an option or
-    the engine is wrong) and point collection at the suite."""
+    """Register the ``conformance`` marker, build the run's session (a ``pytest.UsageError``
+    with one paragraph when an option or the engine is wrong) and point collection at the
+    suite."""
     from simulator.host import shim
 
+    config.addinivalue_line("markers", MARKER_LINE)
     route = fixture_route(config)
     try:
         _activate(config, fixture_route=route)
@@ -110,7 +114,8 @@ def _activate(config: pytest.Config, *, fixture_route: bool) -> SessionPlugin:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize the suite's tests over the session's stream: ``conformance_case`` over every
-    check and scenario expectation, ``conformance_snapshot_case`` over the snapshot cases.
+    check and scenario expectation, ``conformance_snapshot_case`` over the snapshot cases;
+    each item carries its case's ``conformance`` marker (:func:`conformance_mark`).
 
     A suite imported into a test module under a conftest pytest finds only now (not an initial
     conftest) is the fixture route too: the session is made here."""
@@ -123,8 +128,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             continue
         cases = [] if session is None else session.cases()
         chosen = [c for c in cases if (c.kind == "snapshot") == snapshot]
-        ids = [c.case_id if snapshot else c.id for c in chosen]
-        metafunc.parametrize(name, [c.id for c in chosen], ids=ids)
+        params = [
+            pytest.param(c.id, id=c.case_id if snapshot else c.id, marks=conformance_mark(c))
+            for c in chosen
+        ]
+        metafunc.parametrize(name, params)
 
 
 @pytest.hookimpl(tryfirst=True)

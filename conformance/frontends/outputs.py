@@ -196,7 +196,15 @@ def usage_error(config: pytest.Config, message: str) -> None:
     path = config.getoption("--conformance-json", default=None)
     if not path or hasattr(config, "workerinput"):
         return
-    from conformance.frontends.pytest_options import engine_kwargs_text, engine_spec
+    from conformance.frontends.pytest_options import (
+        INI_HOST_PROFILE,
+        INI_PROFILE,
+        engine_kwargs_text,
+        engine_spec,
+        host_profile_text,
+        ini_text,
+        profile_name,
+    )
 
     spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin", default=None)
     engine: Any = {"plugin": plugin_dir} if plugin_dir and not spec else None
@@ -210,10 +218,24 @@ def usage_error(config: pytest.Config, message: str) -> None:
         Path(config.invocation_params.dir, path),
         message,
         engine=engine,
-        profile=config.getoption("--conformance-profile", default=None),
-        host_profile=config.getoption("--host-profile", default=None),
+        profile=_quietly(lambda: profile_name(config), lambda: ini_text(config, INI_PROFILE)),
+        host_profile=_quietly(
+            lambda: host_profile_text(config) or None,
+            lambda: ini_text(config, INI_HOST_PROFILE) or None,
+        ),
         strict=bool(config.getoption("--conformance-strict", default=False)),
     )
+
+
+def _quietly(read: Any, fallback: Any) -> Any:
+    """``read()``, or ``fallback()`` when it raises (a bad ini value is the error being
+    reported; the ERROR verdict still names what was given), else None."""
+    for attempt in (read, fallback):
+        try:
+            return attempt()
+        except Exception:  # the verdict file must be written whatever the value
+            continue
+    return None
 
 
 @pytest.hookimpl(trylast=True)

@@ -27,12 +27,17 @@ from conformance.engine_loading import (
     parse_kwargs,
 )
 from conformance.errors import KitUsageError, pytest_command
+from conformance.hosts import parse_hosts
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
+#: Ini keys read when their command-line option is not given (the command line wins).
+INI_PROFILE = "conformance_profile"
+INI_HOST_PROFILE = "conformance_host_profile"
+INI_BUDGET = "conformance_budget"
 #: The key of pytest-xdist's ``workerinput`` that carries the controller's seed to a worker.
 WORKER_SEED = "conformance_seed"
 
@@ -54,18 +59,21 @@ def add_options(parser: pytest.Parser) -> None:
     add = group.addoption
     add(
         "--engine",
+        "--conformance-engine",
         default=None,
         metavar="MODULE:ATTR",
         help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
     )
     add(
         "--engine-kwargs",
+        "--conformance-engine-kwargs",
         default=None,
         metavar="JSON",
         help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).",
     )
     add(
         "--engine-plugin",
+        "--conformance-engine-plugin",
         default=None,
         metavar="DIR",
         help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
@@ -80,19 +88,22 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "--host-profile",
+        "--conformance-host-profile",
         default=None,
         metavar="HOSTS",
         help="the host(s) the kit plays: a profile (documented, hermes-0.19, hermes-0.22, ...), "
         "a comma-separated list, or all (every profile); a case that depends on the host runs "
         "once per host that shows it a different input, and the verdict says per host which "
-        "clauses fail. Default: documented, plus the profile of a real Hermes installed next to "
-        "the kit. Cases of clauses a host lacks are skipped there.",
+        "clauses fail. Default: the ini key conformance_host_profile, else documented plus the "
+        "profile of a real Hermes installed next to the kit. Cases of clauses a host lacks are "
+        "skipped there.",
     )
     add(
         "--conformance-profile",
-        default="default",
+        default=None,
         choices=sorted(PROFILES),
-        help="Hypothesis budget: quick, default or thorough.",
+        help="Hypothesis budget: quick, default or thorough (default: the ini key "
+        "conformance_profile, else default).",
     )
     add(
         "--conformance-strict",
@@ -153,8 +164,8 @@ def add_options(parser: pytest.Parser) -> None:
         type=float,
         metavar="SECONDS",
         help=f"seconds the checks may spend inside the engine's calls while drawing examples, "
-        f"shared out among them; a check whose share runs out passes with what it tested "
-        f"(default {DEFAULT_BUDGET_S:g}; 0: no budget).",
+        f"shared out among them; a check whose share runs out is partly checked, not passed "
+        f"(default: the ini key conformance_budget, else {DEFAULT_BUDGET_S:g}; 0: no budget).",
     )
     add(
         "--conformance-memory-limit",
@@ -215,6 +226,81 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
     parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
+    parser.addini(
+        INI_PROFILE,
+        "Hypothesis budget when --conformance-profile is not given: quick, default or thorough",
+        default="",
+    )
+    parser.addini(
+        INI_HOST_PROFILE,
+        "host(s) the kit plays when --host-profile is not given: a profile, a comma-separated "
+        "list, or all",
+        default="",
+    )
+    parser.addini(
+        INI_BUDGET,
+        "seconds of engine calls the checks may spend drawing examples when "
+        "--conformance-budget is not given (0: no budget)",
+        default="",
+    )
+
+
+def ini_text(config: pytest.Config, key: str) -> str:
+    """The ini key ``key`` as stripped text ("" when it is not set).
+
+    Raises:
+        KitUsageError: the configuration file gives it as something other than text (a TOML
+            number or list in a native TOML table); the message says to quote it.
+    """
+    try:
+        value = config.getini(key)
+    except (TypeError, ValueError) as exc:
+        raise KitUsageError(
+            f"ini key {key}: {exc}; write its value as text (quoted in a TOML file)"
+        ) from None
+    if isinstance(value, (list, tuple)):
+        value = " ".join(str(v) for v in value)
+    return str(value or "").strip()
+
+
+def profile_name(config: pytest.Config) -> str:
+    """The Hypothesis profile: ``--conformance-profile``, else the ini key
+    ``conformance_profile``, else ``default`` (one of :data:`~conformance.context.PROFILES`).
+
+    Raises:
+        KitUsageError: the ini key names no profile; the message lists them.
+    """
+    given = config.getoption("--conformance-profile")
+    if given:
+        return given
+    ini = ini_text(config, INI_PROFILE)
+    if ini and ini not in PROFILES:
+        raise KitUsageError(
+            f"ini key {INI_PROFILE} = {ini}: not a profile; give one of "
+            f"{', '.join(sorted(PROFILES))}"
+        )
+    return ini or "default"
+
+
+def host_profile_text(config: pytest.Config) -> str:
+    """The host profile text: ``--host-profile`` (or ``--conformance-host-profile``), else the
+    ini key ``conformance_host_profile``, else "" (the default hosts). The option's value is
+    checked where the session's options are validated
+    (:meth:`conformance.session.RunOptions.validate`).
+
+    Raises:
+        KitUsageError: the ini key names an unknown host profile; the message lists them.
+    """
+    given = config.getoption("--host-profile")
+    if given:
+        return given
+    ini = ini_text(config, INI_HOST_PROFILE)
+    if ini:
+        try:
+            parse_hosts(ini)
+        except ValueError as exc:
+            raise KitUsageError(f"ini key {INI_HOST_PROFILE} = {ini}: {exc}") from None
+    return ini
 
 
 def engine_spec(config: pytest.Config) -> str | None:
@@ -311,14 +397,14 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
         if factory is None and not fixture_route:
             raise Inert()
         options = RunOptions(
-            profile=config.getoption("--conformance-profile"),
+            profile=profile_name(config),
             derandomize=not config.getoption("--conformance-random"),
             seed=_seed(config),
             timeout=_timeout(config),
             max_timeouts=_max_timeouts(config),
             shrink=not config.getoption("--conformance-no-shrink"),
             strict=bool(config.getoption("--conformance-strict")),
-            host_profile=config.getoption("--host-profile") or "",
+            host_profile=host_profile_text(config),
             capabilities=frozenset(
                 c.strip() for c in config.getoption("--conformance-capabilities").split(",")
             ),
@@ -355,8 +441,29 @@ def _timeout(config: pytest.Config) -> float:
 
 
 def _budget(config: pytest.Config) -> float:
+    """``--conformance-budget``, else the ini key ``conformance_budget``, else the default,
+    in seconds (the option's range is checked by
+    :meth:`~conformance.session.RunOptions.validate`).
+
+    Raises:
+        KitUsageError: the ini key is not a finite number of seconds, 0 or more.
+    """
     value = config.getoption("--conformance-budget")
-    return DEFAULT_BUDGET_S if value is None else float(value)
+    if value is not None:
+        return float(value)
+    ini = ini_text(config, INI_BUDGET)
+    if not ini:
+        return DEFAULT_BUDGET_S
+    try:
+        value = float(ini)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise KitUsageError(
+            f"ini key {INI_BUDGET} = {ini}: give a finite number of seconds, 0 or more "
+            f"(0: no budget; default {DEFAULT_BUDGET_S:g})"
+        )
+    return value
 
 
 def _memory_limit(config: pytest.Config) -> Any:

@@ -88,6 +88,25 @@ def _llm_of(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: The ``markers`` ini line of the marker every conformance item carries
+#: (:func:`conformance_mark`); :mod:`conformance.plugin` registers it.
+MARKER_LINE = (
+    "conformance(clause, level, kind): a context-engine-kit conformance case: its contract "
+    "clause (e.g. 'V2'), level ('MUST' or 'SHOULD') and kind ('structural', 'contract', "
+    "'stateful', 'determinism', 'regression', 'scenario' or 'snapshot'). Select by any of "
+    "them (pytest 8.3+): -m \"conformance(clause='V2')\", "
+    "-m \"conformance(level='MUST') and not conformance(kind='scenario')\"."
+)
+
+
+def conformance_mark(case: Any) -> pytest.MarkDecorator:
+    """``pytest.mark.conformance(clause=..., level=..., kind=...)`` for one case of the stream
+    (a check, a scenario expectation or a snapshot case; a host view carries its base case's
+    values). All three are strings: the clause id, ``MUST``/``SHOULD``, and the case's kind
+    (:data:`conformance.registry.KINDS`), as in the item's junit properties."""
+    return pytest.mark.conformance(clause=case.clause, level=case.level, kind=case.kind)
+
+
 def case_properties(case: Any) -> list[tuple[str, str]]:
     """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind;
     in a run of several hosts, ``conformance_hosts``: the host profiles it stands for)."""

@@ -44,13 +44,15 @@ class ScenarioFile(pytest.File):
 
 class ScenarioItem(pytest.Item):
     """One expectation of a user's scenario file: passes, fails (``[CLAUSE LEVEL] ...``) or
-    errors."""
+    errors. It carries the ``conformance`` marker
+    (:func:`conformance.frontends.pytest_session.conformance_mark`)."""
 
     def __init__(self, *, case, **kwargs) -> None:
         super().__init__(**kwargs)
-        from conformance.frontends.pytest_session import case_properties
+        from conformance.frontends.pytest_session import case_properties, conformance_mark
 
         self.conformance_case_obj = case
+        self.add_marker(conformance_mark(case))
         self.user_properties += case_properties(case) + [("scenario_file", str(self.path))]
 
     def runtest(self) -> None:

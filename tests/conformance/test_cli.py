@@ -521,6 +521,31 @@ def test_check_says_what_runs_and_where_state_goes(tmp_path):
     assert any(re.fullmatch(r"test_contract\.py \.\. +\[100%\]", ln) for ln in lines), lines
 
 
+def test_check_takes_the_conformance_spellings_and_marker_selection(tmp_path):
+    """``--conformance-engine``, ``--conformance-engine-kwargs``, ``--conformance-host-profile``
+    and ``--conformance-engine-plugin`` work as the bare options do; ``-m`` selects by the
+    ``conformance`` marker's keyword arguments."""
+    out = tmp_path / "v.json"
+    proc = cli(
+        "check", "--conformance-engine", MINIMAL, "--conformance-engine-kwargs={}",
+        "--conformance-host-profile=hermes-0.19", "-m", "conformance(clause='A1')",
+        "--conformance-no-scenarios", "--json", str(out),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert f"against --engine={MINIMAL}," in first and "on host profile hermes-0.19;" in first
+    data = json.loads(out.read_text())
+    assert data["engine"] == {"spec": MINIMAL, "kwargs": {}}
+    assert data["host_profile"] == "hermes-0.19" and data["verdict"] == "PASS"
+    assert data["results"] and {r["clause"] for r in data["results"]} == {"A1"}
+    bad = cli("check", MINIMAL, "--conformance-host-profile=hermes-0.91", cwd=tmp_path)
+    assert bad.returncode == 4
+    assert "--conformance-host-profile=hermes-0.91: not one of its choices" in bad.stderr
+    missing = cli("check", "--conformance-engine-plugin", str(tmp_path / "nope"), cwd=tmp_path)
+    assert missing.returncode == 4 and "not a folder" in missing.stderr, missing.stderr
+
+
 def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_options(tmp_path):
     help_text = cli("check", "--help", cwd=tmp_path).stdout
     assert "-n 2" not in help_text and "--junit-xml" in help_text
