@@ -478,8 +478,10 @@ def _v7(ctx, level: str, problems, force: set[str], first: bool = False) -> None
                 context=_where(history, out),
             )
 
-    fixed = {"transcript": False, "history": late_arguments_history(threshold + 500)}
-    ctx.examples(body, first=fixed if first else None)
+    fixed = (
+        {"transcript": False, "history": late_arguments_history(threshold + 500)} if first else None
+    )
+    ctx.examples(body, first=fixed)
 
 
 @check(

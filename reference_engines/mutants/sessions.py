@@ -277,6 +277,21 @@ class RebuildsKeptRows(MinimalEngine):
     def _keep(self, m: dict[str, Any]) -> dict[str, Any]:
         return {k: m[k] for k in self.RECORD if k in m}
 
+    @staticmethod
+    def _with_arguments(m: dict[str, Any], change: Any) -> dict[str, Any]:
+        """A copy of row ``m`` whose tool calls' ``function.arguments`` are ``change(arguments)``
+        (the row's other fields and the calls' other keys as they were)."""
+        m = dict(m)
+        if m.get("tool_calls"):
+            m["tool_calls"] = [
+                {
+                    **c,
+                    "function": {**c["function"], "arguments": change(c["function"]["arguments"])},
+                }
+                for c in m["tool_calls"]
+            ]
+        return m
+
     def _compress(self, messages):
         out = super()._compress(messages)
         if len(out) == len(messages):
@@ -302,18 +317,13 @@ class ArgumentsAsDict(RebuildsKeptRows):
     file paths) and the parsed dict is written back into the row."""
 
     def _keep(self, m):
-        m = dict(m)
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c["function"])
-                try:
-                    fn["arguments"] = json.loads(fn["arguments"])
-                except (TypeError, ValueError):
-                    pass
-                calls.append({**c, "function": fn})
-            m["tool_calls"] = calls
-        return m
+        def parsed(args):
+            try:
+                return json.loads(args)
+            except (TypeError, ValueError):
+                return args
+
+        return self._with_arguments(m, parsed)
 
 
 class ParsesArgumentsAside(RebuildsKeptRows):
@@ -345,17 +355,12 @@ class CutsLongArguments(RebuildsKeptRows):
     string no longer parses as JSON, which the provider rejects on the next request."""
 
     def _keep(self, m):
-        m = dict(m)
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c["function"])
-                args = fn.get("arguments")
-                if isinstance(args, str) and len(args) > ARGS_CAP:
-                    fn["arguments"] = args[:ARGS_CAP] + "...[truncated]"
-                calls.append({**c, "function": fn})
-            m["tool_calls"] = calls
-        return m
+        def cut(args):
+            if isinstance(args, str) and len(args) > ARGS_CAP:
+                return args[:ARGS_CAP] + "...[truncated]"
+            return args
+
+        return self._with_arguments(m, cut)
 
 
 class ShrinksArgumentsInJson(RebuildsKeptRows):
@@ -365,28 +370,22 @@ class ShrinksArgumentsInJson(RebuildsKeptRows):
     mutant_of = None
 
     def _keep(self, m):
-        m = dict(m)
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c["function"])
-                args = fn.get("arguments")
-                if isinstance(args, str) and len(args) > ARGS_CAP:
-                    try:
-                        parsed = json.loads(args)
-                    except ValueError:
-                        parsed = None
-                    if isinstance(parsed, dict):
-                        short = {
-                            k: v[:200] + "...[truncated]"
-                            if isinstance(v, str) and len(v) > 200
-                            else v
-                            for k, v in parsed.items()
-                        }
-                        fn["arguments"] = json.dumps(short, ensure_ascii=False)
-                calls.append({**c, "function": fn})
-            m["tool_calls"] = calls
-        return m
+        def shrink(args):
+            if not (isinstance(args, str) and len(args) > ARGS_CAP):
+                return args
+            try:
+                parsed = json.loads(args)
+            except ValueError:
+                return args
+            if not isinstance(parsed, dict):
+                return args
+            short = {
+                k: v[:200] + "...[truncated]" if isinstance(v, str) and len(v) > 200 else v
+                for k, v in parsed.items()
+            }
+            return json.dumps(short, ensure_ascii=False)
+
+        return self._with_arguments(m, shrink)
 
 
 class FlattensKeptParts(RebuildsKeptRows):
