@@ -225,10 +225,15 @@ def run_reference(spec: dict[str, Any]) -> dict[str, Any]:
     provider simulator counting the prompt and writing the summary), so the engine's own
     work can be compared with Hermes' compressor whose LLM call is stubbed out.
     """
+    from simulator.host import shim
+
+    shim.install()  # agent.* for the engine when hermes-agent is not installed
+    from reference_engines import tokens as engine_tokens
     from reference_engines.compressor import ReferenceCompressor
     from simulator.provider import tokens
 
-    tokens.encoding()  # one-time encoding load, not part of any call
+    tokens.encoding()  # one-time encoding loads, not part of any call
+    engine_tokens.encoding()
     runs = []
     for kind in spec["kinds"]:
         for n in spec["sizes"]:
@@ -239,6 +244,7 @@ def run_reference(spec: dict[str, Any]) -> dict[str, Any]:
             out: list[dict[str, Any]] = []
             for _ in range(spec["repeats"]):
                 tokens.count_text.cache_clear()
+                engine_tokens.clear_memos()
                 engine = ReferenceCompressor(context_length=CONTEXT_LENGTH, quiet_mode=True)
                 engine.summarise = timed = _TimedSummariser(engine.summarise)
                 t, c = time.perf_counter(), time.process_time()

@@ -34,6 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from simulator.host import shim  # noqa: E402
+
+shim.install()  # agent.* for the engine when hermes-agent is not installed
+
 from reference_engines.lcm import LCMEngine  # noqa: E402
 
 WORDS = (

@@ -15,11 +15,14 @@ import argparse
 import statistics
 import time
 
-import reference_engines  # noqa: F401  (agent.* shim)
-from reference_engines.mutants._base import MinimalEngine
-from reference_engines.mutants.h6_reshuffle import ReshufflingRouter
-from reference_engines.router import ReferenceRouter
-from simulator.host.scenarios import run_cache_scenario
+from simulator.host import shim
+
+shim.install()  # agent.* for the engines when hermes-agent is not installed
+
+from reference_engines.mutants._base import MinimalEngine  # noqa: E402
+from reference_engines.mutants.h6_reshuffle import ReshufflingRouter  # noqa: E402
+from reference_engines.router import ReferenceRouter  # noqa: E402
+from simulator.host.scenarios import run_cache_scenario  # noqa: E402
 
 
 def main() -> None:

@@ -14,11 +14,14 @@ import argparse
 import statistics
 import time
 
-import reference_engines  # noqa: F401
-from reference_engines.mutants._base import MinimalEngine
-from reference_engines.router import ReferenceRouter
-from simulator.host import pipeline
-from simulator.host.scenarios import user_message
+from simulator.host import shim
+
+shim.install()  # agent.* for the engines when hermes-agent is not installed
+
+from reference_engines.mutants._base import MinimalEngine  # noqa: E402
+from reference_engines.router import ReferenceRouter  # noqa: E402
+from simulator.host import pipeline  # noqa: E402
+from simulator.host.scenarios import user_message  # noqa: E402
 
 
 def _history():

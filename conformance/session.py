@@ -75,8 +75,18 @@ from conformance.timeouts import (
 from simulator.host.profiles import get_profile
 from simulator.host.shim import abc_info
 
-#: The built-in compressor scenario hosts fall back to (C3): the kit's full B1-B7 engine.
-BUILTIN_SPEC = "reference_engines.compressor:ReferenceCompressor"
+
+def kit_builtin_compressor() -> Any:
+    """A new built-in compressor for the kit's scenario hosts to fall back to (C3, when an
+    engine's ``clone_for_agent`` fails): the contract's B reference,
+    :class:`reference_engines.compressor.ReferenceCompressor`, the kit's model of Hermes'
+    built-in compressor. The host's own default (:mod:`simulator.host.builtin`) is a minimal
+    one; the kit injects this one so a fallen-back agent behaves as Hermes' would. Imported
+    only when an agent falls back, inside the case's child: the process that writes the
+    verdict loads no engine."""
+    from reference_engines.compressor import ReferenceCompressor
+
+    return ReferenceCompressor()
 
 
 def before_repro(message: str, note: str) -> str:
@@ -593,9 +603,8 @@ class ConformanceSession:
 
     def play_scenario(self, case: Any) -> Any:
         """Play ``case``'s scenario on this run's engine (this run's host profile, the per-call
-        limit, the kit's built-in as the C3 fallback); returns the
+        limit, :func:`kit_builtin_compressor` as the C3 fallback); returns the
         :class:`~conformance.scenarios.run.ScenarioRun`."""
-        from conformance.engine_loading import load_engine_factory
         from conformance.scenarios.runner import run_scenario
 
         return run_scenario(
@@ -603,7 +612,7 @@ class ConformanceSession:
             self.factory,
             host_profile=host_of(case) or self.options.host_profile,
             timeout=self.options.timeout,
-            builtin_factory=load_engine_factory(BUILTIN_SPEC),
+            builtin_factory=kit_builtin_compressor,
         )
 
     def scenario_run(self, case: Any) -> Any:
@@ -1258,7 +1267,7 @@ def scenario_results(
 
 
 __all__ = [
-    "BUILTIN_SPEC",
+    "kit_builtin_compressor",
     "scenario_key",
     "scenario_results",
     "OUTCOMES",

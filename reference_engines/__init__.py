@@ -1,9 +1,9 @@
 """Reference engines (models for plugin authors) and mutants (each breaks one clause).
 
-Importing this package installs the ``agent.*`` shim so that, without hermes-agent,
-``from agent.context_engine import ContextEngine`` resolves to the kit's documented ABC.
+The engines are Hermes plugins: they import ``agent.context_engine`` (and, for their token
+counts and default summary, :mod:`reference_engines.tokens` and
+:mod:`reference_engines.extractive`: the stdlib and ``tiktoken``), never the kit. Without
+hermes-agent, whoever loads them installs the kit's ``agent.*`` shim first
+(:func:`simulator.host.shim.install`: the kit's engine loader, CLI and pytest plugin, the
+kit's tests' ``conftest.py``, :mod:`reference_engines.mutants`).
 """
-
-from simulator.host import shim as _shim
-
-_shim.install()

@@ -42,7 +42,9 @@ Contract section B (seed 002), on the documented ``ContextEngine`` surface (A, O
   "how many times compress() has run"; docs/contract-notes.md 1.1; Hermes counts only
   compactions, host practice).
 
-Token counts come from :mod:`simulator.provider.tokens` (cl100k, memoised per string).
+It imports only the stdlib, ``tiktoken`` and Hermes' plugin API (``agent.context_engine``):
+token counts come from :mod:`reference_engines.tokens` (cl100k read offline, memoised per
+string), the default summariser from :mod:`reference_engines._compressor.summariser`.
 A compress() call reads only the rows it needs: the tail and head by budget, the middle
 up to the summary and summariser-input budgets, plus O(n) role/marker scans.
 """
@@ -53,23 +55,18 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from simulator.host import shim as _shim
+from agent.context_engine import ContextEngine, sanitize_memory_context
 
-_shim.install()
-
-from agent.context_engine import ContextEngine  # noqa: E402  (resolved by the shim or hermes-agent)
-
-from reference_engines._compressor import boundaries as bnd  # noqa: E402
-from reference_engines._compressor import constants as C  # noqa: E402
-from reference_engines._compressor import messages as msgs  # noqa: E402
-from reference_engines._compressor.summariser import (  # noqa: E402
-    SimulatorSummariser,
+from reference_engines import tokens
+from reference_engines._compressor import boundaries as bnd
+from reference_engines._compressor import constants as C
+from reference_engines._compressor import messages as msgs
+from reference_engines._compressor.summariser import (
+    ExtractiveSummariser,
     SummaryRequest,
     build_messages,
     split_tokens,
 )
-from simulator.host.abc import sanitize_memory_context  # noqa: E402
-from simulator.provider import tokens  # noqa: E402
 
 logger = logging.getLogger("reference_engines.compressor")
 
@@ -153,7 +150,8 @@ class ReferenceCompressor(ContextEngine):
         protect_last_n: tail floor in rows, uncapped (B3, seeds; default 20).
         summary_target_ratio: tail budget as a fraction of ``threshold_tokens`` (0.10-0.80).
         summarise: ``summarise(request: SummaryRequest) -> str``; raises on failure.
-            Default: :class:`SimulatorSummariser` (the in-process provider simulator).
+            Default: :class:`~reference_engines._compressor.summariser.ExtractiveSummariser`
+            (deterministic, no model).
         summary_context_length: the summary model's window in tokens, used to size the
             summariser input; default ``context_length``.
         summary_model: model name put in summary requests.
@@ -211,7 +209,7 @@ class ReferenceCompressor(ContextEngine):
             raise TypeError(
                 f"summarise must be callable as summarise(SummaryRequest) -> str, got {summarise!r}"
             )
-        self.summarise: Summarise = summarise if summarise is not None else SimulatorSummariser()
+        self.summarise: Summarise = summarise if summarise is not None else ExtractiveSummariser()
         self.summary_model = str(summary_model or "")
         self.quiet_mode = bool(quiet_mode)
         if not isinstance(head_decay, bool):

@@ -40,8 +40,8 @@ from typing import Any
 
 from agent.context_engine import ContextEngine
 
-from simulator.provider.replies import summarise
-from simulator.provider.tokens import count_messages
+from reference_engines.extractive import summarise
+from reference_engines.tokens import count_messages
 
 SUMMARY_PREFIX = "[Router summary of earlier conversation]"
 

@@ -4,5 +4,5 @@
 - :mod:`.messages`: content text, Phase-1 pruning view, serialisation, orphan repair.
 - :mod:`.boundaries`: Phase-2 head and tail cuts.
 - :mod:`.summariser`: the summary request, the engine's prompt template, the default
-  summariser backed by the in-process provider simulator.
+  summariser (deterministic, no model).
 """

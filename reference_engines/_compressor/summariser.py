@@ -6,15 +6,16 @@ summarise callable ``summarise(request: SummaryRequest) -> str``:
 
 - it returns the summary body (the B4 template, plain text), or
 - it raises any ``Exception`` when the summary cannot be made (provider error, context
-  too small, timeout). The engine then logs a warning and drops the middle with no
-  summary (B4).
+  too small, timeout). The engine then logs a warning and a deterministic fallback summary
+  stands in for the middle (B4, A4).
 
-:class:`SimulatorSummariser` is the default: it sends the request as an OpenAI
-chat-completions call to the in-process :class:`simulator.provider.core.Provider`,
-answered by :class:`EngineSummaryReplies` (the simulator's deterministic summariser,
-:func:`simulator.provider.replies.summarise`, reading the sections of this engine's
-prompt). A prompt that does not fit the summariser's context window fails with a
-``ProviderError`` 400 ``context_length_exceeded``, as a real provider would.
+A plugin author's summarise callable sends ``request.messages`` to a model (in Hermes,
+``agent.auxiliary_client.call_llm(task="compression", messages=..., max_tokens=...)``).
+:class:`ExtractiveSummariser` is the default: no model, a deterministic answer to the
+engine's own prompt (:func:`summary_from_prompt`, built on
+:func:`reference_engines.extractive.summarise`), with a model's limits: a prompt that does
+not fit its ``context_length`` fails with :class:`SummaryContextError`
+(``context_length_exceeded``), and a reply is cut to ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -24,19 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reference_engines import tokens
 from reference_engines._compressor.constants import TEMPLATE_HEADINGS
 from reference_engines._compressor.messages import content_text
-from simulator.provider import tokens
-from simulator.provider.core import Provider, ProviderError
-from simulator.provider.replies import (
-    SUMMARY_REQUEST_MARKER,
-    Reply,
-    SummariserReplies,
-    request_text,
-)
-from simulator.provider.replies import (
-    summarise as simulator_summarise,
-)
+from reference_engines.extractive import SUMMARY_REQUEST_MARKER, request_text
+from reference_engines.extractive import summarise as extractive_summarise
 
 #: Section headers of the user message of a summary request, in order.
 SECTION_FOCUS = "<<FOCUS TOPIC>>"
@@ -66,7 +59,7 @@ class SummaryRequest:
         turns_text: the serialised turns, oldest first, as one text (the same text
             as the turn parts inside ``messages``).
         turns_total: rows in the middle; ``turns_sent`` of them are in ``turns_text``.
-        model: the summary model name (free text; the simulator ignores it).
+        model: the summary model name (free text; the default summariser ignores it).
     """
 
     messages: list[dict[str, Any]]
@@ -220,9 +213,9 @@ def trim_summary(sections: dict[str, list[str]], max_chars: int) -> str:
 
 
 def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) -> str:
-    """The simulated LLM: the B4 summary a chat request built by :func:`build_messages` asks for.
+    """The B4 summary a chat request built by :func:`build_messages` asks for, without a model.
 
-    Uses :func:`simulator.provider.replies.summarise` on the turns (and memory context).
+    Uses :func:`reference_engines.extractive.summarise` on the turns (and memory context).
     With a focus topic, the sentences about it, found anywhere in the turns, head the
     Critical Context section (A5). With a previous summary, the two are merged
     (:func:`merge_summaries`, B6).
@@ -233,13 +226,13 @@ def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) 
     text = content_text(user.get("content")) if user else ""
     sections = parse_sections(text)
     if "TURNS TO SUMMARISE" not in sections:
-        return simulator_summarise(request_text(list(messages)), max_chars=max_chars)
+        return extractive_summarise(request_text(list(messages)), max_chars=max_chars)
     focus = sections.get("FOCUS TOPIC") or None
     previous = sections.get("PREVIOUS SUMMARY") or None
     turns = _LABEL_LINE_RE.sub("", sections["TURNS TO SUMMARISE"])
     memory = sections.get("MEMORY PROVIDER CONTEXT")
     source = f"{turns}\n\n{memory}" if memory else turns
-    new = simulator_summarise(source, focus_topic=focus, max_chars=max_chars)
+    new = extractive_summarise(source, focus_topic=focus, max_chars=max_chars)
     if focus:
         # A5: facts about the focus come first in Critical Context, wherever they sit.
         needle = focus.lower()
@@ -247,7 +240,7 @@ def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) 
         if hits:
             secs = _sections(new)
             found = _sections(
-                simulator_summarise("\n\n".join(hits), focus_topic=focus, max_chars=max_chars)
+                extractive_summarise("\n\n".join(hits), focus_topic=focus, max_chars=max_chars)
             )
             key = "## Critical Context"
             secs[key] = list(dict.fromkeys(found[key] + secs[key]))
@@ -257,48 +250,41 @@ def summary_from_prompt(messages: Sequence[Mapping[str, Any]], max_tokens: int) 
     return new
 
 
-class EngineSummaryReplies(SummariserReplies):
-    """Provider reply mode answering this engine's summary requests (see module doc).
+class SummaryContextError(RuntimeError):
+    """The summary prompt plus its budget does not fit the summariser's window (a model's
+    400 ``context_length_exceeded``). ``code`` is ``"context_length_exceeded"``."""
 
-    Reads ``max_tokens`` from the request for the size cap (default 2000 tokens).
-    """
-
-    def reply(self, request, index, seed):
-        """Answer one chat request with :func:`summary_from_prompt` (deterministic)."""
-        max_tokens = int(request.get("max_tokens") or request.get("max_completion_tokens") or 2000)
-        return Reply(content=summary_from_prompt(request.get("messages") or [], max_tokens))
+    code = "context_length_exceeded"
 
 
 @dataclass
-class SimulatorSummariser:
-    """The default summarise callable: one chat request to the in-process provider.
+class ExtractiveSummariser:
+    """The default summarise callable: the engine's prompt answered without a model.
 
     Args:
-        context_length: the summary model's window in tokens; a prompt plus
-            ``max_tokens`` larger than it fails with ``ProviderError(400,
-            context_length_exceeded)`` (B4). None means unlimited.
-        seed: the provider seed.
-        model: the model name put in the request.
+        context_length: the summary model's window in tokens; a prompt plus the budget
+            larger than it fails with :class:`SummaryContextError` (B4). None: no limit.
+        model: the model name recorded in the request.
 
     Attributes:
-        calls: requests sent so far. last_request / last_response: the last exchange.
+        calls: requests answered so far. last_request / last_response: the last exchange
+            (``last_request`` is the chat body a model would get: ``model``, ``messages``,
+            ``max_tokens``, ``temperature``; ``last_response`` is ``{"content": text}``).
 
-    A fresh :class:`Provider` is made per call, so the summariser holds no lock and the
-    engine stays deep-copyable (O11/C1).
+    It holds no lock or connection, so the engine stays deep-copyable (O11/C1).
     """
 
     context_length: int | None = None
-    seed: int = 0
-    model: str = "simulated-summariser"
+    model: str = "extractive-summariser"
     calls: int = 0
     last_request: dict[str, Any] | None = field(default=None, repr=False)
     last_response: dict[str, Any] | None = field(default=None, repr=False)
 
     def __call__(self, request: SummaryRequest) -> str:
-        """Return the summary text for ``request``.
+        """Return the summary text for ``request``, at most ``request.budget_tokens`` tokens.
 
         Raises:
-            ProviderError: 400 when the prompt does not fit ``context_length``.
+            SummaryContextError: the prompt does not fit ``context_length``.
         """
         body = {
             "model": request.model or self.model,
@@ -313,25 +299,18 @@ class SimulatorSummariser:
             self.context_length is not None
             and prompt_tokens + request.budget_tokens > self.context_length
         ):
-            raise ProviderError(
-                400,
-                {
-                    "error": {
-                        "message": (
-                            f"This model's maximum context length is {self.context_length} "
-                            "tokens. However, you requested "
-                            f"{prompt_tokens + request.budget_tokens} tokens ({prompt_tokens} "
-                            f"in the messages, {request.budget_tokens} in the completion)."
-                        ),
-                        "type": "invalid_request_error",
-                        "param": "messages",
-                        "code": "context_length_exceeded",
-                    }
-                },
+            raise SummaryContextError(
+                f"This model's maximum context length is {self.context_length} tokens. However, "
+                f"you requested {prompt_tokens + request.budget_tokens} tokens ({prompt_tokens} "
+                f"in the messages, {request.budget_tokens} in the completion) "
+                "(context_length_exceeded)."
             )
-        response = Provider(seed=self.seed, replies=EngineSummaryReplies()).chat_completions(body)
-        self.last_response = response
-        return str(response["choices"][0]["message"].get("content") or "")
+        text = summary_from_prompt(request.messages, request.budget_tokens)
+        if request.budget_tokens >= 1 and tokens.count_text(text) > request.budget_tokens:
+            enc = tokens.encoding()  # a reply stops at max_tokens, as a model's does
+            text = enc.decode(enc.encode_ordinary(text)[: request.budget_tokens])
+        self.last_response = {"content": text}
+        return text
 
 
 def split_tokens(text: str, budget: int) -> tuple[str, bool]:

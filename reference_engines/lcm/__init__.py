@@ -6,24 +6,19 @@ A Hermes plugin folder (R4): this ``__init__.py`` exports the ``ContextEngine`` 
 ``$HERMES_HOME/plugins/lcm/`` (``context-engine-kit install-plugin lcm --hermes-home DIR``)
 and select it with ``context.engine: lcm``.
 
-Inside the kit, ``simulator.host.shim.install()`` makes ``agent.context_engine`` resolve to
-the kit's ABC when hermes-agent is not installed; in a real Hermes the real ABC is used.
+It imports the stdlib and Hermes' plugin API (``agent.context_engine``, and
+``agent.context_compressor.resolve_model_threshold`` when the host has it). In a real Hermes
+the real ABC is used; inside the kit, the kit installs its ``agent.*`` shim before it loads
+an engine (:func:`simulator.host.shim.install`) when hermes-agent is not installed.
 """
 
 from __future__ import annotations
 
-try:  # the kit's agent.* shim; never shadows a real hermes-agent install
-    from simulator.host import shim as _shim
+from agent.context_engine import ContextEngine
 
-    _shim.install()
-except ImportError:  # running inside Hermes without the kit: the real ABC is importable
-    pass
-
-from agent.context_engine import ContextEngine  # noqa: E402  (the documented ABC)
-
-from .dag import DagParams  # noqa: E402
-from .engine import CARRIER_TAG, LCMEngine  # noqa: E402
-from .tools import TOOL_SCHEMAS  # noqa: E402
+from .dag import DagParams
+from .engine import CARRIER_TAG, LCMEngine
+from .tools import TOOL_SCHEMAS
 
 __all__ = ["LCMEngine", "DagParams", "CARRIER_TAG", "TOOL_SCHEMAS", "register"]
 

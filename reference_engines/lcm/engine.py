@@ -22,15 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-try:  # the kit's agent.* shim (idempotent; never shadows a real hermes-agent). Repeated here
-    # because Hermes' loader may execute sibling modules before the package's __init__.py.
-    from simulator.host import shim as _shim
-
-    _shim.install()
-except ImportError:
-    pass
-
-from agent.context_engine import ContextEngine  # noqa: E402
+from agent.context_engine import ContextEngine
 
 from .dag import (
     DagParams,
@@ -65,13 +57,15 @@ CARRIER_TAG = "[LCM summary]"
 
 
 def default_summariser() -> Summariser:
-    """The kit's deterministic summariser (``simulator.provider.replies.summarise``) when the
-    kit is installed, else :func:`reference_engines.lcm.dag.fallback_summary`."""
+    """The reference engines' deterministic summariser
+    (:func:`reference_engines.extractive.summarise`) when this folder runs inside the
+    ``reference_engines`` package, else :func:`reference_engines.lcm.dag.fallback_summary`
+    (the folder installed on its own as a Hermes plugin)."""
     try:
-        from simulator.provider.replies import summarise
+        from reference_engines.extractive import summarise
 
         return summarise
-    except Exception:  # pragma: no cover - only outside the kit
+    except Exception:  # pragma: no cover - only outside the reference_engines package
         return fallback_summary
 
 
@@ -98,8 +92,8 @@ class LCMEngine(ContextEngine):
             to ``~/.hermes``), read at construction; nothing is created until first use.
         summariser:
             ``summarise(text, *, max_chars, focus_topic=None, previous_summary=None) -> str``.
-            Default: the kit's deterministic summariser. A raising summariser falls back to an
-            extractive summary; messages are never lost either way.
+            Default: :func:`default_summariser` (deterministic). A raising summariser falls
+            back to an extractive summary; messages are never lost either way.
         dag_params: :class:`DagParams` (leaf chunk sizes, fan-out, summary caps).
         threshold_percent: compaction trigger as a fraction of the context window (0 < p <= 1).
         protect_first_n: messages after the system prompt kept before the first compaction.

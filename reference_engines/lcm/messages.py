@@ -172,14 +172,16 @@ def _fallback_count(message: Mapping[str, Any]) -> int:
     return 3 + (len(searchable_text(message)) + 3) // 4
 
 
-try:  # the kit's offline cl100k counter; a real Hermes install without the kit falls back.
-    from simulator.provider.tokens import count_message as _count_message
-except Exception:  # pragma: no cover - exercised only outside the kit
+try:  # the reference engines' offline cl100k counter; the folder installed on its own (a
+    # Hermes plugin outside the reference_engines package) counts ~4 characters per token.
+    from reference_engines.tokens import count_message as _count_message
+except Exception:  # pragma: no cover - exercised only outside the reference_engines package
     _count_message = None
 
 
 def count_tokens(message: Mapping[str, Any]) -> int:
-    """Tokens of one message (cl100k via the kit when available, else ~4 chars per token)."""
+    """Tokens of one message (cl100k via :mod:`reference_engines.tokens` when importable, else
+    ~4 characters per token)."""
     if _count_message is not None:
         try:
             return int(_count_message(message))

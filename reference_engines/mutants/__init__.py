@@ -13,6 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.host import shim as _shim
+
+_shim.install()  # kit-internal: the mutants load the engines, which import agent.*
+
 PLUGIN_DIRS = Path(__file__).parent / "plugin_dirs"
 REFERENCE_PLUGIN_DIR = PLUGIN_DIRS / "minimal"
 #: Engines that must fail nothing (with the folder the R checks load for them).

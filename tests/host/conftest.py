@@ -6,7 +6,9 @@ import logging
 
 import pytest
 
-import reference_engines  # noqa: F401  (installs the agent.* shim)
+from simulator.host import shim
+
+shim.install()  # agent.* for the engines when hermes-agent is not installed
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
+from reference_engines import tokens as engine_tokens
 from reference_engines._compressor import constants as C
 from reference_engines._compressor.messages import (
     STUB_TOOL_RESULT,
@@ -33,7 +34,7 @@ from reference_engines._compressor.messages import (
     summary_body,
     without_summary,
 )
-from reference_engines._compressor.summariser import SimulatorSummariser, SummaryRequest
+from reference_engines._compressor.summariser import ExtractiveSummariser, SummaryRequest
 from reference_engines.compressor import ReferenceCompressor
 from simulator.provider import tokens
 
@@ -761,7 +762,7 @@ def test_b4_failed_summary_logs_a_warning_and_a_fallback_stands_in(caplog):
 
 def test_b4_summary_model_with_a_small_context_fails_like_a_provider():
     engine = ReferenceCompressor(
-        summarise=SimulatorSummariser(context_length=3_000), quiet_mode=True
+        summarise=ExtractiveSummariser(context_length=3_000), quiet_mode=True
     )
     out = engine.compress([system()] + chat(200, 60))
     rows = summary_rows(out)
@@ -773,7 +774,7 @@ def test_b4_summary_model_with_a_small_context_fails_like_a_provider():
 
 
 def test_b4_summariser_input_is_sized_to_the_summary_window():
-    summariser = SimulatorSummariser(context_length=8_000)
+    summariser = ExtractiveSummariser(context_length=8_000)
     engine = ReferenceCompressor(
         context_length=20_000, summarise=summariser, summary_context_length=8_000, quiet_mode=True
     )
@@ -1152,13 +1153,22 @@ def test_o3_reset_zeroes_counters():
 # -- cost: counts are cached and bounded ----------------------------------------------------------
 
 
-def test_token_encoding_per_compress_is_bounded_not_proportional_to_history():
+def test_token_encoding_per_compress_is_bounded_not_proportional_to_history(monkeypatch):
+    encoded = []
+    real = engine_tokens._encode_count
+
+    def counting(text):
+        encoded.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(engine_tokens, "_encode_count", counting)
+
     def encoded_chars(n):
         h = history(n, 11, "mixed")
-        tokens.count_text.cache_clear()
-        tokens.ENCODE_STATS.reset()
+        engine_tokens.clear_memos()
+        encoded.clear()
         ReferenceCompressor(quiet_mode=True, summary_context_length=40_000).compress(h)
-        return tokens.ENCODE_STATS.chars, sum(len(m.get("content") or "") for m in h)
+        return sum(encoded), sum(len(m.get("content") or "") for m in h)
 
     small, small_chars = encoded_chars(1_500)
     large, large_chars = encoded_chars(6_000)

@@ -172,7 +172,9 @@ def test_host_requests_deterministic_across_processes():
     from pathlib import Path
 
     script = (
-        "import hashlib, reference_engines\n"
+        "import hashlib\n"
+        "from simulator.host import shim\n"
+        "shim.install()\n"
         "from reference_engines.router import ReferenceRouter\n"
         "from simulator.host.session import HostSession, HostConfig\n"
         "from simulator.host.scenarios import user_message\n"
