@@ -1,8 +1,10 @@
 """Covers the layer rules of docs/architecture.md (contracts in pyproject.toml, checked with
 import-linter) and what importing the pytest plugin loads: the simulator never imports the kit
-or an engine, reference engines never import the kit, only the development tools import the
-mutants, the simulator's host is over its store over its provider, checks never reach for the
-run or the front ends, and no sibling modules import each other in a circle."""
+or an engine, reference engines never import the kit or the simulator (the mutants may), the
+kit imports reference engines only for the C3 fallback and install-plugin, only the development
+tools import the mutants, the simulator's host is over its store over its provider, checks
+never reach for the run or the front ends, and no sibling modules import each other in a
+circle."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 The host never imports an engine package: whoever builds a host may inject the built-in it
 falls back to (``HostConfig.builtin_factory``, ``select_engine(builtin_factory=...)``; the
-conformance kit injects ``reference_engines.compressor:ReferenceCompressor``, its full
-B1-B7 engine). Without one, the host uses a minimal built-in of its own: threshold 0.50 of
+conformance kit's scenario runs inject ``conformance.session.kit_builtin_compressor``, the
+reference B1-B6 engine). Without one, the host uses a minimal built-in of its own: threshold 0.50 of
 the context (B1), keeps the system prompt, a deterministic structured summary of the middle
 (:func:`simulator.provider.replies.summarise`) and the last ``protect_last_n`` messages,
 never splitting a tool call from its results (V2). It is enough for a session to go on when
