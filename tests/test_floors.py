@@ -1,6 +1,6 @@
 """Covers conformance.devtools.floors and tox.ini's ``mindeps`` env: the env installs exactly the
-floors pyproject.toml declares (no more, no less), and the floor check catches a version that
-is not its floor."""
+floors pyproject.toml declares (no more, no less), the floor check catches a version that is
+not its floor, and the package ships py.typed."""
 
 from __future__ import annotations
 
@@ -50,3 +50,12 @@ def test_a_requirement_that_is_no_floor_is_refused(tmp_path):
     )
     with pytest.raises(ValueError, match="declare a floor"):
         floors.floors(bad)
+
+
+def test_the_conformance_package_says_it_is_typed():
+    """PEP 561: the package ships py.typed (pyproject's package-data), so a plugin author's
+    type checker reads the kit's annotations."""
+    import conformance
+
+    assert (Path(conformance.__file__).parent / "py.typed").is_file()
+    assert '"conformance" = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
