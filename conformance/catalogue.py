@@ -44,7 +44,8 @@ class Clause:
     @property
     def section(self) -> str:
         """The contract section: the id's letters (``"TS"`` for ``TS2``)."""
-        return re.match(r"[A-Z]+", self.id).group(0)
+        found = re.match(r"[A-Z]+", self.id)
+        return found.group(0) if found else ""
 
     @property
     def anchor(self) -> str:

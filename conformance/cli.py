@@ -27,6 +27,7 @@ import tempfile
 
 from conformance.engine_loading import deferred_engine_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError
+from conformance.hypothesis_profiles import kit_profile
 from conformance.results import PARTIAL_EXIT
 
 #: Options of pytest and pytest-xdist (and of ``check`` itself) whose value may follow as the
@@ -511,7 +512,9 @@ def _engine_record(args: argparse.Namespace) -> dict | None:
 def _profile(rest: list[str]) -> str:
     values = _option_values("--conformance-profile", rest)
     choices = kit_options()["--conformance-profile"]["choices"]
-    return values[-1] if values and values[-1] in choices else "default"
+    if values and values[-1] in choices:
+        return values[-1]
+    return kit_profile((_option_values("--hypothesis-profile", rest) or [None])[-1]) or "default"
 
 
 def _given(option: str, argv: list[str]) -> bool:

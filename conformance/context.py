@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
@@ -29,6 +28,7 @@ from hypothesis.errors import Flaky
 from conformance.budget import SHRINK_GRACE_S
 from conformance.engine_frames import where
 from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable, exception_text
+from conformance.hypothesis_profiles import PROFILES, check_settings, in_ci
 from conformance.timeouts import HangBudget, calling, constructor_label
 from simulator.host.calls import accepted_kwargs, update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
@@ -37,33 +37,14 @@ from simulator.host.shim import AbcInfo, abc_info
 CHECK_WINDOW_TOKENS = 16_000
 CHECK_MODEL = "sim-model"
 
-#: max_examples of a check without its own budget, per profile.
-PROFILES: dict[str, int] = {"quick": 6, "default": 40, "thorough": 200}
 #: How a check's own budget (its examples under ``default``) scales: ``thorough`` draws this
 #: many times more; ``quick`` draws at most ``PROFILES["quick"]``.
 THOROUGH_SCALE = 5
-#: stateful_step_count per profile (lifecycle state machine).
-STATEFUL_STEPS: dict[str, int] = {"quick": 12, "default": 25, "thorough": 60}
 #: Default per-check wall-clock limit in seconds (hostile engines that hang).
 DEFAULT_CHECK_TIMEOUT_S = 120.0
 
-_CI_VARS = (
-    "CI",
-    "GITHUB_ACTIONS",
-    "GITLAB_CI",
-    "TF_BUILD",
-    "BUILDKITE",
-    "CIRCLECI",
-    "JENKINS_URL",
-)
-
 #: The draws of the example being run (set by :meth:`CheckContext.examples`).
 CURRENT_DRAWS: contextvars.ContextVar = contextvars.ContextVar("conformance_draws", default=None)
-
-
-def in_ci() -> bool:
-    """True when a CI environment variable is set (the run is then derandomized)."""
-    return any(os.environ.get(v) for v in _CI_VARS)
 
 
 def budget(profile: str, examples: int | None) -> int:
@@ -249,21 +230,14 @@ class CheckContext:
         return budget(self.profile, getattr(self.check, "examples", None))
 
     def settings(self, **overrides: Any) -> settings:
-        """Hypothesis settings for this check: no deadline, no database, quiet."""
-        base = dict(
-            max_examples=self.budget(),
-            deadline=None,
-            derandomize=self.derandomize,
-            database=None,
-            print_blob=False,
-            verbosity=Verbosity.quiet,
-            suppress_health_check=list(HealthCheck),
-            stateful_step_count=STATEFUL_STEPS.get(self.profile, STATEFUL_STEPS["default"]),
-        )
+        """Hypothesis settings for this check: its profile's registered settings
+        (:mod:`conformance.hypothesis_profiles`: no deadline, no database, quiet) with the
+        check's own example budget and the run's derandomize."""
+        changes: dict[str, Any] = dict(max_examples=self.budget(), derandomize=self.derandomize)
         if not self.shrink:
-            base["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
-        base.update(overrides)
-        return settings(**base)
+            changes["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
+        changes.update(overrides)
+        return check_settings(self.profile, **changes)
 
     def examples(
         self,

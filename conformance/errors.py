@@ -97,6 +97,12 @@ class ContractViolation(AssertionError):
             runner adds the drawn values under ``"draws"`` for the replay file.
     """
 
+    #: The engine exception behind the violation, when there is one (the verdict lists a root
+    #: cause once). D1 (snapshots): the snapshot was missing, and the diff shown after it.
+    root_cause: str | None = None
+    missing: bool = False
+    appendix: str = ""
+
     def __init__(self, clause: str, level: str, detail: str, example: dict[str, Any] | None = None):
         self.clause = clause
         self.level = level

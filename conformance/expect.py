@@ -167,7 +167,7 @@ def row_key(m: Any) -> tuple:
 def removed_and_new(before: list[dict], after: list[dict]) -> tuple[int, list[int]]:
     """(how many non-system input rows are missing from ``after``, indexes of ``after`` rows
     that are no input row): what a compaction dropped and what it put in (A4)."""
-    kept = {}
+    kept: dict[Any, int] = {}
     for m in after:
         kept[row_key(m)] = kept.get(row_key(m), 0) + 1
     removed = 0
@@ -225,7 +225,7 @@ def in_flight_calls(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     chain = trailing_chain(messages)
     if not chain:
         return []
-    owed = [
+    owed: list[Any] = [
         c.get("id")
         for c in chain[0].get("tool_calls") or ()
         if isinstance(c, Mapping) and c.get("id")
@@ -263,10 +263,9 @@ def v2_problems(
     ``messages`` end on that chain, those calls of its last assistant message owe no result.
     """
     out: list[str] = []
-    outstanding: dict[
-        str, list[int]
-    ] = {}  # id -> indexes of assistant messages still owed a result
-    answered: dict[str, int] = {}
+    # id (any JSON value an engine put there) -> indexes of assistant messages owed a result
+    outstanding: dict[Any, list[int]] = {}
+    answered: dict[Any, int] = {}
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             continue

@@ -180,7 +180,7 @@ def check(
             _REGISTRY[cid] = Check(
                 id=cid,
                 clause=clause,
-                level=(variant_levels or {}).get(variant, level),
+                level=(variant_levels or {}).get(variant, level) if variant else level,
                 since=since,
                 title=title,
                 func=func,

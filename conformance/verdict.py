@@ -244,7 +244,7 @@ class Verdict:
         """``{host: {"verdict", "counts", "failures_by_level", "failing"}}`` for a run of several
         hosts ({} otherwise); ``failing`` lists each clause and level that failed (or errored)
         on that host, with its cases, in contract order."""
-        out = {}
+        out: dict[str, dict[str, Any]] = {}
         for host in self.hosts():
             sub = self.for_host(host)
             failing: dict[tuple[str, str], list[str]] = {}
@@ -360,12 +360,13 @@ class Verdict:
                 f"{llm['completion_tokens']} completion tokens ({llm['cached_tokens']} cached), "
                 f"${llm['cost_usd']:.6f} simulated"
             )
-        for host, row in self.by_host(strict=strict).items():
-            lv = row["failures_by_level"]
-            named = ", ".join(f"{f['clause']} {f['level']}" for f in row["failing"])
+        for host, hrow in self.by_host(strict=strict).items():
+            lv = hrow["failures_by_level"]
+            named = ", ".join(f"{f['clause']} {f['level']}" for f in hrow["failing"])
             lines.append(
-                f"host {host}: {row['verdict']} - {row['counts']['total']} cases, {lv[MUST]} MUST "
-                f"and {lv[SHOULD]} SHOULD failures" + (f" ({named})" if named else "")
+                f"host {host}: {hrow['verdict']} - {hrow['counts']['total']} cases, "
+                f"{lv[MUST]} MUST and {lv[SHOULD]} SHOULD failures"
+                + (f" ({named})" if named else "")
             )
         if self.hosts():
             lines.append(f"by host: {self.host_line(strict=strict)}")

@@ -404,7 +404,8 @@ class ReferenceCompressor(ContextEngine):
             memory_context: memory-provider text included in the summary prompt.
 
         Returns:
-            A new list. When there is nothing between head and tail it is a shallow copy
+            A new list. When there is nothing between head and tail, or the compacted
+            history would count more tokens than ``messages`` (A9), it is a shallow copy
             of ``messages`` and the pass counts as ineffective (A3). Every call, that one
             included, adds 1 to ``compression_count`` (A6, seeds); ``compactions`` counts
             only the calls that compacted.
@@ -449,14 +450,33 @@ class ReferenceCompressor(ContextEngine):
             return list(messages)
         summary = self._summarise(messages, plan, focus, memory_context)
         middle_tokens = plan["stats"].get("middle_tokens")
-        if (
-            summary is not None
-            and middle_tokens is not None
-            and tokens.count_text(summary) >= middle_tokens
-        ):
-            # A3: a summary no smaller than what it replaces did not reduce the history.
-            self.ineffective_compressions += 1
+        summary_tokens = tokens.count_text(summary) if summary is not None else None
         out = self._assemble(messages, plan, summary)
+        # A9: when the middle is a few rows and the protected head and tail hold the bulk, the
+        # summary and the compaction note can outweigh what they replace; the history is then
+        # kept. Counting both lists reads every row, so it is done only when growth is possible
+        # (middle_tokens is None when the middle is over the count limit: too large to lose).
+        if (
+            middle_tokens is not None
+            and (
+                summary_tokens is None
+                or summary_tokens + C.GROWTH_ALLOWANCE_TOKENS >= middle_tokens
+            )
+            and tokens.count_messages(out) > tokens.count_messages(messages)
+        ):
+            self.ineffective_compressions += 1
+            self.last_compression = {
+                "compressed": False,
+                "reason": "the compacted history would count more tokens",
+                **plan["stats"],
+            }
+            if not self.quiet_mode:
+                logger.info("compress: not compacted, the result would be larger")
+            return list(messages)
+        if summary_tokens is not None and middle_tokens is not None:
+            if summary_tokens >= middle_tokens:
+                # A3: a summary no smaller than what it replaces did not reduce the history.
+                self.ineffective_compressions += 1
         self.compactions += 1
         self._previous_summary = summary
         self._awaiting_usage = True

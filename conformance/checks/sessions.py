@@ -219,6 +219,39 @@ def check_a8_live_ask_verbatim(ctx):
 # --- A9: never more tokens ----------------------------------------------------------------------
 
 
+def bulk_in_tail_history(min_tokens: int) -> list[dict[str, Any]]:
+    """A9's fixed first example: a short chat whose bulk is one large tool result near the end
+    (over ``min_tokens`` in all), so the middle an engine may summarise is a row or two. A
+    summary and a compaction note written for it outweigh what they replace; an engine that
+    commits that anyway returns more tokens than it got (found on the reference compressor by
+    a random run)."""
+    call = {"id": "call_bulk_0", "type": "function"}
+    call["function"] = {"name": "read_file", "arguments": '{"path": "big.json"}'}
+    lines: list[str] = []
+    while True:
+        history = _bulk_in_tail(call, lines)
+        if count_messages(history) > min_tokens:
+            return history
+        for n in range(len(lines), len(lines) + 10):
+            lines.append(
+                f'{{"path": "src/mod_{(n * 37) % 1000}/file_{n}.py", "line": {(n * 613) % 5000}, '
+                f'"match": "def handler_{(n * 7919) % 1000003}(request): return {n % 100}"}}'
+            )
+
+
+def _bulk_in_tail(call: dict[str, Any], lines: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Find the handlers in the repository."},
+        {"role": "assistant", "content": "I will search the source tree for them."},
+        {"role": "user", "content": "Start with the index file, please."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_bulk_0", "content": "\n".join(lines)},
+        {"role": "assistant", "content": "The index lists every handler."},
+        {"role": "user", "content": "continue ASK-0000a9a9"},
+    ]
+
+
 @check(
     "A9",
     "no-more-tokens",
@@ -252,7 +285,7 @@ def check_a9_no_more_tokens(ctx):
                 context=_where(history, out),
             )
 
-    ctx.examples(body)
+    ctx.examples(body, first={"history": bulk_in_tail_history(threshold + 500)})
 
 
 # --- V2: no row twice ---------------------------------------------------------------------------
@@ -525,7 +558,9 @@ def _sessions(ctx, clause: str, level: str, judge) -> None:
     """Draw a compactable history with a planted fact, then compact it up to :data:`PASSES`
     times (the history grows back over the threshold between passes) and call
     ``judge(pass_no, history, out, state)`` after each pass; a judge returning True ends the
-    session early (its rule is settled)."""
+    session early (its rule is settled). A pass the engine declines (its output is its input)
+    is tried once more on a history grown by half the threshold; a second decline in a row
+    ends the session."""
     engine0, threshold = _engine(ctx, clause, level)
 
     def body(draw):
@@ -546,10 +581,22 @@ def _sessions(ctx, clause: str, level: str, judge) -> None:
             {"role": "assistant", "content": f"Noted: the staging key is {fact}."},
         ]
         state: dict[str, Any] = {"fact": fact, "threshold": threshold, "window": ctx.window}
+        declined = False
         for k in range(1, PASSES + 1):
             out = _compacted(clause, level, engine, history)
-            if out is None or out == history:
-                return  # declined or invalid: A4 / V report it
+            if out is None:
+                return  # invalid: A4 / V report it
+            if out == history:
+                # Declined: a middle of a few short rows gains nothing (A9), so an engine may
+                # keep the history. Once more after new turns give it a middle worth compacting;
+                # declined twice in a row, the session ends.
+                if declined:
+                    return
+                declined = True
+                more = count_messages(history) + threshold // 2
+                history = grow_history(history, more, seed + 97 * k)
+                continue
+            declined = False
             if judge(k, history, out, state):
                 return
             history = grow_history(out, threshold + 500, seed + 97 * k)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.budget import DEFAULT_BUDGET_S
-from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, in_ci
+from conformance.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.engine_loading import (
     EngineFactory,
     EngineSpecError,
@@ -28,6 +28,7 @@ from conformance.engine_loading import (
 )
 from conformance.errors import KitUsageError, pytest_command
 from conformance.hosts import parse_hosts
+from conformance.hypothesis_profiles import PROFILES, in_ci, kit_profile
 from conformance.session import ConformanceSession, RunOptions, read_xfails_file
 from conformance.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.timeouts import DEFAULT_MAX_TIMEOUTS
@@ -102,8 +103,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--conformance-profile",
         default=None,
         choices=sorted(PROFILES),
-        help="Hypothesis budget: quick, default or thorough (default: the ini key "
-        "conformance_profile, else default).",
+        help="Hypothesis budget: quick, default or thorough, registered with Hypothesis as "
+        "conformance-quick, conformance-default and conformance-thorough (so "
+        "--hypothesis-profile=conformance-thorough works too). Default: the ini key "
+        "conformance_profile, else default.",
     )
     add(
         "--conformance-strict",
@@ -264,8 +267,10 @@ def ini_text(config: pytest.Config, key: str) -> str:
 
 
 def profile_name(config: pytest.Config) -> str:
-    """The Hypothesis profile: ``--conformance-profile``, else the ini key
-    ``conformance_profile``, else ``default`` (one of :data:`~conformance.context.PROFILES`).
+    """The Hypothesis profile: ``--conformance-profile``, else Hypothesis' own
+    ``--hypothesis-profile`` when it names one of the kit's (``conformance-thorough``), else
+    the ini key ``conformance_profile``, else ``default`` (one of
+    :data:`~conformance.hypothesis_profiles.PROFILES`).
 
     Raises:
         KitUsageError: the ini key names no profile; the message lists them.
@@ -273,6 +278,9 @@ def profile_name(config: pytest.Config) -> str:
     given = config.getoption("--conformance-profile")
     if given:
         return given
+    via_hypothesis = kit_profile(config.getoption("hypothesis_profile", None))
+    if via_hypothesis:
+        return via_hypothesis
     ini = ini_text(config, INI_PROFILE)
     if ini and ini not in PROFILES:
         raise KitUsageError(

@@ -38,15 +38,17 @@ def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
-    """Write the report (on the controller), after the verdict is complete."""
+    """Write the report (on the controller), after the verdict is complete. matplotlib (the
+    plots) is imported only when a report is asked for."""
     from conformance.frontends.pytest_session import session_plugin
-    from conformance.report import write_report
 
     config = session.config
     plugin = session_plugin(config)
     path = config.getoption("--conformance-report", default=None)
     if plugin is None or not path or hasattr(config, "workerinput"):
         return
+    from conformance.report import write_report
+
     lines = config.stash.setdefault(_LINES, [])
     results = plugin.verdict.results
     if plugin.session.factory is not None:

@@ -45,6 +45,9 @@ TOOL_ARGS_MAX_CHARS = 1_500
 TOOL_ARGS_HEAD_CHARS = 1_200
 #: Tokens allowed per serialised row for its ``[role]`` label line, on top of its count.
 LABEL_ALLOWANCE_TOKENS = 8
+#: A9: tokens a compaction adds besides its summary (the note on the system prompt, a row's
+#: framing, a merge); below that margin a summary cannot make the history grow.
+GROWTH_ALLOWANCE_TOKENS = 200
 #: Tokens allowed per tool call for its ``[tool call <id>] <name>`` line.
 CALL_LINE_ALLOWANCE_TOKENS = 12
 #: Tokens reserved for the prompt template's own text (system + section headers).

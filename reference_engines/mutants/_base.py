@@ -75,9 +75,15 @@ class MinimalEngine(ContextEngine):
         super().on_session_reset()
         self.ineffective_passes = 0
 
+    #: A9: a compaction that would count more tokens than its input is not committed (the
+    #: input comes back unchanged). The A9 mutant turns this off.
+    keeps_smaller_input = True
+
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         out = self._compress(messages)
         before = count_messages(messages)
+        if self.keeps_smaller_input and isinstance(out, list) and count_messages(out) > before:
+            out = list(messages)
         if before >= self.threshold_tokens > 0:  # an attempt over the threshold: did it help?
             after = count_messages(out)
             self.ineffective_passes = self.ineffective_passes + 1 if after > 0.9 * before else 0

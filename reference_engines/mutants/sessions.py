@@ -134,6 +134,7 @@ class NoteWhenNothingDropped(MinimalEngine):
     ("compaction ran, nothing to drop") in front of the kept messages."""
 
     mutant_of = "A9"
+    keeps_smaller_input = False
 
     def _compress(self, messages):
         out = super()._compress(messages)
@@ -165,6 +166,8 @@ class OverlappingHeadTail(MinimalEngine):
     mutant_of = "V2"
     keep_first = 2
     keep_tail = 6
+    #: its own guard (:meth:`_not_worth_it`) decides when a compaction is not worth it
+    keeps_smaller_input = False
 
     def _bounds(self, body):
         head_end = min(self.keep_first, len(body))

@@ -183,3 +183,19 @@ def test_bad_ini_value_is_one_usage_error(kit_pytester, ini, needle):
     assert needle in result.stderr.str(), result.stderr.str()
     data = json.loads((kit_pytester.path / "verdict.json").read_text())
     assert data["verdict"] == "ERROR" and needle in data["error"]
+
+
+def test_hypothesis_profile_selects_the_kit_profile_and_the_kit_option_wins(kit_pytester):
+    kit_pytester.makeconftest(DUMP_CONFTEST)
+    kit_pytester.makeini("[pytest]\nconformance_profile = thorough\n")
+    base = (f"--engine={GOOD}", "--conformance-no-scenarios", "--collect-only", "-q")
+    # Hypothesis' own option names the kit's registered profile: it wins over the ini key
+    assert run(kit_pytester, *base, "--hypothesis-profile=conformance-quick").ret == 0
+    assert collected(kit_pytester)["profile"] == "quick"
+    # another Hypothesis profile leaves the kit's choice alone
+    assert run(kit_pytester, *base, "--hypothesis-profile=default").ret == 0
+    assert collected(kit_pytester)["profile"] == "thorough"
+    # the kit's own option wins over both
+    given = ("--hypothesis-profile=conformance-quick", "--conformance-profile=default")
+    assert run(kit_pytester, *base, *given).ret == 0
+    assert collected(kit_pytester)["profile"] == "default"

@@ -1174,3 +1174,19 @@ def test_token_encoding_per_compress_is_bounded_not_proportional_to_history(monk
     large, large_chars = encoded_chars(6_000)
     assert large_chars > 3.5 * small_chars
     assert large < 1.5 * small, (small, large)
+
+
+def test_a9_a_compaction_that_would_grow_returns_the_history_unchanged():
+    """A9: a short chat whose bulk is one tool result in the protected tail leaves a middle of
+    one row; summary and note would outweigh it, so the history comes back as it was and the
+    pass counts as ineffective (found by a random run of the kit)."""
+    from conformance.checks.sessions import bulk_in_tail_history
+
+    engine = ReferenceCompressor()
+    engine.update_model(model="sim-model", context_length=16_000)
+    history = bulk_in_tail_history(engine.threshold_tokens + 500)
+    out = engine.compress(copy.deepcopy(history))
+    assert out == history and out is not history
+    assert tokens.count_messages(out) <= tokens.count_messages(history)
+    assert engine.ineffective_compressions == 1 and engine.compactions == 0
+    assert engine.last_compression["compressed"] is False

@@ -167,3 +167,25 @@ def test_a_clean_run_says_so_where_the_failures_would_be(tmp_path, runs):
     text = path.read_text(encoding="utf-8")
     assert '<section id="failures" class="none"><h2>Failures (0)</h2>' in text
     assert "verdict: PASS" in text
+
+
+def test_a_run_without_a_report_never_imports_matplotlib(kit_pytester):
+    """The plots' library loads only for ``--conformance-report``: a plain run stays fast and
+    free of matplotlib's own import-time warnings (seen with the matplotlib floor)."""
+    kit_pytester.makeconftest(
+        "import sys\n"
+        "def pytest_unconfigure(config):\n"
+        "    open('imported.txt', 'w').write(str('matplotlib' in sys.modules))\n"
+    )
+    result = kit_pytester.runpytest_subprocess(
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--engine=reference_engines.mutants._base:MinimalEngine",
+        "--conformance-no-scenarios",
+        "-k",
+        "A1-",
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert (kit_pytester.path / "imported.txt").read_text() == "False"
