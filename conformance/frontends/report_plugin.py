@@ -40,13 +40,14 @@ def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     """Write the report (on the controller), after the verdict is complete."""
     from conformance.frontends.pytest_session import session_plugin
-    from conformance.report import write_report
 
     config = session.config
     plugin = session_plugin(config)
     path = config.getoption("--conformance-report", default=None)
     if plugin is None or not path or hasattr(config, "workerinput"):
         return
+    from conformance.report import write_report  # matplotlib: only when a report is asked for
+
     lines = config.stash.setdefault(_LINES, [])
     results = plugin.verdict.results
     if plugin.session.factory is not None:
