@@ -107,8 +107,13 @@ class Reach:
 #: ``tempfile.TemporaryDirectory()`` while a case's ``TMPDIR`` is set can cache that case's
 #: temp folder after the sandbox restored it; later case roots must not follow it there.
 CASE_PARENT = tempfile.gettempdir()
-#: Every case root made in this process, newest last (:meth:`Sandbox.allows_write`).
-_ROOTS: list[Path] = []
+#: Every case root made in this process, newest last, as text (``str(root)``, what
+#: :meth:`Sandbox.allows_write` compares: every write event is checked against all of them).
+_ROOTS: list[str] = []
+
+
+def _add_root(root: Path) -> None:
+    _ROOTS.append(str(root))
 
 
 def _point_tempdir(folder: Path) -> None:
@@ -134,7 +139,7 @@ def start_child(idle: Path | None = None) -> None:
     daemon thread still running between cases makes its temp files inside the kit's folders,
     never in the real temp folder, and no write there is held against the engine."""
     if idle is not None:
-        _ROOTS.append(Path(idle))
+        _add_root(Path(idle))
         _point_tempdir(Path(idle))
     install_audit_hook()
 
@@ -162,7 +167,7 @@ class Sandbox:
         self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
     ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="conformance-case-", dir=CASE_PARENT)).resolve()
-        _ROOTS.append(self.root)
+        _add_root(self.root)
         self.user_hermes_home = user_hermes_home
         self.seed = seed
         self._count = 0
@@ -251,8 +256,14 @@ class Sandbox:
             return True  # a file descriptor: already opened somewhere we allowed
         if text.startswith("/dev/") or "/__pycache__/" in text or text.endswith("/__pycache__"):
             return True  # the import system's bytecode cache: its folder and files in it
-        resolved = Path(os.path.abspath(text))
-        return any(root == resolved or root in resolved.parents for root in _ROOTS)
+        # the root itself or a path inside it: a string test on the normalised absolute path,
+        # what comparing ``Path`` objects (``root in resolved.parents``) decides, at a fraction
+        # of its cost (the roots of every earlier case of the process are tried)
+        resolved = os.path.abspath(text)
+        return any(
+            resolved == root or resolved.startswith(root if root.endswith("/") else root + "/")
+            for root in _ROOTS
+        )
 
     def close(self) -> None:
         """Restore the environment and the cwd, then remove every engine home."""

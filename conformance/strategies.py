@@ -83,6 +83,16 @@ def uid_from_seed(seed: int, index: int) -> str:
     return hashlib.sha256(f"{seed}:{index}".encode()).hexdigest()[:32]
 
 
+def _reused(strategy_function):
+    """One strategy object per argument set for a strategy built on every draw of a turn
+    (``texts``, ``user_content``, ``tool_turn``, ``_turn``): Hypothesis validates each new
+    strategy object and works out its properties before the first draw, work it then repeats
+    for every turn of every example. A strategy's draws depend on its arguments and the choices
+    drawn, not on which object draws them, so the examples are the same (bounded: LRU)."""
+    return lru_cache(maxsize=1024)(strategy_function)
+
+
+@_reused
 @st.composite
 def texts(draw, *, label: str = "text", max_sentences: int = 6) -> str:
     """Natural-language text in a drawn locale."""
@@ -92,6 +102,7 @@ def texts(draw, *, label: str = "text", max_sentences: int = 6) -> str:
     return text_from_seed(seed, locale, sentences)
 
 
+@_reused
 @st.composite
 def user_content(draw, *, multipart: bool = True, label: str = "user") -> Any:
     """A user message's content: a string, or a list of text and image parts."""
@@ -106,6 +117,7 @@ def user_content(draw, *, multipart: bool = True, label: str = "user") -> Any:
     return text
 
 
+@_reused
 @st.composite
 def tool_turn(
     draw,
@@ -152,6 +164,7 @@ def tool_turn(
 _DRAW_CALL_BASE = 1_000_000
 
 
+@_reused
 @st.composite
 def _turn(
     draw, *, tool_calls: bool, parallel: bool, multipart: bool, long_outputs: bool

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import random
 import select
 import signal
 import struct
@@ -615,6 +616,42 @@ def _kill(pid: int) -> None:
         pass
 
 
+#: The PRNG the case threads of this process share as Hypothesis' per-thread global one
+#: (``{pid: Random}``; see :func:`_share_hypothesis_prng`).
+_SHARED_PRNG: dict[int, random.Random] = {}
+
+
+def _share_hypothesis_prng() -> None:
+    """Give this (new) case thread the process's one registered PRNG as Hypothesis' per-thread
+    global ``Random``, registering it once per process.
+
+    Left alone, Hypothesis makes that ``Random`` the first time a thread runs a test and passes
+    it to ``register_random``, which runs a full ``gc.collect()`` and ``gc.get_referrers()``:
+    tens of milliseconds with the kit loaded, paid by every case, since each case runs on a new
+    thread. The draws do not change: Hypothesis seeds every registered PRNG (this one too) at
+    the start of each example and restores it after, and it reads the PRNG's own bits only for
+    a test that is neither derandomized nor given a seed, which the kit's checks never are (a
+    ``--conformance-random`` run draws its seed first). Keyed by process id so that a forked
+    child makes its own. If Hypothesis' internals differ from the ones this expects, nothing is
+    done and Hypothesis makes its own, as before.
+    """
+    try:
+        import hypothesis.core as hypothesis_core
+        from hypothesis import register_random
+
+        local = hypothesis_core.threadlocal
+        if local._hypothesis_global_random is not None:
+            return
+        prng = _SHARED_PRNG.get(os.getpid())
+        if prng is None:
+            _SHARED_PRNG.clear()  # a parent's entry, inherited over fork
+            prng = _SHARED_PRNG[os.getpid()] = random.Random()  # held here before registering
+            register_random(prng)
+        local._hypothesis_global_random = prng
+    except (AttributeError, ImportError):  # pragma: no cover - another Hypothesis
+        return
+
+
 def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit: float) -> Any:
     """``fn()`` on a daemon thread here, watched for hung calls: the value, or :class:`Hung`
     when one engine call (any thread that started during ``fn``) stayed in flight longer than
@@ -630,6 +667,7 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
     box: dict[str, Any] = {}
 
     def run() -> None:
+        _share_hypothesis_prng()
         try:
             box["value"] = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
