@@ -137,6 +137,7 @@ class SessionPlugin:
         self.session = session
         self.fixture_route = fixture_route
         self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
+        self._xdist_total = 0  # cases the xdist workers collected (the controller collects none)
 
     @property
     def strict(self) -> bool:
@@ -189,6 +190,20 @@ class SessionPlugin:
                 ),
                 stacklevel=2,
             )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """pytest-xdist, on the controller (which collects nothing itself): the cases the
+        workers selected, so the JSON verdict's ``cases_total`` counts them, not 0. A node id
+        is a case when its parameter (``[...]``) or its last part names a case of the run."""
+        known = {c.id for c in self.session.cases()}
+        found = set()
+        for node_id in ids:
+            name = node_id.rsplit("::", 1)[-1]
+            param = name[name.index("[") + 1 : -1] if name.endswith("]") and "[" in name else ""
+            if param in known or name in known:
+                found.add(node_id)
+        self._xdist_total = max(len(found), self._xdist_total)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Share the drawing budget among the cases selected to run (after -k, -m,
@@ -264,8 +279,9 @@ class SessionPlugin:
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return
         self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-        self.verdict.total = sum(
-            1 for item in session.items if "conformance_check" in dict(item.user_properties)
+        self.verdict.total = (
+            sum(1 for item in session.items if "conformance_check" in dict(item.user_properties))
+            or self._xdist_total
         )
         if self.fixture_route and not self.verdict.results:
             return  # the fixture was defined but this run selected none of the suite
