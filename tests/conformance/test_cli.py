@@ -691,6 +691,7 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
 
     (tmp_path / "slow_init.py").write_text(SLOW_INIT, encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
+    env["PYTHONUNBUFFERED"] = "1"
     for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
         env.pop(name)
     proc = subprocess.Popen(
@@ -709,9 +710,18 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(8)  # inside the constructor (it sleeps 30 s), before any case
+    # The header's case count is printed just before the engine is probed: wait for it (a
+    # fixed sleep landed before it on a loaded machine), then Ctrl-C inside the constructor
+    # (it sleeps 30 s), before any case.
+    head = []
+    while not any(line.startswith("conformance: ") and " cases (" in line for line in head):
+        line = proc.stdout.readline()
+        assert line, "".join(head)[-2000:]
+        head.append(line)
+    time.sleep(2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    out = "".join(head) + out
     assert proc.returncode == 2, out[-2000:] + err[-2000:]
     assert "verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran" in out
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
