@@ -709,6 +709,9 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a terminal's Ctrl-C: SIGINT handled, even when this test runs under a parent that
+        # ignores it (a background job of a script), which the child would inherit
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # The header's case count is printed just before the engine is probed: wait for it (a
     # fixed sleep landed before it on a loaded machine), then Ctrl-C inside the constructor
