@@ -20,11 +20,16 @@ MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 
 def cli(*args, cwd, **env_vars):
+    """``python -m conformance.cli ARGS`` in ``cwd``; ``env_vars`` set (None: removed)."""
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-        **env_vars,
     )
+    for name, value in env_vars.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     env.pop("CONFORMANCE_ENGINE", None)
     for name in [k for k in env if k.startswith("PYTEST_XDIST_")]:
         # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
@@ -635,10 +640,13 @@ def test_messages_name_types_and_empty_exceptions_in_plain_english(tmp_path):
     assert [with_article(n) for n in ("int", "str", "object")] == ["an int", "a str", "an object"]
 
 
-def _no_ci() -> dict[str, str]:
-    from conformance.context import _CI_VARS
+def _no_ci() -> dict[str, None]:
+    """Every variable by which Hypothesis (the kit's CI detection) would take this for CI,
+    removed: Hypothesis counts ``CI`` when it is set at all, even empty."""
+    from hypothesis import _settings
 
-    return {name: "" for name in _CI_VARS}
+    names = set(getattr(_settings, "_CI_VARS", {})) | {"CI", "TF_BUILD"}
+    return {name: None for name in names}
 
 
 @pytest.mark.slow
