@@ -82,10 +82,11 @@ class MinimalEngine(ContextEngine):
     def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
         out = self._compress(messages)
         before = count_messages(messages)
-        if self.keeps_smaller_input and isinstance(out, list) and count_messages(out) > before:
-            out = list(messages)
+        after = count_messages(out) if isinstance(out, list) else None
+        if self.keeps_smaller_input and after is not None and after > before:
+            out, after = list(messages), before
         if before >= self.threshold_tokens > 0:  # an attempt over the threshold: did it help?
-            after = count_messages(out)
+            after = count_messages(out) if after is None else after
             self.ineffective_passes = self.ineffective_passes + 1 if after > 0.9 * before else 0
         return out
 
