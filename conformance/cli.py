@@ -11,9 +11,13 @@ Subcommands:
   and ``--json FILE`` then holds the verdict ``ERROR`` with the message.
 - ``scenario [FILE...] --engine MODULE:ATTR``: run scenario files (none: the bundled library).
 - ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
-- ``mutants [SPEC...] [--profile P] [--shrink]``: the kill matrix (every mutant against the checks).
-- ``coverage [--check]``: write or verify docs/coverage.md (clause -> checks -> mutants -> owner).
 - ``serve``: the provider simulator over HTTP on loopback.
+- ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home.
+
+``--version`` prints the kit's version and the contract version it checks. argparse picks the
+command (:mod:`conformance.frontends.subcommands`); each command parses its own words. The kit's
+developer commands (the kill matrix, docs/coverage.md) are not here: they are
+``python -m conformance.devtools mutants|coverage`` (:mod:`conformance.devtools.__main__`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import tempfile
 
 from conformance.engine_loading import deferred_engine_factory, parse_kwargs
 from conformance.errors import EngineSpecError, KitUsageError
+from conformance.frontends.subcommands import Command, command_parser, run_command
 from conformance.hypothesis_profiles import kit_profile
 from conformance.results import PARTIAL_EXIT
 
@@ -535,18 +540,6 @@ def _settle_state(state: str, temporary: bool) -> None:
         )
 
 
-def _mutants(argv: list[str]) -> int:
-    from conformance.devtools.killmatrix import main as killmatrix_main
-
-    return killmatrix_main(argv)
-
-
-def _coverage(argv: list[str]) -> int:
-    from conformance.devtools.coverage import main as coverage_main
-
-    return coverage_main(argv)
-
-
 def _serve(argv: list[str]) -> int:
     try:
         from simulator.provider import serve
@@ -617,52 +610,67 @@ def _scenario(argv: list[str]) -> int:
     return int(scenario_main(argv) or 0)
 
 
-COMMANDS = {
-    "check": _check,
-    "scenario": _scenario,
-    "explain": _explain,
-    "mutants": _mutants,
-    "coverage": _coverage,
-    "serve": _serve,
-    "install-plugin": _install_plugin,
-}
+COMMANDS = (
+    Command("check", "run the conformance checks and print a verdict by clause", _check),
+    Command("scenario", "run scenario files (none: the bundled library)", _scenario),
+    Command("explain", "a clause's text, its checks, usual causes and fixes", _explain),
+    Command("serve", "run the provider simulator over HTTP on 127.0.0.1", _serve),
+    Command("install-plugin", "copy the bundled LCM plugin to DIR/plugins/lcm/", _install_plugin),
+)
+
+
+def kit_version() -> str:
+    """The installed distribution's version (``importlib.metadata``); from a source tree that is
+    not installed, ``conformance.__version__``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("context-engine-kit")
+    except metadata.PackageNotFoundError:
+        import conformance
+
+        return str(getattr(conformance, "__version__", "unknown"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser of ``context-engine-kit``: one subcommand per entry of
+    :data:`COMMANDS`, ``--help`` and ``--version``."""
+    from simulator.contract import CONTRACT_VERSION
+
+    parser = command_parser(
+        "context-engine-kit",
+        "Check a Hermes context engine against the contract. Each command takes --help.",
+        COMMANDS,
+        epilog="examples:\n"
+        "  context-engine-kit check mypkg.engine:MyEngine --json verdict.json\n"
+        "  context-engine-kit scenario --engine mypkg.engine:MyEngine\n"
+        "  context-engine-kit explain V2\n"
+        "  context-engine-kit install-plugin lcm --hermes-home DIR\n\n"
+        "The kit's developer commands (kill matrix, docs/coverage.md) are\n"
+        "python -m conformance.devtools --help.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {kit_version()} (contract {CONTRACT_VERSION})",
+        help="print the kit's version and the contract version it checks, and exit",
+    )
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``context-engine-kit`` console script; returns the exit code."""
+    """Entry point of the ``context-engine-kit`` console script.
+
+    ``argv``: the words after the program name (default ``sys.argv[1:]``). Returns the exit
+    code: the command's own (``check``: 0 pass, 1 a MUST failure, 4 bad input, 6 partial, as
+    pytest otherwise; the others: 0, 1 on failures, 2 on bad input), 0 for ``--help`` and
+    ``--version``, 2 for a wrong or missing command.
+    """
     from simulator.host import shim
 
     shim.install()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "--version":
-        from conformance import __version__
-        from simulator.contract import CONTRACT_VERSION
-
-        print(f"context-engine-kit {__version__} (contract {CONTRACT_VERSION})")
-        return 0
-    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
-        print(
-            f"context-engine-kit: error: invalid choice: {argv[0]!r} (choose from "
-            + ", ".join(COMMANDS)
-            + "; --help lists them, --version prints the version)",
-            file=sys.stderr,
-        )
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print(
-            "usage: context-engine-kit {" + ",".join(COMMANDS) + "} ...\n\n"
-            "  check MODULE:ATTR   run the conformance checks and print a verdict by clause\n"
-            "  scenario [FILE...] --engine MODULE:ATTR   "
-            "run scenario files (none: the bundled library)\n"
-            "  explain CLAUSE      a clause's text, its checks, usual causes and fixes\n"
-            "  mutants             run every mutant engine and print the kill matrix\n"
-            "  coverage [--check]  write (or verify) docs/coverage.md from the check registry\n"
-            "  serve               run the provider simulator over HTTP on 127.0.0.1\n"
-            "  install-plugin lcm --hermes-home DIR   copy the LCM plugin to DIR/plugins/lcm/\n"
-            "  --version           the kit's version and the contract version it checks\n",
-            file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
-        )
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
-    return COMMANDS[argv[0]](argv[1:])
+    return run_command(build_parser(), COMMANDS, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

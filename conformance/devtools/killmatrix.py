@@ -4,7 +4,7 @@ the whole case stream (checks and bundled scenarios), in-process.
 A mutant is *killed* when a failure message of its own clause matches its pinned regex
 (:data:`reference_engines.mutants.KILLS`); it is *clean* when no failure names another
 clause (the structural gate S0 counts as its own when it lists ``[<clause>]``). Reference
-engines must fail nothing. ``context-engine-kit mutants`` prints :func:`format_matrix`.
+engines must fail nothing. ``python -m conformance.devtools mutants`` prints :func:`format_matrix`.
 """
 
 from __future__ import annotations
@@ -167,14 +167,14 @@ def format_matrix(rows: list[Row]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``context-engine-kit mutants [SPEC...] [--profile P] [--shrink]``: print the kill matrix;
-    exit 1 unless every mutant is killed by its own clause and by nothing else, 2 for an
-    unknown mutant."""
+    """``python -m conformance.devtools mutants [SPEC...] [--profile P] [--shrink]``: print the
+    kill matrix; exit 1 unless every mutant is killed by its own clause and by nothing else, 2
+    for an unknown mutant (and argparse's 2 for a bad option)."""
     import argparse
     import sys
 
     parser = argparse.ArgumentParser(
-        prog="context-engine-kit mutants",
+        prog="python -m conformance.devtools mutants",
         description="Run every mutant engine through the checks and print the "
         "kill matrix: clause, mutant, the check that killed it, time "
         "to first failure, shrunk counterexample size. Exit 1 unless "
@@ -193,8 +193,8 @@ def main(argv: list[str]) -> int:
     unknown = [s for s in args.only if s not in KILLS]
     if unknown:
         print(
-            f"context-engine-kit mutants: error: unknown mutant(s) {', '.join(unknown)}; known: "
-            + ", ".join(sorted(KILLS)),
+            "python -m conformance.devtools mutants: error: unknown mutant(s) "
+            f"{', '.join(unknown)}; known: " + ", ".join(sorted(KILLS)),
             file=sys.stderr,
         )
         return 2

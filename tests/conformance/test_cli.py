@@ -1,4 +1,5 @@
-"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands) and
+"""Covers conformance.cli (``context-engine-kit check`` and the other subcommands), the
+developer commands' front door (``python -m conformance.devtools``) and
 conformance.frontends.outputs: the same cases as pytest, exit codes, the JSON verdict (an
 ``ERROR`` verdict when the run cannot start), what the first lines say, and bad input: every
 hostile input is one clear error line (what was wrong, what to do) and no traceback, found
@@ -21,6 +22,16 @@ MINIMAL = "reference_engines.mutants._base:MinimalEngine"
 
 def cli(*args, cwd, **env_vars):
     """``python -m conformance.cli ARGS`` in ``cwd``; ``env_vars`` set (None: removed)."""
+    return run_module("conformance.cli", *args, cwd=cwd, **env_vars)
+
+
+def devtools(*args, cwd):
+    """``python -m conformance.devtools ARGS`` in ``cwd``."""
+    return run_module("conformance.devtools", *args, cwd=cwd)
+
+
+def run_module(module, *args, cwd, **env_vars):
+    """``python -m MODULE ARGS`` in ``cwd`` with the repository on ``PYTHONPATH``."""
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -35,7 +46,7 @@ def cli(*args, cwd, **env_vars):
         # under -n 2 the child would take itself for an xdist worker (syrupy then prints no report)
         env.pop(name)
     return subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *args],
+        [sys.executable, "-m", module, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -115,20 +126,101 @@ def test_install_plugin_copies_lcm(tmp_path):
     assert (target / "plugin.yaml").is_file() and (target / "__init__.py").is_file()
 
 
-def test_unknown_subcommand_is_a_usage_error(tmp_path):
+USER_COMMANDS = ("check", "scenario", "explain", "serve", "install-plugin")
+
+
+def _choices(*names):
+    """argparse's ``(choose from ...)`` list of ``names`` (quoted or not, by Python version)."""
+    return r"\(choose from " + r", ".join(rf"'?{re.escape(n)}'?" for n in names) + r"\)"
+
+
+def test_unknown_subcommand_is_argparses_invalid_choice(tmp_path):
     proc = cli("frobnicate", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "invalid choice: 'frobnicate' (choose from check, scenario" in proc.stderr
-    assert "usage: context-engine-kit" in proc.stderr
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("usage: context-engine-kit"), proc.stderr
+    assert re.search(
+        r"^context-engine-kit: error: argument command: invalid choice: 'frobnicate' "
+        + _choices(*USER_COMMANDS)
+        + "$",
+        proc.stderr,
+        re.M,
+    ), proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
-def test_version_prints_the_kit_and_contract_versions(tmp_path):
-    from conformance import __version__
+def test_an_option_before_the_command_is_a_usage_error(tmp_path):
+    proc = cli("--bogus", "check", MINIMAL, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "context-engine-kit: error: unrecognized arguments: --bogus" in proc.stderr
+
+
+def test_no_command_prints_the_help_with_every_command_and_exits_2(tmp_path):
+    proc = cli(cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("usage: context-engine-kit")
+    listed = re.findall(r"^    (\S+) +\S", proc.stderr, re.M)
+    assert tuple(listed) == USER_COMMANDS, proc.stderr
+    assert "python -m conformance.devtools --help" in " ".join(proc.stderr.split())
+    helped = cli("--help", cwd=tmp_path)
+    assert helped.returncode == 0 and helped.stdout == proc.stderr
+
+
+def test_version_prints_the_installed_version_and_the_contract(tmp_path):
+    from importlib import metadata
+
+    from conformance.cli import kit_version
     from simulator.contract import CONTRACT_VERSION
 
     proc = cli("--version", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"context-engine-kit {__version__} (contract {CONTRACT_VERSION})"
+    assert proc.stdout == f"context-engine-kit {kit_version()} (contract {CONTRACT_VERSION})\n"
+    assert kit_version() == metadata.version("context-engine-kit")
+
+
+def test_version_falls_back_to_the_package_version(monkeypatch):
+    from importlib import metadata
+
+    import conformance
+    from conformance.cli import kit_version
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    monkeypatch.setattr(conformance, "__version__", "9.9.9+test")
+    assert kit_version() == "9.9.9+test"
+
+
+def test_developer_commands_left_the_user_cli(tmp_path):
+    """``mutants`` and ``coverage`` are ``python -m conformance.devtools`` commands now."""
+    for sub in ("mutants", "coverage"):
+        proc = cli(sub, "--help", cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stdout == "", (sub, proc.stdout)
+        assert f"argument command: invalid choice: '{sub}'" in proc.stderr, proc.stderr
+    proc = devtools("frobnicate", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert re.search(
+        r"^python -m conformance.devtools: error: argument command: invalid choice: "
+        r"'frobnicate' " + _choices("mutants", "coverage") + "$",
+        proc.stderr,
+        re.M,
+    ), proc.stderr
+    none = devtools(cwd=tmp_path)
+    assert none.returncode == 2 and none.stderr.startswith("usage: python -m conformance.devtools")
+
+
+def test_devtools_unknown_mutant_exits_2_before_running(tmp_path):
+    proc = devtools("mutants", "nope:Nothing", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(
+        "python -m conformance.devtools mutants: error: unknown mutant(s) nope:Nothing; known: "
+    )
+
+
+def test_devtools_coverage_check_verifies_the_committed_file(tmp_path):
+    proc = devtools("coverage", "--check", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == "docs/coverage.md is current\n"
 
 
 def test_scenario_subcommand_runs_a_bundled_scenario(tmp_path):
@@ -192,14 +284,22 @@ def test_every_subcommand_help_prints_usage_and_changes_nothing(tmp_path):
     from conformance.devtools.coverage import COVERAGE
 
     before = COVERAGE.stat().st_mtime_ns
-    for sub in ("check", "scenario", "explain", "mutants", "coverage", "serve", "install-plugin"):
+    for sub in USER_COMMANDS:
         proc = cli(sub, "--help", cwd=tmp_path)
         assert proc.returncode == 0 and proc.stdout.startswith(
             f"usage: context-engine-kit {sub}"
         ), (sub, proc.stdout)
+    for sub in ("mutants", "coverage"):
+        proc = devtools(sub, "--help", cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stdout.startswith(
+            f"usage: python -m conformance.devtools {sub}"
+        ), (sub, proc.stdout)
     assert COVERAGE.stat().st_mtime_ns == before
-    bad = cli("coverage", "--bogus", cwd=tmp_path)
-    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+    bad = devtools("coverage", "--bogus", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "python -m conformance.devtools coverage: error: unrecognized arguments: --bogus" in (
+        bad.stderr
+    )
 
 
 def test_check_engine_plugin_runs_the_bundled_scenarios(tmp_path):

@@ -132,7 +132,9 @@ def test_state_machine_failures_replay_their_steps(tmp_path):
 def test_coverage_doc_is_generated_from_the_registry():
     from conformance.devtools.coverage import COVERAGE, render
 
-    assert COVERAGE.read_text(encoding="utf-8") == render(), "run: context-engine-kit coverage"
+    assert COVERAGE.read_text(encoding="utf-8") == render(), (
+        "run: python -m conformance.devtools coverage"
+    )
     text = render()
     for clause in ("A1", "V2", "TS3", "B6", "R4", "H2", "U9", "P1", "K2", "S0", "D1"):
         assert re.search(rf"^\| {clause} \|", text, re.M), clause
@@ -140,8 +142,8 @@ def test_coverage_doc_is_generated_from_the_registry():
 
 
 @pytest.mark.slow
-def test_cli_mutants_prints_the_matrix():
-    from conformance.cli import main
+def test_devtools_mutants_prints_the_matrix():
+    from conformance.devtools.__main__ import main
 
     out = io.StringIO()
     with redirect_stdout(out):
