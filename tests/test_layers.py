@@ -2,9 +2,9 @@
 import-linter) and what importing the pytest plugin loads: the simulator never imports the kit
 or an engine, reference engines never import the kit or the simulator (the mutants may), the
 kit imports reference engines only for the C3 fallback and install-plugin, only the development
-tools import the mutants, the simulator's host is over its store over its provider, checks
-never reach for the run or the front ends, and no sibling modules import each other in a
-circle."""
+tools import the mutants, the user CLI never imports the dev tools, the simulator's host is over
+its store over its provider, checks never reach for the run or the front ends, and no sibling
+modules import each other in a circle."""
 
 from __future__ import annotations
 
