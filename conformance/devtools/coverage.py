@@ -81,7 +81,8 @@ def where(func: object) -> str:
 
 def render() -> str:
     """The whole of docs/coverage.md."""
-    from conformance import CONTRACT_VERSION, registry
+    from conformance import CONTRACT_VERSION
+    from conformance.authoring import registry
     from reference_engines.mutants import KILLS
 
     checks = defaultdict(list)

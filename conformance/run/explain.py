@@ -29,7 +29,7 @@ from typing import Any
 from conformance.clauses import catalogue
 from conformance.run.clause_advice import KIT_TEXTS, advice
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: The contract in a source checkout (absent in an installed kit).
 SOURCE_CONTRACT = PACKAGE_DIR.parent / "docs" / "contract.md"
 #: The clause texts packaged with the kit (generated from docs/contract.md).

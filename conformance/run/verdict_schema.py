@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 #: The schema file, inside the installed package.
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "verdict.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "verdict.schema.json"
 
 
 @lru_cache(maxsize=1)

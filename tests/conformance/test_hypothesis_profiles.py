@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FailedHealthCheck
 
-from conformance import hypothesis_profiles as hp
+from conformance.authoring import hypothesis_profiles as hp
 from conformance.authoring.context import CheckContext
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.internal import entropy
 
-from conformance import sandbox as sandbox_module
 from conformance.authoring.strategies import _turn, texts, tool_turn, user_content
+from conformance.runtime import sandbox as sandbox_module
 from conformance.runtime.sandbox import Sandbox
 from conformance.runtime.supervisor import supervise_inprocess
 
