@@ -12,7 +12,7 @@ measured call. Not a test: it prints medians, ratios and growth orders (the leas
 slope of log(time) on log(messages); 1 = linear, 2 = quadratic).
 
 Outputs are checked against contract V1-V4 with the kit's own checkers
-(:mod:`conformance.expect`, imported from the repository root, which this script puts on
+(:mod:`conformance.authoring.expect`, imported from the repository root, which this script puts on
 ``sys.path``; the Hermes venv needs no pytest for that).
 
 Hermes runs in a subprocess of ``--hermes-python`` (a venv with hermes-agent 0.19.0), made
@@ -59,7 +59,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.histories import history  # noqa: E402
-from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems  # noqa: E402
+from conformance.authoring.expect import v1_problems, v2_problems, v3_problems, v4_problems  # noqa: E402
 
 CONTEXT_LENGTH = 200_000
 DEFAULT_SIZES = (1_000, 5_000, 20_000)
@@ -69,7 +69,7 @@ DEFAULT_KINDS = ("tool_heavy", "long_tool_outputs", "cjk")
 def validity_problems(before: list[dict[str, Any]], after: Any) -> list[str]:
     """Contract V1-V4 violations of a compress() output ``after`` for input ``before``.
 
-    The kit's own checkers (:mod:`conformance.expect`); an empty list means valid. V2
+    The kit's own checkers (:mod:`conformance.authoring.expect`); an empty list means valid. V2
     pairs calls and results per occurrence (seeds, U8).
     """
     if v1_problems(after):

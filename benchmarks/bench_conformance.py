@@ -75,8 +75,8 @@ def verdict_seconds(spec: str, extra: list[str]) -> float:
 def pinned_factory(spec: str, clause: str = ""):
     """A factory for ``spec`` whose engines get PINNED protect settings (with ``clause``'s
     PIN_OVERRIDES) when they expose them."""
-    from conformance.context import CheckContext
-    from conformance.engine_loading import load_engine_factory
+    from conformance.authoring.context import CheckContext
+    from conformance.runtime.engine_loading import load_engine_factory
 
     base = load_engine_factory(spec)
     probe = CheckContext(base)
@@ -119,7 +119,7 @@ def main() -> int:
             print(f"{spec:<55} {plain:>8.1f} {xdist:>8.1f} {plain / xdist:>7.2f}")
     if not args.skip_mutants:
         from conformance.devtools.killmatrix import judge
-        from conformance.session import run_conformance
+        from conformance.run.session import run_conformance
         from reference_engines.mutants import KILLS, engine_spec
 
         print(

@@ -10,7 +10,8 @@ profile, bundled scenarios included, as users run it), each run in a fresh temp 
    of the previous commit), the one-host run of that checkout too, alternated with ours: the
    one-host time must not grow.
 
-Each line also says how many cases ran (a case runs once per host view, conformance.hosts) and
+Each line also says how many cases ran (a case runs once per host view,
+conformance.authoring.hosts) and
 the per-host verdict line. CPU time of the child processes is printed next to the wall time,
 since the machine is shared.
 

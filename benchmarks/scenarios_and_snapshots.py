@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.engine_loading import load_engine_factory
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios import library_paths
 from conformance.scenarios.expectations import judge
 from conformance.scenarios.loader import load_scenario

@@ -1,18 +1,18 @@
 """Conformance checks for Hermes context engines, as a pytest plugin and a plain API.
 
 ``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled
-scenario expectations, snapshot cases; :mod:`conformance.cases`); ``run_conformance`` runs the
-same stream without pytest, through the same session (:mod:`conformance.session`). Checks are
-registered by contract clause (``docs/contract.md``) in :mod:`conformance.registry`.
+scenario expectations, snapshot cases; :mod:`conformance.run.cases`); ``run_conformance`` runs the
+same stream without pytest, through the same session (:mod:`conformance.run.session`). Checks are
+registered by contract clause (``docs/contract.md``) in :mod:`conformance.authoring.registry`.
 """
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-try:  # pytest is optional: conformance.expect is also used where pytest is absent
+try:  # pytest is optional: conformance.authoring.expect is also used where pytest is absent
     import pytest
 
-    pytest.register_assert_rewrite("conformance.expect")
+    pytest.register_assert_rewrite("conformance.authoring.expect")
 except ImportError:
     pass
 
@@ -28,7 +28,7 @@ __all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
 
 def run_conformance(engine_factory, **kwargs):
     """Run every case of the stream against ``engine_factory``; see
-    :func:`conformance.session.run_conformance`."""
-    from conformance.session import run_conformance as _run
+    :func:`conformance.run.session.run_conformance`."""
+    from conformance.run.session import run_conformance as _run
 
     return _run(engine_factory, **kwargs)

@@ -29,11 +29,11 @@ import shutil
 import sys
 import tempfile
 
-from conformance.engine_loading import deferred_engine_factory, parse_kwargs
-from conformance.errors import EngineSpecError, KitUsageError
+from conformance.authoring.hypothesis_profiles import kit_profile
+from conformance.clauses.errors import EngineSpecError, KitUsageError
 from conformance.frontends.subcommands import Command, command_parser, run_command
-from conformance.hypothesis_profiles import kit_profile
-from conformance.results import PARTIAL_EXIT
+from conformance.run.results import PARTIAL_EXIT
+from conformance.runtime.engine_loading import deferred_engine_factory, parse_kwargs
 
 #: Options of pytest and pytest-xdist (and of ``check`` itself) whose value may follow as the
 #: next word: that word is the option's value, not the engine. The kit's own come from
@@ -173,7 +173,7 @@ def kit_option_problem(argv: list[str]) -> str | None:
     """
     import difflib
 
-    from conformance.hosts import ALL, known_hosts
+    from conformance.authoring.hosts import ALL, known_hosts
 
     for option in kit_option_spellings("--host-profile"):
         for value in _option_values(option, argv):
@@ -472,8 +472,8 @@ def _check(argv: list[str]) -> int:
 def _hosts_line(rest: list[str]) -> str:
     """What ``check``'s first line says of the hosts: the host profiles of the run and the
     real Hermes installed next to the kit, if any (distribution and version)."""
+    from conformance.authoring.hosts import parse_hosts
     from conformance.frontends.pytest_options import hosts_text
-    from conformance.hosts import parse_hosts
     from simulator.host.shim import abc_info
 
     given = _kit_option_values("--host-profile", rest)
@@ -599,7 +599,7 @@ def _install_plugin(argv: list[str]) -> int:
 
 
 def _explain(argv: list[str]) -> int:
-    from conformance.explain import main as explain_main
+    from conformance.run.explain import main as explain_main
 
     return explain_main(argv)
 

@@ -16,7 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True, scope="session")
 def _activated_venv_path():
     """The tests run as from an activated virtualenv: this interpreter's bin folder first on
-    PATH, so Repro: lines start with plain "pytest" (conformance.errors.pytest_command; the
+    PATH, so Repro: lines start with plain "pytest" (conformance.clauses.errors.pytest_command; the
     not-activated form is tested in tests/conformance/test_false_alarms.py). A fixture, not an
     import-time change, so a conformance run that loads this conftest is left alone."""
     saved = os.environ.get("PATH", "")

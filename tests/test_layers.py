@@ -2,9 +2,11 @@
 import-linter) and what importing the pytest plugin loads: the simulator never imports the kit
 or an engine, reference engines never import the kit or the simulator (the mutants may), the
 kit imports reference engines only for the C3 fallback and install-plugin, only the development
-tools import the mutants, the user CLI never imports the dev tools, the simulator's host is over
-its store over its provider, checks never reach for the run or the front ends, and no sibling
-modules import each other in a circle."""
+tools import the mutants, the user CLI never imports the dev tools, the conformance folders
+are layers (cli; devtools, plugin, suite; front ends; report; run; checks, scenarios,
+snapshots; authoring; runtime; clauses), the simulator's host is over its store over its
+provider, checks never reach for the run or the front ends, and no sibling modules import each
+other in a circle."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def test_import_contracts_are_kept():
 def test_importing_the_plugin_and_running_a_check_loads_no_mutant_and_no_engine():
     code = (
         "import sys\n"
-        "import conformance.plugin, conformance.session, conformance.cli\n"
+        "import conformance.plugin, conformance.run.session, conformance.cli\n"
         "from simulator.host.session import HostSession\n"
         "bad = sorted(m for m in sys.modules if m.startswith('reference_engines'))\n"
         "print(bad)\n"
@@ -45,3 +47,25 @@ def test_importing_the_plugin_and_running_a_check_loads_no_mutant_and_no_engine(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_conformance_folder_and_module_is_in_a_layer():
+    """The layers contract names every subpackage and module of conformance/, so a new
+    folder cannot sit outside the layer order (import-linter ignores what no layer names)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    layers = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["type"] == "layers" and c.get("containers") == ["conformance"]
+    )
+    named = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
+    package = ROOT / "conformance"
+    present = {
+        p.stem if p.is_file() else p.name
+        for p in package.iterdir()
+        if (p.is_file() and p.suffix == ".py" and p.stem != "__init__")
+        or (p.is_dir() and (p / "__init__.py").is_file())
+    }
+    assert present == named, (sorted(present - named), sorted(named - present))

@@ -8,6 +8,25 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.authoring.expect import (
+    MUST,
+    SHOULD,
+    declined,
+    fail,
+    not_an_int,
+    removed_and_new,
+    row_key,
+    short,
+    v1_problems,
+)
+from conformance.authoring.probes import content_shapes_history
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import (
+    compactable_histories,
+    filler_block,
+    transcripts,
+    usage_dicts,
+)
 from conformance.checks.engine_calls import (
     compactable_shape,
     compress_keeping_snapshot,
@@ -20,21 +39,7 @@ from conformance.checks.engine_calls import (
     update_model_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped
-from conformance.expect import (
-    MUST,
-    SHOULD,
-    declined,
-    fail,
-    not_an_int,
-    removed_and_new,
-    row_key,
-    short,
-    v1_problems,
-)
-from conformance.probes import content_shapes_history
-from conformance.registry import check
-from conformance.strategies import compactable_histories, filler_block, transcripts, usage_dicts
+from conformance.clauses.errors import CheckSkipped
 from simulator.provider.tokens import count_messages
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

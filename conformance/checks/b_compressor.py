@@ -13,6 +13,15 @@ import copy
 import re
 from typing import Any
 
+from conformance.authoring.expect import MUST, SHOULD, declined, fail, short
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import (
+    answered_asks,
+    compactable_histories,
+    filler_block,
+    head_exchange,
+    text_from_seed,
+)
 from conformance.checks.engine_calls import (
     compactable_shape,
     compress_like_host,
@@ -21,16 +30,7 @@ from conformance.checks.engine_calls import (
     tail_size,
     threshold_of,
 )
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, SHOULD, declined, fail, short
-from conformance.registry import check
-from conformance.strategies import (
-    answered_asks,
-    compactable_histories,
-    filler_block,
-    head_exchange,
-    text_from_seed,
-)
+from conformance.clauses.errors import CheckSkipped
 
 CAP = ("compressor",)
 NOTE_MARKER = "[Note: Some earlier conversation turns have been compacted"

@@ -11,16 +11,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from conformance.authoring.expect import MUST, fail, short
+from conformance.authoring.hosts import host_field
+from conformance.authoring.registry import check
 from conformance.checks.engine_calls import (
     compress_like_host,
     invoke,
     update_model_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped, HostileEngine
-from conformance.expect import MUST, fail, short
-from conformance.hosts import host_field
-from conformance.registry import check
+from conformance.clauses.errors import CheckSkipped, HostileEngine
 
 WINDOWS = (16_000, 48_000)
 

@@ -10,10 +10,10 @@ import copy
 import re
 from typing import Any
 
+from conformance.authoring.expect import SHOULD, fail, short
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import transcripts, uid_from_seed
 from conformance.checks.engine_calls import compress_like_host, threshold_of
-from conformance.expect import SHOULD, fail, short
-from conformance.registry import check
-from conformance.strategies import transcripts, uid_from_seed
 
 UID_KEYS = ("message_uid", "_absorbed_message_uids", "_tool_call_uids", "_tool_call_uid")
 #: The shortest uid :func:`mask_uids` also masks inside text (Hermes' uids have 32 hex digits).

@@ -1,6 +1,7 @@
 """The check of kit clause E1 (the sandbox): an engine's whole lifecycle stays in its home.
 
-Every case runs each engine in a sandbox of its own (:mod:`conformance.sandbox`): a connection
+Every case runs each engine in a sandbox of its own (:mod:`conformance.runtime.sandbox`): a
+connection
 outside loopback, a process spawn or a write outside the engine's home is blocked and turns the
 case into an E1 failure, whichever check it happened in. This check walks one engine through
 its whole lifecycle (constructor, session start, usage, the compaction decision, compress, the
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 import copy
 
+from conformance.authoring.expect import MUST
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import filler_block
 from conformance.checks.engine_calls import (
     RAISED,
     compress_like_host,
@@ -22,10 +26,7 @@ from conformance.checks.engine_calls import (
     turn_complete_like_host,
     usage,
 )
-from conformance.errors import ContractViolation
-from conformance.expect import MUST
-from conformance.registry import check
-from conformance.strategies import filler_block
+from conformance.clauses.errors import ContractViolation
 from simulator.provider.tokens import count_messages
 
 

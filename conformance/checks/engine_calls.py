@@ -3,12 +3,12 @@
 Calls use the host's own call shapes (:mod:`simulator.host.calls`), so a check passes what
 the host passes.
 
-Engine exceptions become :class:`~conformance.expect.ContractViolation` of the clause
+Engine exceptions become :class:`~conformance.authoring.expect.ContractViolation` of the clause
 being checked (an engine that raises where the contract expects a value breaks it).
-Hostile behaviour stops the check at once with :class:`~conformance.expect.HostileEngine`
+Hostile behaviour stops the check at once with :class:`~conformance.authoring.expect.HostileEngine`
 naming the method and the clause: ``SystemExit`` (or any other BaseException but
 KeyboardInterrupt) raised by the engine, and return values over
-:data:`~conformance.expect.MAX_VALUE_BYTES` (measured before anything is copied or
+:data:`~conformance.authoring.expect.MAX_VALUE_BYTES` (measured before anything is copied or
 printed). The method being called is recorded per thread in :data:`CURRENT_CALL`, so a
 check that times out can say which method hung.
 """
@@ -19,11 +19,16 @@ import copy
 import inspect
 from typing import Any
 
-from conformance.engine_frames import root_cause, where
-from conformance.errors import ContractViolation, EngineUnavailable, HostileEngine, with_article
-from conformance.expect import MAX_VALUE_BYTES, approx_size, short
-from conformance.supervisor import supervised
-from conformance.timeouts import calling
+from conformance.authoring.engine_frames import root_cause, where
+from conformance.authoring.expect import MAX_VALUE_BYTES, approx_size, short
+from conformance.clauses.errors import (
+    ContractViolation,
+    EngineUnavailable,
+    HostileEngine,
+    with_article,
+)
+from conformance.runtime.supervisor import supervised
+from conformance.runtime.timeouts import calling
 from simulator.host import calls, hooks
 from simulator.provider.tokens import count_messages
 
@@ -40,9 +45,9 @@ def invoke(
     """Call ``engine.<method>``; an exception is a violation of ``clause``.
 
     The call is the one in flight on this thread while it runs
-    (:func:`~conformance.timeouts.calling`), so a hang or a death names it. An exception's
+    (:func:`~conformance.runtime.timeouts.calling`), so a hang or a death names it. An exception's
     message ends with the engine's own frames (``raised at mypkg/engine.py:42 in compress``,
-    :mod:`conformance.engine_frames`), and the finding carries its root cause (the same
+    :mod:`conformance.authoring.engine_frames`), and the finding carries its root cause (the same
     exception from the same engine frame is one root cause across cases).
 
     Raises:
@@ -334,7 +339,7 @@ def compacts(ctx: Any, clause: str, level: str) -> str:
     run on engines of their own (``ctx.new_engine()``); a probe that raises counts as "it
     compacts" (the check then runs and reports the raise under ``clause`` at ``level``).
     """
-    from conformance.strategies import probe_history
+    from conformance.authoring.strategies import probe_history
 
     if "compressor" in (getattr(ctx, "capabilities", None) or ()):
         return "it declares the 'compressor' capability"
@@ -360,7 +365,7 @@ _POINTS: dict[int, tuple[Any, dict[int, Any]]] = {}
 
 def compaction_point(ctx: Any, clause: str, level: str) -> list[dict[str, Any]] | None:
     """Where the engine compacts by its own thresholds: the smallest plain history
-    (:func:`~conformance.probes.point_history` of ``n`` file-reading turns, ``n`` doubling
+    (:func:`~conformance.authoring.probes.point_history` of ``n`` file-reading turns, ``n`` doubling
     through :data:`PROBE_TURNS`, skipping sizes under the engine's ``threshold_tokens``) from
     which a fresh engine's compress() drops rows. An engine whose cut depends on its own
     settings (a leaf size, a fresh tail of so many messages) may never compact on histories
@@ -368,7 +373,7 @@ def compaction_point(ctx: Any, clause: str, level: str) -> list[dict[str, Any]] 
     None when no size drops a row (or compress() raised: the drawn examples report that).
     Probed once per engine factory and window in a process (about six compress() calls).
     """
-    from conformance.probes import point_history
+    from conformance.authoring.probes import point_history
 
     factory = ctx.engine_factory
     held = _POINTS.get(id(factory))
@@ -395,14 +400,15 @@ def compaction_point(ctx: Any, clause: str, level: str) -> list[dict[str, Any]] 
 
 
 def skip_unless_compacts(ctx: Any, clause: str, level: str) -> str:
-    """:func:`compacts`, raising :class:`~conformance.errors.CheckSkipped` with the reason when
+    """:func:`compacts`, raising :class:`~conformance.clauses.errors.CheckSkipped` with the reason
+    when
     the engine never compacts.
 
     Raises:
         CheckSkipped: the engine declares no ``compressor``, never asks to compact and its
             compress() removes nothing.
     """
-    from conformance.errors import CheckSkipped
+    from conformance.clauses.errors import CheckSkipped
 
     why = compacts(ctx, clause, level)
     if not why:

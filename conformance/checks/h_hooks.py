@@ -13,6 +13,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.authoring.expect import MUST, SHOULD, fail, short
+from conformance.authoring.hosts import as_sent, request_as_sent
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import filler_block, transcripts
 from conformance.checks.engine_calls import (
     RAISED,
     fail_open,
@@ -22,11 +26,7 @@ from conformance.checks.engine_calls import (
     turn_complete_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import MUST, SHOULD, fail, short
-from conformance.hosts import as_sent, request_as_sent
-from conformance.registry import check
-from conformance.strategies import filler_block, transcripts
+from conformance.clauses.errors import CheckSkipped, ContractViolation
 from simulator.provider.tokens import count_messages
 
 HOOKS = ("select_context", "on_turn_complete")
@@ -354,7 +354,7 @@ def check_h3_replacement_keeps_live_turn(ctx):
     while the conversation has no system prompt; the live turn may be inside a tool loop.
     A list replacement must end with that user message, content byte-identical, followed by
     exactly this turn's assistant/tool rows (same roles and call ids, in order)."""
-    from conformance.strategies import text_from_seed, tool_turn
+    from conformance.authoring.strategies import text_from_seed, tool_turn
     from simulator.host.sanitize import strip_persistence_fields
 
     _need(ctx.new_engine(), "select_context")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from conformance.authoring.expect import MUST, fail, short
+from conformance.authoring.registry import check
 from conformance.checks.engine_calls import overrides, update_model_like_host
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, fail, short
-from conformance.registry import check
+from conformance.clauses.errors import CheckSkipped
 
 MAP = {"sim": 0.6, "sim-large": 0.85, "other-vendor": 0.3}
 

@@ -27,6 +27,20 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conformance.authoring.context import BudgetSpent
+from conformance.authoring.expect import (
+    MUST,
+    declined,
+    fail,
+    not_an_int,
+    short,
+    v1_problems,
+    v2_problems,
+    v3_problems,
+    v4_problems,
+)
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import blob_from_seed, compactable_histories, text_from_seed
 from conformance.checks.c_clones import per_agent_copy
 from conformance.checks.engine_calls import (
     compactable_shape,
@@ -41,21 +55,7 @@ from conformance.checks.engine_calls import (
     update_model_like_host,
     usage,
 )
-from conformance.context import BudgetSpent
-from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import (
-    MUST,
-    declined,
-    fail,
-    not_an_int,
-    short,
-    v1_problems,
-    v2_problems,
-    v3_problems,
-    v4_problems,
-)
-from conformance.registry import check
-from conformance.strategies import blob_from_seed, compactable_histories, text_from_seed
+from conformance.clauses.errors import CheckSkipped, ContractViolation
 from simulator.provider.tokens import count_messages
 
 SYSTEM = {"role": "system", "content": "You are the lifecycle test assistant."}

@@ -12,6 +12,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.authoring.expect import (
+    MUST,
+    SHOULD,
+    declined,
+    fail,
+    not_an_int,
+    removed_and_new,
+    short,
+)
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import transcripts, usage_dicts
 from conformance.checks.engine_calls import (
     RAISED,
     compactable_shape,
@@ -24,10 +35,7 @@ from conformance.checks.engine_calls import (
     update_model_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import MUST, SHOULD, declined, fail, not_an_int, removed_and_new, short
-from conformance.registry import check
-from conformance.strategies import transcripts, usage_dicts
+from conformance.clauses.errors import CheckSkipped, ContractViolation
 from simulator.host import calls
 from simulator.host.hooks import overrides as hook_overridden
 
@@ -595,7 +603,7 @@ def check_o13_prune_keeps_history_valid(ctx):
     (the host passes its live history); a prune the host would commit (a new list and a
     non-zero count) is valid (V1-V3), pairs every tool call with its result (V2), keeps the
     system message first and the live turn (last user message onwards) verbatim."""
-    from conformance.expect import v1_problems, v2_problems, v3_problems
+    from conformance.authoring.expect import v1_problems, v2_problems, v3_problems
 
     _skip_without(ctx.new_engine(), "prune_tool_results_only", "O13")
 
@@ -679,7 +687,7 @@ def check_o14_no_content_means_compress_declines(ctx):
     it is False, a fresh engine's ``compress(history, force=True)`` (what /compress would run)
     declines: it removes no row. Otherwise the gateway answers "nothing to compress" where a
     compaction was possible."""
-    from conformance.strategies import compactable_histories
+    from conformance.authoring.strategies import compactable_histories
 
     probe = ctx.new_engine()
     _skip_without(probe, "has_content_to_compress", "O14")

@@ -10,9 +10,9 @@ Unlike V1-V4, P5 is MUST on replacements as well: no sanitizer strips a marker.
 
 from __future__ import annotations
 
+from conformance.authoring.expect import MUST, cache_marker_problems
+from conformance.authoring.registry import check
 from conformance.checks.v_messages import SURFACES, check_surface_rows
-from conformance.expect import MUST, cache_marker_problems
-from conformance.registry import check
 
 
 @check(

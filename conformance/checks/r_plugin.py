@@ -11,9 +11,9 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, SHOULD, fail
-from conformance.registry import check
+from conformance.authoring.expect import MUST, SHOULD, fail
+from conformance.authoring.registry import check
+from conformance.clauses.errors import CheckSkipped
 
 _CACHE: dict = {}
 

@@ -11,6 +11,17 @@ import copy
 import sqlite3
 from typing import Any
 
+from conformance.authoring.expect import (
+    MUST,
+    SHOULD,
+    declined,
+    fail,
+    short,
+    v1_problems,
+    v2_problems,
+)
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import add_filler, blob_from_seed, filler_block, head_exchange
 from conformance.checks.b_compressor import new_messages, text_of
 from conformance.checks.engine_calls import (
     compacts,
@@ -23,10 +34,7 @@ from conformance.checks.engine_calls import (
     update_model_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, SHOULD, declined, fail, short, v1_problems, v2_problems
-from conformance.registry import check
-from conformance.strategies import add_filler, blob_from_seed, filler_block, head_exchange
+from conformance.clauses.errors import CheckSkipped
 from simulator.provider.tokens import count_messages
 
 

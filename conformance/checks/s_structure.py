@@ -13,9 +13,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from conformance.authoring.expect import MUST, fail
+from conformance.authoring.registry import check
 from conformance.checks.engine_calls import overrides
-from conformance.expect import MUST, fail
-from conformance.registry import check
 
 REQUIRED = ("update_from_response", "should_compress", "compress")
 

@@ -1,5 +1,6 @@
 """Invariants that hold for every engine, checked on sessions shaped like real agent sessions
-(:func:`conformance.strategies.realistic_sessions`; docs/strategies.md says where each shape
+(:func:`conformance.authoring.strategies.realistic_sessions`; docs/strategies.md says where each
+shape
 comes from, docs/contract-notes.md section 8 argues each level).
 
 - A8 (MUST) the live ask survives compress() verbatim in a user row (so a user row remains);
@@ -26,22 +27,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.checks.engine_calls import (
-    compactable_shape,
-    compress_like_host,
-    fail_open,
-    invoke,
-    overrides,
-    select_like_host,
-    skip_unless_compacts,
-    threshold_of,
-    turn_complete_like_host,
-    usage,
-)
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, SHOULD, fail, short, v1_problems
-from conformance.registry import check
-from conformance.strategies import (
+from conformance.authoring.expect import MUST, SHOULD, fail, short, v1_problems
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import (
     IMAGE_KB,
     REASONING_FIELDS,
     _stamp_uids,
@@ -54,6 +42,19 @@ from conformance.strategies import (
     text_from_seed,
     transcripts,
 )
+from conformance.checks.engine_calls import (
+    compactable_shape,
+    compress_like_host,
+    fail_open,
+    invoke,
+    overrides,
+    select_like_host,
+    skip_unless_compacts,
+    threshold_of,
+    turn_complete_like_host,
+    usage,
+)
+from conformance.clauses.errors import CheckSkipped
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS, count_messages
 
 #: Passes of the multi-compaction checks (A10, A11): "ten passes and more".

@@ -25,9 +25,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from conformance.authoring.engine_llm import hermes_client_present
 from conformance.checks.engine_calls import compress_like_host
-from conformance.engine_llm import hermes_client_present
-from conformance.timeouts import kit_time
+from conformance.runtime.timeouts import kit_time
 from simulator.llm import EngineLLM, LLMFault, current_llm, use_llm
 
 #: The summary failures A4's check draws (LLMFault kinds).
@@ -49,7 +49,8 @@ def fault(kind: str, first: int) -> LLMFault:
 
 @contextlib.contextmanager
 def _case_llm() -> Iterator[EngineLLM]:
-    """The LLM the case serves (made current by :func:`conformance.engine_llm.engine_llm`), or
+    """The LLM the case serves (made current by
+    :func:`conformance.authoring.engine_llm.engine_llm`), or
     a fresh one made current for the block outside a case."""
     llm = current_llm()
     if llm is not None:

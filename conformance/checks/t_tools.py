@@ -12,10 +12,10 @@ from typing import Any
 
 import jsonschema
 
+from conformance.authoring.expect import MUST, fail, short
+from conformance.authoring.registry import check
 from conformance.checks.engine_calls import RAISED, fail_open, invoke
-from conformance.errors import CheckSkipped
-from conformance.expect import MUST, fail, short
-from conformance.registry import check
+from conformance.clauses.errors import CheckSkipped
 
 _PLACEHOLDER = {
     "string": "kit",

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conformance.authoring.expect import MUST, SHOULD, fail, short
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import compactable_histories, filler_block, text_from_seed
 from conformance.checks.engine_calls import (
     compactable_shape,
     compress_like_host,
@@ -25,11 +28,8 @@ from conformance.checks.engine_calls import (
     threshold_of,
     usage,
 )
-from conformance.errors import ContractViolation
-from conformance.expect import MUST, SHOULD, fail, short
-from conformance.registry import check
-from conformance.sandbox import Sandbox
-from conformance.strategies import compactable_histories, filler_block, text_from_seed
+from conformance.clauses.errors import ContractViolation
+from conformance.runtime.sandbox import Sandbox
 from simulator.provider.http import is_simulator_thread
 from simulator.provider.tokens import count_messages
 

@@ -14,6 +14,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.authoring.expect import MUST, declined, fail, short
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import text_from_seed, transcripts, uid_from_seed
 from conformance.checks.engine_calls import (
     compress_like_host,
     fail_open,
@@ -24,10 +27,7 @@ from conformance.checks.engine_calls import (
     turn_complete_like_host,
     usage,
 )
-from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import MUST, declined, fail, short
-from conformance.registry import check
-from conformance.strategies import text_from_seed, transcripts, uid_from_seed
+from conformance.clauses.errors import CheckSkipped, ContractViolation
 from simulator.provider.tokens import count_messages
 
 UID_RE = re.compile(r"^[0-9a-f]{32}$")

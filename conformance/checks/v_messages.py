@@ -18,16 +18,7 @@ import json
 
 from hypothesis import strategies as st
 
-from conformance.checks.engine_calls import (
-    compactable_shape,
-    compaction_point,
-    compress_like_host,
-    overrides_select_context,
-    select_like_host,
-    threshold_of,
-)
-from conformance.errors import CheckSkipped, ContractViolation
-from conformance.expect import (
+from conformance.authoring.expect import (
     MUST,
     SHOULD,
     describe,
@@ -41,10 +32,10 @@ from conformance.expect import (
     v3_problems,
     v4_problems,
 )
-from conformance.hosts import as_sent, request_as_sent, skip_unless_system_sent
-from conformance.probes import at_every_offset, long_history
-from conformance.registry import check
-from conformance.strategies import (
+from conformance.authoring.hosts import as_sent, request_as_sent, skip_unless_system_sent
+from conformance.authoring.probes import at_every_offset, long_history
+from conformance.authoring.registry import check
+from conformance.authoring.strategies import (
     compactable_histories,
     content_part_rows,
     grow_history,
@@ -52,6 +43,15 @@ from conformance.strategies import (
     long_system_prompts,
     transcripts,
 )
+from conformance.checks.engine_calls import (
+    compactable_shape,
+    compaction_point,
+    compress_like_host,
+    overrides_select_context,
+    select_like_host,
+    threshold_of,
+)
+from conformance.clauses.errors import CheckSkipped, ContractViolation
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
 
 #: B5's compaction note (the start of its text), see conformance.checks.b_compressor.
@@ -543,7 +543,8 @@ def check_surface_rows(ctx, clause, level, variant, problems_of, *, expected, co
 )
 def check_v5_known_message_keys(ctx, variant):
     """V5 (SHOULD): every top-level key of a returned row is one the host knows
-    (:data:`~conformance.expect.KNOWN_MESSAGE_KEYS`, or ``_``-prefixed, which the host strips) or
+    (:data:`~conformance.authoring.expect.KNOWN_MESSAGE_KEYS`, or ``_``-prefixed, which the host
+    strips) or
     one the input rows carried; an engine's own fields (``raw``, ``dag_node``, a store record)
     would ride into the provider request."""
     check_surface_rows(

@@ -1,6 +1,6 @@
 """``docs/coverage.md``, generated from the clause catalogue, the check registry and the mutants.
 
-Every clause of the catalogue (:mod:`conformance.catalogue`) gets a row: its checks (id,
+Every clause of the catalogue (:mod:`conformance.clauses.catalogue`) gets a row: its checks (id,
 level, and the file:line of the check function), its mutants, and for host-side clauses the
 host/provider/store test files in this tree that name them. Run ``python -m
 conformance.devtools coverage`` to rewrite the file and ``python -m conformance.devtools
@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from conformance import catalogue
+from conformance.clauses import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CONTRACT = ROOT / "docs" / "contract.md"
@@ -81,7 +81,8 @@ def where(func: object) -> str:
 
 def render() -> str:
     """The whole of docs/coverage.md."""
-    from conformance import CONTRACT_VERSION, registry
+    from conformance import CONTRACT_VERSION
+    from conformance.authoring import registry
     from reference_engines.mutants import KILLS
 
     checks = defaultdict(list)
@@ -120,7 +121,7 @@ def render() -> str:
             )
             mut = mut or "(host-side)"
         if clause == "E1":
-            chk += "<br>and every other case (the sandbox, `conformance/sandbox.py`)"
+            chk += "<br>and every other case (the sandbox, `conformance/runtime/sandbox.py`)"
         if entry.permission_only:
             mut = f"none needed (permission: {entry.permission_only})"
             chk = chk or "none (a permission cannot be violated)"

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from conformance.engine_loading import load_engine_factory
-from conformance.session import Result, run_conformance
+from conformance.run.session import Result, run_conformance
+from conformance.runtime.engine_loading import load_engine_factory
 
 BAD = ("failed", "error")
 

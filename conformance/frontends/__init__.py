@@ -1,4 +1,5 @@
-"""The front ends' own code, above the core (:mod:`conformance.session`, :mod:`conformance.cases`).
+"""The front ends' own code, above the core (:mod:`conformance.run.session`,
+:mod:`conformance.run.cases`).
 
 - :mod:`~conformance.frontends.pytest_options`: the pytest options, read once into a session;
 - :mod:`~conformance.frontends.pytest_session`: the hooks of one pytest run (the verdict from

@@ -3,7 +3,7 @@
 - :func:`check_writable` tells, before any case runs, whether a file (``--conformance-json``,
   ``--conformance-report``, ``--junit-xml``) or a folder (``--conformance-failures-dir``, the
   CLI's ``--state-dir``) can be written, and raises a
-  :class:`~conformance.errors.KitUsageError` saying what is wrong and what to do. It creates
+  :class:`~conformance.clauses.errors.KitUsageError` saying what is wrong and what to do. It creates
   missing folders only to try them, and removes again those it made (unless ``keep``).
 - :func:`error_verdict` is the JSON verdict of a run stopped by a usage error (``"verdict":
   "ERROR"`` with ``"error"``: the message), so that CI always finds a verdict file;
@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from conformance.errors import KitUsageError
+from conformance.clauses.errors import KitUsageError
 
 FILE, DIR = "file", "dir"
 
@@ -127,12 +127,12 @@ def error_verdict(
     word: str = "ERROR",
 ) -> dict[str, Any]:
     """The JSON verdict of a run stopped before any case ran (the shape of
-    :meth:`conformance.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
+    :meth:`conformance.run.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
     ``INTERRUPTED`` for a Ctrl-C before the first case), no results) with ``"error"``:
-    ``message``; ``format_version`` first (:func:`conformance.verdict.versioned`)."""
+    ``message``; ``format_version`` first (:func:`conformance.run.verdict.versioned`)."""
     from conformance import CONTRACT_VERSION, __version__
-    from conformance.results import OUTCOMES
-    from conformance.verdict import versioned
+    from conformance.run.results import OUTCOMES
+    from conformance.run.verdict import versioned
     from simulator.host.shim import abc_info
 
     return versioned(
@@ -157,10 +157,11 @@ def error_verdict(
 
 
 def write_error_verdict(path: str | os.PathLike, message: str, **kwargs: Any) -> bool:
-    """Write :func:`error_verdict` to ``path`` (with :func:`conformance.verdict.write_verdict_json`,
+    """Write :func:`error_verdict` to ``path`` (with
+    :func:`conformance.run.verdict.write_verdict_json`,
     the one writer of verdict files); False (and nothing written) when ``path`` cannot be
     written (that is then the error the user sees)."""
-    from conformance.verdict import write_verdict_json
+    from conformance.run.verdict import write_verdict_json
 
     try:
         write_verdict_json(path, error_verdict(message, **kwargs))

@@ -2,7 +2,7 @@
 
 :func:`add_options` registers every ``--engine``/``--conformance-*`` option and ini key (the
 scenario, snapshot and report options included); :func:`build_session` turns a pytest config
-into a :class:`~conformance.session.ConformanceSession` (or raises :class:`Inert` when the
+into a :class:`~conformance.run.session.ConformanceSession` (or raises :class:`Inert` when the
 run has no engine), with every bad value a ``pytest.UsageError`` that says what was wrong and
 what to do; :func:`header_lines` writes the pytest header.
 """
@@ -16,9 +16,13 @@ from typing import Any
 
 import pytest
 
-from conformance.budget import DEFAULT_BUDGET_S
-from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-from conformance.engine_loading import (
+from conformance.authoring.budget import DEFAULT_BUDGET_S
+from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
+from conformance.authoring.hosts import parse_hosts
+from conformance.authoring.hypothesis_profiles import PROFILES, in_ci, kit_profile
+from conformance.clauses.errors import KitUsageError, pytest_command
+from conformance.run.session import ConformanceSession, RunOptions, read_xfails_file
+from conformance.runtime.engine_loading import (
     EngineFactory,
     EngineSpecError,
     deferred_engine_factory,
@@ -26,12 +30,8 @@ from conformance.engine_loading import (
     factory_from_record,
     parse_kwargs,
 )
-from conformance.errors import KitUsageError, pytest_command
-from conformance.hosts import parse_hosts
-from conformance.hypothesis_profiles import PROFILES, in_ci, kit_profile
-from conformance.session import ConformanceSession, RunOptions, read_xfails_file
-from conformance.supervisor import DEFAULT_MEMORY_LIMIT
-from conformance.timeouts import DEFAULT_MAX_TIMEOUTS
+from conformance.runtime.supervisor import DEFAULT_MEMORY_LIMIT
+from conformance.runtime.timeouts import DEFAULT_MAX_TIMEOUTS
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
 ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
@@ -270,7 +270,7 @@ def profile_name(config: pytest.Config) -> str:
     """The Hypothesis profile: ``--conformance-profile``, else Hypothesis' own
     ``--hypothesis-profile`` when it names one of the kit's (``conformance-thorough``), else
     the ini key ``conformance_profile``, else ``default`` (one of
-    :data:`~conformance.hypothesis_profiles.PROFILES`).
+    :data:`~conformance.authoring.hypothesis_profiles.PROFILES`).
 
     Raises:
         KitUsageError: the ini key names no profile; the message lists them.
@@ -294,7 +294,7 @@ def host_profile_text(config: pytest.Config) -> str:
     """The host profile text: ``--host-profile`` (or ``--conformance-host-profile``), else the
     ini key ``conformance_host_profile``, else "" (the default hosts). The option's value is
     checked where the session's options are validated
-    (:meth:`conformance.session.RunOptions.validate`).
+    (:meth:`conformance.run.session.RunOptions.validate`).
 
     Raises:
         KitUsageError: the ini key names an unknown host profile; the message lists them.
@@ -353,7 +353,8 @@ def _replay(config: pytest.Config) -> dict[str, Any] | None:
     path = config.getoption("--conformance-replay")
     if not path:
         return None
-    from conformance import registry, replay
+    from conformance.authoring import registry
+    from conformance.run import replay
 
     data = replay.load(Path(path))
     try:
@@ -451,7 +452,7 @@ def _timeout(config: pytest.Config) -> float:
 def _budget(config: pytest.Config) -> float:
     """``--conformance-budget``, else the ini key ``conformance_budget``, else the default,
     in seconds (the option's range is checked by
-    :meth:`~conformance.session.RunOptions.validate`).
+    :meth:`~conformance.run.session.RunOptions.validate`).
 
     Raises:
         KitUsageError: the ini key is not a finite number of seconds, 0 or more.

@@ -1,7 +1,7 @@
 """The hooks of one pytest run, holding its session: the verdict, the exit rule, the JSON file.
 
 :class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
-built; :func:`report_result` turns a case's :class:`~conformance.session.Result` into the
+built; :func:`report_result` turns a case's :class:`~conformance.run.session.Result` into the
 pytest outcome and carries its verdict row in the item's ``user_properties`` (so xdist's
 controller and junit see the same outcome, message and engine-LLM ledger, ``conformance_llm``,
 as every other front end).
@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from conformance.errors import ConformanceError, ConformanceFailure
+from conformance.clauses.errors import ConformanceError, ConformanceFailure
 from conformance.frontends import pytest_options
-from conformance.results import PARTIAL_EXIT
-from conformance.session import ConformanceSession, Result, unmatched_xfails
-from conformance.verdict import Verdict
+from conformance.run.results import PARTIAL_EXIT
+from conformance.run.session import ConformanceSession, Result, unmatched_xfails
+from conformance.run.verdict import Verdict
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
 
@@ -31,7 +31,7 @@ def session_plugin(config: pytest.Config) -> SessionPlugin | None:
 
 
 def conformance_session(config: pytest.Config) -> ConformanceSession | None:
-    """The run's :class:`~conformance.session.ConformanceSession` (None: inert)."""
+    """The run's :class:`~conformance.run.session.ConformanceSession` (None: inert)."""
     plugin = session_plugin(config)
     return plugin.session if plugin is not None else None
 
@@ -74,7 +74,7 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
 
 def llm_property(llm: dict[str, Any]) -> str:
     """The ``conformance_llm`` user property of a case: its engine-LLM ledger
-    (:attr:`conformance.results.Result.llm`) as compact JSON with sorted keys, "" when the
+    (:attr:`conformance.run.results.Result.llm`) as compact JSON with sorted keys, "" when the
     engine made no LLM call (junit XML carries it as it is)."""
     return json.dumps(llm, sort_keys=True, separators=(",", ":")) if llm else ""
 
@@ -103,7 +103,7 @@ def conformance_mark(case: Any) -> pytest.MarkDecorator:
     """``pytest.mark.conformance(clause=..., level=..., kind=...)`` for one case of the stream
     (a check, a scenario expectation or a snapshot case; a host view carries its base case's
     values). All three are strings: the clause id, ``MUST``/``SHOULD``, and the case's kind
-    (:data:`conformance.registry.KINDS`), as in the item's junit properties."""
+    (:data:`conformance.authoring.registry.KINDS`), as in the item's junit properties."""
     return pytest.mark.conformance(clause=case.clause, level=case.level, kind=case.kind)
 
 
@@ -128,7 +128,7 @@ class SessionPlugin:
     """The hooks of one run, holding its session (registered as ``conformance-session``).
 
     Attributes:
-        session: the :class:`~conformance.session.ConformanceSession`.
+        session: the :class:`~conformance.run.session.ConformanceSession`.
         verdict: the results as reported (on the xdist controller: every worker's).
     """
 
@@ -309,7 +309,7 @@ def _int_or_none(text: str) -> int | None:
 
 
 def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | None:
-    """The :class:`~conformance.session.Result` a case's report stands for (None for the
+    """The :class:`~conformance.run.session.Result` a case's report stands for (None for the
     phases that carry no outcome)."""
     kind = props.get("kind", "contract")
     if "conformance_outcome" in props and report.when == "call":

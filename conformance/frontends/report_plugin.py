@@ -21,7 +21,7 @@ _LINES = pytest.StashKey[list]()
 
 def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
     """One run per scenario file with results in this verdict (played again when needed)."""
-    from conformance.session import scenario_key
+    from conformance.run.session import scenario_key
 
     cases = {c.id: c for c in session.cases() if c.kind == "scenario"}
     seen: dict[str, Any] = {}
@@ -52,7 +52,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     lines = config.stash.setdefault(_LINES, [])
     results = plugin.verdict.results
     if plugin.session.factory is not None:
-        from conformance.sandbox import block_network
+        from conformance.runtime.sandbox import block_network
 
         with block_network():
             runs = _scenario_runs(plugin.session, results, lines.append)

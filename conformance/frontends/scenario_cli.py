@@ -3,7 +3,8 @@
 Runs scenario files against one engine and prints one line per expectation in the kit's grammar (a
 failure ends with ``Repro: <command>``, the pytest command that reruns that expectation), then a
 verdict by clause. The expectations are cases of the run's stream, run by the session
-(:mod:`conformance.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it runs the
+(:mod:`conformance.run.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it
+runs the
 bundled library and says so on its first line; ``--library`` adds the library to given files.
 ``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging engine fails
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
@@ -22,18 +23,18 @@ import sys
 import time
 from pathlib import Path
 
-from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-from conformance.engine_loading import (
+from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
+from conformance.authoring.hosts import host_of
+from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
+from conformance.frontends.outputs import check_writable
+from conformance.run.session import ConformanceSession, RunOptions, exit_code, scenario_key
+from conformance.run.verdict import Verdict
+from conformance.runtime.engine_loading import (
     deferred_engine_factory,
     deferred_plugin_factory,
     parse_kwargs,
 )
-from conformance.errors import EngineSpecError, KitUsageError, ScenarioError
-from conformance.frontends.outputs import check_writable
-from conformance.hosts import host_of
 from conformance.scenarios import LIBRARY_DIR, library_paths
-from conformance.session import ConformanceSession, RunOptions, exit_code, scenario_key
-from conformance.verdict import Verdict
 
 
 def _positive_seconds(text: str) -> float:

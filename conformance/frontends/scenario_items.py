@@ -5,7 +5,7 @@ scenario library is part of the run's case stream (items of :mod:`conformance.su
 collector serves scenario files the user passes on the command line or keeps in a test path:
 ``pytest --engine=mypkg:Engine my.scenario.yaml``. Each expectation is one item
 (``file.scenario.yaml::<expectation id>``) run by the session like any case
-(:class:`conformance.cases.ScenarioCase`), so the same skip, xfail, message and ``Repro:`` rules
+(:class:`conformance.run.cases.ScenarioCase`), so the same skip, xfail, message and ``Repro:`` rules
 apply; a malformed file is a collection error ``file:line: field: problem``.
 """
 
@@ -31,8 +31,8 @@ class ScenarioFile(pytest.File):
     """One ``*.scenario.yaml`` file: an item per expectation."""
 
     def collect(self):
-        from conformance.cases import scenario_cases
-        from conformance.errors import ScenarioError
+        from conformance.clauses.errors import ScenarioError
+        from conformance.run.cases import scenario_cases
 
         try:
             cases = scenario_cases([self.path], bundled=False)
@@ -67,7 +67,7 @@ class ScenarioItem(pytest.Item):
         report_result(self, result, strict=session.options.strict)
 
     def repr_failure(self, excinfo, style=None):
-        from conformance.errors import ConformanceError, ConformanceFailure
+        from conformance.clauses.errors import ConformanceError, ConformanceFailure
 
         if excinfo.errisinstance((ConformanceFailure, ConformanceError)):
             return str(excinfo.value)

@@ -7,7 +7,7 @@ the failures summary (every failed or errored case with its message, MUST first:
 reader needs without scrolling; in a run of several hosts the verdict per host comes before it),
 the verdict by clause, the scenarios with their plots, all
 results, and the clauses: each clause named in the report with its title, its text (from the
-contract, :func:`conformance.explain.clause_text`) and what usually causes a failure and how to
+contract, :func:`conformance.run.explain.clause_text`) and what usually causes a failure and how to
 fix it, so that every clause link works without a docs/ folder. Without matplotlib each
 scenario shows a note and its numbers as a table instead of the plot.
 """
@@ -20,10 +20,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from conformance import catalogue
-from conformance.catalogue import sort_key
+from conformance.clauses import catalogue
+from conformance.clauses.catalogue import sort_key
 from conformance.report.llm_tables import llm_section, scenario_llm_table
-from conformance.results import OUTCOMES
+from conformance.run.results import OUTCOMES
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;\
@@ -107,8 +107,8 @@ def clauses_section(clause_ids: Iterable[str]) -> str:
     """The text of each clause in ``clause_ids`` (contract order): title, text, side, and what
     usually causes a failure and how to fix it; each section is a link target
     (:func:`clause_href`)."""
-    from conformance.clause_advice import advice
-    from conformance.explain import clause_text
+    from conformance.run.clause_advice import advice
+    from conformance.run.explain import clause_text
 
     parts = []
     for cid in sorted(set(clause_ids), key=sort_key):
@@ -207,10 +207,11 @@ def scenario_section(run: Any, results: list[Any], svg: str | None, note: str) -
 
 
 def hosts_section(results: list[Any], *, strict: bool = False) -> str:
-    """In a run of several hosts (:mod:`conformance.hosts`): the verdict per host, a row each
+    """In a run of several hosts (:mod:`conformance.authoring.hosts`): the verdict per host, a row
+    each
     (verdict, cases, MUST and SHOULD failures, the failing clauses), and the one-line summary
     ("V2 MUST on hermes-0.19; clean on documented and hermes-0.22"); "" for one host."""
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     verdict = Verdict(list(results))
     table = verdict.by_host(strict=strict)
@@ -251,14 +252,15 @@ def render(
     results, clause texts (the module doc gives the order and why).
 
     Args:
-        results: :class:`~conformance.session.Result` objects (checks and scenario expectations).
+        results: :class:`~conformance.run.session.Result` objects (checks and scenario
+        expectations).
         runs: ScenarioRun objects, one section each (in the given order).
         engine: the engine label shown in the title.
         svgs: scenario name -> SVG text (None values: no plot).
         note: shown instead of missing plots (e.g. matplotlib not installed).
     """
     from conformance import CONTRACT_VERSION, __version__
-    from conformance.results import exit_code, verdict_word
+    from conformance.run.results import exit_code, verdict_word
 
     results = list(results)
     runs = list(runs)

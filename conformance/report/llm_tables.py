@@ -1,6 +1,7 @@
 """The report's tables of the engine's own LLM calls (``call_llm``, answered by the kit's LLM).
 
-Each case's :attr:`~conformance.results.Result.llm` ledger (:mod:`conformance.engine_llm`) is
+Each case's :attr:`~conformance.run.results.Result.llm` ledger
+(:mod:`conformance.authoring.engine_llm`) is
 what the engine's own summary calls cost during that case; the host's own provider calls are
 the scenario plots' and numbers' (``conformance.report.html``). :func:`llm_section` is the
 report's "The engine's own LLM calls" section: one row per case that called the LLM and the
@@ -15,7 +16,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.engine_llm import summarise_ledgers
+from conformance.authoring.engine_llm import summarise_ledgers
 
 #: (ledger key, column heading) of each numeric column; ``cost_usd`` is shown in USD.
 COLUMNS = (
@@ -44,9 +45,9 @@ def _cells(ledger: dict[str, Any]) -> str:
 
 
 def llm_table(results: Iterable[Any], *, table_id: str = "engine-llm") -> str:
-    """The table of ``results`` (:class:`~conformance.results.Result`) whose ``llm`` ledger is
+    """The table of ``results`` (:class:`~conformance.run.results.Result`) whose ``llm`` ledger is
     not empty: one row per case (check id, then :data:`COLUMNS`), then a ``total`` row
-    (:func:`~conformance.engine_llm.summarise_ledgers`); "" when none called the LLM."""
+    (:func:`~conformance.authoring.engine_llm.summarise_ledgers`); "" when none called the LLM."""
     rows = sorted((r for r in results if r.llm), key=lambda r: r.check)
     if not rows:
         return ""

@@ -1,14 +1,14 @@
 """Expectations of a scenario, judged on a :class:`~conformance.scenarios.run.ScenarioRun`.
 
 :func:`judge_expectation` judges one expectation (a case of the run's stream,
-:class:`conformance.cases.ScenarioCase`) and raises its finding in the kit's grammar::
+:class:`conformance.run.cases.ScenarioCase`) and raises its finding in the kit's grammar::
 
     [H3 SHOULD] scenario 'h3-history-untouched', expectation 'history-not-rewritten' at
     steps[2] user <60 words on database>: select_context() changed request_messages[1].content
     in place (it returned None): expected the engine to leave its arguments untouched,
     got 1 such call (first shown). See docs/contract.md#h3.
 
-(the session appends ``Repro:``, :mod:`conformance.session`).
+(the session appends ``Repro:``, :mod:`conformance.run.session`).
 
 Kinds (``params`` in brackets):
 
@@ -36,7 +36,7 @@ Kinds (``params`` in brackets):
 ==========================  ===========================================================
 
 An engine exception is reported under the clause that governs the method that raised,
-at that clause's registry level (:func:`conformance.registry.clause_level`), never above
+at that clause's registry level (:func:`conformance.authoring.registry.clause_level`), never above
 the expectation's own level: a raising select_context() is ``[H1 SHOULD]`` here as in the
 H1 check (the host fails open), a raising on_session_start() ``[O1 MUST]``. The
 expectation's declared clause names only errors of methods outside
@@ -48,8 +48,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalogue import METHOD_CLAUSES
-from conformance.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
+from conformance.clauses.catalogue import METHOD_CLAUSES
+from conformance.clauses.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
 from conformance.scenarios.run import CheckOutcome, ScenarioRun
 from conformance.scenarios.spec import Expectation
 from simulator.host import hooks
@@ -61,7 +61,7 @@ def finding_clause(exp: Expectation, method: str) -> tuple:
     """``(clause, level)`` an engine error in ``method`` is reported under for ``exp``: the
     method's clause (:data:`METHOD_CLAUSES`) at its registry level, capped at ``exp.level``;
     ``(exp.clause, exp.level)`` for a method outside the map."""
-    from conformance.registry import clause_level
+    from conformance.authoring.registry import clause_level
 
     clause = METHOD_CLAUSES.get(method)
     level = clause_level(clause) if clause else None

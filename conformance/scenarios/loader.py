@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from conformance.errors import ScenarioError
+from conformance.clauses.errors import ScenarioError
 from conformance.scenarios.spec import EXPECTATION_KINDS, STEP_KINDS, Scenario, field_name
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")

@@ -23,10 +23,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine_frames import root_cause
-from conformance.errors import exception_text
-from conformance.expect import MAX_VALUE_BYTES, approx_size
-from conformance.timeouts import calling
+from conformance.authoring.engine_frames import root_cause
+from conformance.authoring.expect import MAX_VALUE_BYTES, approx_size
+from conformance.clauses.errors import exception_text
+from conformance.runtime.timeouts import calling
 from simulator.host.record import Recorder
 from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
@@ -98,7 +98,8 @@ class Finding:
 @dataclass
 class EngineError:
     """An engine method raised: method, step, thread, ``"TypeError: ..."`` text, and the key of
-    its root cause (:func:`conformance.engine_frames.root_cause`, so the verdict counts one
+    its root cause (:func:`conformance.authoring.engine_frames.root_cause`, so the verdict counts
+    one
     exception from one engine frame once, in checks and scenarios alike)."""
 
     method: str

@@ -47,8 +47,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from conformance.errors import exception_text
-from conformance.expect import v2_problems
+from conformance.authoring.expect import v2_problems
+from conformance.clauses.errors import exception_text
+from conformance.runtime.supervisor import supervised
+from conformance.runtime.timeouts import calling, constructor_label
 from conformance.scenarios.expectations import evaluate_check
 from conformance.scenarios.observe import Finding, ScenarioRecorder
 from conformance.scenarios.run import (
@@ -58,8 +60,6 @@ from conformance.scenarios.run import (
     StepRecord,
 )
 from conformance.scenarios.spec import Scenario, field_name
-from conformance.supervisor import supervised
-from conformance.timeouts import calling, constructor_label
 from simulator.host.gateway import Gateway
 from simulator.host.scenarios import user_message
 from simulator.host.session import HostConfig, HostSession, default_tool_executor
@@ -489,7 +489,7 @@ def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) 
     ``update_model(model, context_length)``, then ``should_compress(2 x threshold)``; if that
     is not True, ``compress()`` of a plain history over the threshold. Returns the reason it
     compacts, or "" (it never asked and removed no row)."""
-    from conformance.strategies import probe_history
+    from conformance.authoring.strategies import probe_history
     from simulator.host.calls import compress_kwargs, update_model_kwargs
     from simulator.provider.tokens import count_messages
 
@@ -552,8 +552,8 @@ def run_scenario(
     Returns a :class:`ScenarioRun`; never raises for an engine failure (the failing step
     is recorded in ``stopped``). Raises only for kit bugs and KeyboardInterrupt (Ctrl-C).
     """
-    from conformance.context import DEFAULT_CHECK_TIMEOUT_S
-    from conformance.supervisor import Hung, supervise_inprocess
+    from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
+    from conformance.runtime.supervisor import Hung, supervise_inprocess
     from simulator.host import shim
 
     shim.install()

@@ -21,11 +21,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from conformance.errors import exception_text
-from conformance.expect import MAX_VALUE_BYTES, approx_size
+from conformance.authoring.expect import MAX_VALUE_BYTES, approx_size
+from conformance.clauses.errors import exception_text
+from conformance.runtime.timeouts import calling, constructor_label
 from conformance.snapshots.canonical import reference_rows
 from conformance.snapshots.corpus import CORPUS_VERSION, Case
-from conformance.timeouts import calling, constructor_label
 from simulator.host import calls, hooks, thresholds
 from simulator.host.sanitize import strip_persistence_fields
 from simulator.provider import tokens
@@ -36,7 +36,8 @@ OVERSIZED = f"returned more than {MAX_VALUE_BYTES // (1024 * 1024)} MB (output d
 
 
 def _oversized(value: Any) -> bool:
-    """True when ``value`` is over :data:`~conformance.expect.MAX_VALUE_BYTES` (measured before
+    """True when ``value`` is over :data:`~conformance.authoring.expect.MAX_VALUE_BYTES` (measured
+    before
     anything copies or prints it)."""
     return value is not None and approx_size(value, MAX_VALUE_BYTES) > MAX_VALUE_BYTES
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import ContractViolation
-from conformance.expect import SHOULD
+from conformance.authoring.expect import SHOULD
+from conformance.clauses.errors import ContractViolation
 
 #: The clause and level the snapshot tier serves (the registry's D1 check has the same).
 CLAUSE = "D1"
@@ -55,7 +55,7 @@ def _diff_lines(config: Any, snapshot: Any, received: str) -> list[str]:
 
 
 def compare_with_syrupy(config: Any, snapshot: Any, case_id: str) -> Callable[[str], None]:
-    """A ``compare(text)`` for :class:`conformance.cases.SnapshotCase`: ``snapshot == text``
+    """A ``compare(text)`` for :class:`conformance.run.cases.SnapshotCase`: ``snapshot == text``
     through syrupy (so ``--snapshot-update`` writes it), else a D1 finding.
 
     Args:
@@ -63,7 +63,7 @@ def compare_with_syrupy(config: Any, snapshot: Any, case_id: str) -> Callable[[s
         snapshot: syrupy's ``SnapshotAssertion`` bound to the engine's folder.
         case_id: the corpus case id.
     Returns:
-        ``compare(received)``, raising :class:`~conformance.errors.ContractViolation` (D1
+        ``compare(received)``, raising :class:`~conformance.clauses.errors.ContractViolation` (D1
         SHOULD) whose ``appendix`` is syrupy's diff and ``missing`` says whether no snapshot
         existed yet.
     """

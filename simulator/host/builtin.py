@@ -2,7 +2,7 @@
 
 The host never imports an engine package: whoever builds a host may inject the built-in it
 falls back to (``HostConfig.builtin_factory``, ``select_engine(builtin_factory=...)``; the
-conformance kit's scenario runs inject ``conformance.session.kit_builtin_compressor``, the
+conformance kit's scenario runs inject ``conformance.run.session.kit_builtin_compressor``, the
 reference B1-B6 engine). Without one, the host uses a minimal built-in of its own: threshold 0.50 of
 the context (B1), keeps the system prompt, a deterministic structured summary of the middle
 (:func:`simulator.provider.replies.summarise`) and the last ``protect_last_n`` messages,

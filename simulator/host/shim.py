@@ -16,7 +16,7 @@ from the kit's own reference ABC (:mod:`simulator.host.abc`):
 
 The finder is appended, so a real ``agent`` package anywhere on ``sys.path`` always wins.
 It is installed by the command lines (``context-engine-kit``, ``python -m
-conformance.devtools``), by the engine loader (:mod:`conformance.engine_loading`), by
+conformance.devtools``), by the engine loader (:mod:`conformance.runtime.engine_loading`), by
 :mod:`conformance.suite.test_contract`, by ``reference_engines.mutants`` and the kit's tests'
 ``conftest.py`` (the reference engines themselves import ``agent.*`` and never install it),
 and by the pytest plugin when an engine is given or a conftest overrides

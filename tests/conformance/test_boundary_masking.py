@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.d_determinism import first_difference, mask_uids
-from conformance.engine_loading import load_engine_factory
-from conformance.session import run_conformance
+from conformance.run.session import run_conformance
+from conformance.runtime.engine_loading import load_engine_factory
 
 M = "reference_engines.mutants.l1_boundary_reset:"
 CHECKS = ["L1-compaction-boundary-keeps-state", "D1-same-input-same-output"]

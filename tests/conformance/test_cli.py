@@ -586,7 +586,7 @@ def test_pytest_writes_the_error_verdict_and_checks_output_paths_first(kit_pytes
 
 
 def test_output_paths_are_tried_without_leaving_folders(tmp_path):
-    from conformance.errors import KitUsageError
+    from conformance.clauses.errors import KitUsageError
     from conformance.frontends.outputs import check_writable
 
     check_writable(tmp_path / "a" / "b" / "v.json", option="--json", kind="file")
@@ -719,7 +719,7 @@ def test_check_help_is_honest_about_xdist(tmp_path):
 def test_messages_name_types_and_empty_exceptions_in_plain_english(tmp_path):
     """``names an int`` (not ``a int``); an exception without a message is its type alone
     (``raised KeyboardInterrupt. Fix``, not ``raised KeyboardInterrupt: . Fix``)."""
-    from conformance.errors import exception_text, with_article
+    from conformance.clauses.errors import exception_text, with_article
 
     proc = cli("check", "conformance.cli:USAGE_ERROR", cwd=tmp_path)
     assert proc.returncode == 4

@@ -1,5 +1,6 @@
-"""Covers conformance.supervisor, conformance.sandbox, conformance.budget, conformance.execution
-and their use by conformance.session and the CLI: whatever the engine does by accident (exit,
+"""Covers conformance.runtime.supervisor, conformance.runtime.sandbox,
+conformance.authoring.budget, conformance.run.execution
+and their use by conformance.run.session and the CLI: whatever the engine does by accident (exit,
 crash, hang, block in C, leak a thread, blow up memory or its output, reach the network, start
 a process, write outside its home), the run ends in a complete verdict that names the right
 clause, in a bounded time; slow correct engines are clean (the budget, not a timeout, limits
@@ -22,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from conformance import run_conformance
-from conformance.cases import cases
-from conformance.errors import KitUsageError
-from conformance.session import ConformanceSession, RunOptions
+from conformance.clauses.errors import KitUsageError
+from conformance.run.cases import cases
+from conformance.run.session import ConformanceSession, RunOptions
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -415,7 +416,7 @@ def test_one_exception_in_compress_is_one_root_cause_with_the_engines_frames(tmp
     monkeypatch.syspath_prepend(str(tmp_path))
     import type_error
 
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     session = ConformanceSession(
         RunOptions(profile="quick", scenarios=False), type_error.BrokenCompress
@@ -444,7 +445,7 @@ def test_the_same_exception_in_a_scenario_is_the_checks_root_cause(tmp_path, mon
     monkeypatch.syspath_prepend(str(tmp_path))
     import type_error
 
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     only = ["A4-compress-returns-list", "scenario:l1-lifecycle:no-engine-errors"]
     session = ConformanceSession(RunOptions(profile="quick", only=only), type_error.BrokenCompress)
@@ -547,7 +548,7 @@ def test_scenario_files_past_the_budget_are_skipped_with_a_note_never_failed(tmp
     monkeypatch.syspath_prepend(str(tmp_path))
     import slowish
 
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     only = ["scenario:l1-lifecycle", "scenario:v2-tool-heavy", "scenario:l1-reset-new"]
     session = ConformanceSession(
@@ -648,7 +649,7 @@ def _hoards_then_waits(task):
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="the memory rule reads /proc")
 def test_a_child_that_sits_still_at_its_memory_cap_is_ended_and_reported():
-    from conformance.supervisor import Hung, Worker, fork_available
+    from conformance.runtime.supervisor import Hung, Worker, fork_available
 
     if not fork_available():
         pytest.skip("no fork")
@@ -662,14 +663,14 @@ def test_a_child_that_sits_still_at_its_memory_cap_is_ended_and_reported():
 FORGERS = '''
 import os
 
-import conformance.results
-import conformance.verdict
+import conformance.run.results
+import conformance.run.verdict
 from reference_engines.mutants._base import MinimalEngine
 
 
 def _forge():
-    conformance.verdict.Verdict.word = lambda self, strict=False: "PASS"
-    conformance.results.exit_code = lambda results, strict=False: 0
+    conformance.run.verdict.Verdict.word = lambda self, strict=False: "PASS"
+    conformance.run.results.exit_code = lambda results, strict=False: 0
 
 
 _forge()  # at import: the module must not run in the process that writes the verdict
@@ -737,10 +738,10 @@ def test_an_engine_that_forks_in_its_constructor_gets_an_e1_finding_not_a_usage_
 
 
 MARKS_THE_KIT = """
-import conformance.verdict
+import conformance.run.verdict
 from reference_engines.mutants._base import MinimalEngine
 
-conformance.verdict.Verdict.marked_at_import = True
+conformance.run.verdict.Verdict.marked_at_import = True
 
 
 class MarksTheKit(MinimalEngine):
@@ -748,15 +749,15 @@ class MarksTheKit(MinimalEngine):
 
     def __init__(self):
         super().__init__()
-        conformance.verdict.Verdict.marked_by_constructor = True
+        conformance.run.verdict.Verdict.marked_by_constructor = True
 """
 
 
 def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, monkeypatch):
     import sys
 
-    from conformance.engine_loading import deferred_engine_factory
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
+    from conformance.runtime.engine_loading import deferred_engine_factory
 
     (tmp_path / "marks_the_kit.py").write_text(MARKS_THE_KIT)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -776,13 +777,16 @@ def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, mo
 WRITES_TO_THE_PIPE = '''
 import pickle
 
-from conformance import supervisor
+from conformance.runtime import supervisor
 from reference_engines.mutants._base import MinimalEngine
 
 
 class _Patch:
     def __reduce__(self):
-        return (exec, ("import conformance.verdict; conformance.verdict.Verdict.hacked = True",))
+        return (
+            exec,
+            ("import conformance.run.verdict; conformance.run.verdict.Verdict.hacked = True",),
+        )
 
 
 class WritesToThePipe(MinimalEngine):
@@ -798,7 +802,7 @@ class WritesToThePipe(MinimalEngine):
 
 
 def test_what_a_child_hands_back_is_loaded_as_data_never_as_code(tmp_path, monkeypatch):
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     (tmp_path / "writes_to_the_pipe.py").write_text(WRITES_TO_THE_PIPE)
     monkeypatch.syspath_prepend(str(tmp_path))

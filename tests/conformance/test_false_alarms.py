@@ -3,14 +3,15 @@ engine shape that showed it (tests/conformance/false_alarm_engines.py): the corr
 that shape stays clean, a faulty one is still caught, and one root cause is one finding.
 
 - B7's hygiene expectation on a pass-through engine (conformance.scenarios.expectations);
-- tiktoken's cl100k_base served offline from the kit's verified file (conformance.sandbox);
-- daemon threads that use ``tempfile`` after their case (conformance.sandbox, case folders);
+- tiktoken's cl100k_base served offline from the kit's verified file (conformance.runtime.sandbox);
+- daemon threads that use ``tempfile`` after their case (conformance.runtime.sandbox, case folders);
 - one root cause, one finding: a constructor's E1, a constructor that raises, a compress()
   crash on list content (A4 first), a float threshold_tokens, a generator compress()
-  (conformance.session, conformance.verdict, conformance.checks.engine_calls);
-- the kit's own time never charged to an engine's budget share (conformance.timeouts.kit_time);
+  (conformance.run.session, conformance.run.verdict, conformance.checks.engine_calls);
+- the kit's own time never charged to an engine's budget share
+(conformance.runtime.timeouts.kit_time);
 - ``Repro:`` lines that run as printed without an activated virtualenv
-  (conformance.errors.pytest_command);
+  (conformance.clauses.errors.pytest_command);
 - V2 where the engine compacts by its own thresholds, TS3's race forced at every sqlite3 call
   (conformance.checks.engine_calls.compaction_point, conformance.checks.ts_threads.Rendezvous).
 """
@@ -27,11 +28,11 @@ from pathlib import Path
 import pytest
 
 from conformance import run_conformance
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import pytest_command
-from conformance.sandbox import CASE_PARENT, Sandbox
-from conformance.timeouts import calling, engine_seconds, kit_time
-from conformance.verdict import Verdict
+from conformance.clauses.errors import pytest_command
+from conformance.run.verdict import Verdict
+from conformance.runtime.engine_loading import load_engine_factory
+from conformance.runtime.sandbox import CASE_PARENT, Sandbox
+from conformance.runtime.timeouts import calling, engine_seconds, kit_time
 from tests.conformance import false_alarm_engines as fa
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,7 +197,7 @@ def test_kit_time_inside_an_engine_call_is_not_engine_time():
 
 
 def test_the_simulated_llm_answers_under_kit_time():
-    import conformance.engine_llm  # noqa: F401 - registers the hook
+    import conformance.authoring.engine_llm  # noqa: F401 - registers the hook
     from simulator.llm.engine_llm import ANSWER_HOOKS
 
     assert kit_time in ANSWER_HOOKS

@@ -1,4 +1,5 @@
-"""Covers conformance.session, conformance.plugin, conformance.cli and the conftest fixture route
+"""Covers conformance.run.session, conformance.plugin, conformance.cli and the conftest fixture
+route
 together: the four front ends run the same stream of cases through the same session, so they give
 the same result set, the same outcomes and the same messages; and every ``Repro:`` line any of
 them prints runs as printed and fails the same case.
@@ -21,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conformance import run_conformance
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import strip_repro
+from conformance.clauses.errors import strip_repro
+from conformance.runtime.engine_loading import load_engine_factory
 
 GOOD = "reference_engines.mutants._base:MinimalEngine"
 V4 = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"

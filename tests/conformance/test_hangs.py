@@ -1,4 +1,5 @@
-"""Covers conformance.timeouts and the hang rules of conformance.session: a constructor or
+"""Covers conformance.runtime.timeouts and the hang rules of conformance.run.session: a
+constructor or
 update_model that hangs is reported naming it, every engine call the kit makes is under
 --conformance-timeout, a run stops running checks after --conformance-max-timeouts timeouts, the
 method in flight on a thread a check spawned is named, and a check's draws do not depend on which
@@ -15,9 +16,10 @@ import time
 import pytest
 from hypothesis import strategies as st
 
-from conformance import registry, run_conformance
-from conformance.session import ConformanceSession, RunOptions
-from conformance.timeouts import HangBudget
+from conformance import run_conformance
+from conformance.authoring import registry
+from conformance.run.session import ConformanceSession, RunOptions
+from conformance.runtime.timeouts import HangBudget
 from reference_engines.mutants._base import MinimalEngine
 
 RELEASE = threading.Event()

@@ -1,12 +1,12 @@
-"""Covers the skip rule of conformance.session and the per-agent copy of
+"""Covers the skip rule of conformance.run.session and the per-agent copy of
 conformance.checks.c_clones: --host-profile and the host ABC decide which clauses exist."""
 
 from __future__ import annotations
 
-from conformance import registry
-from conformance.cases import cases
-from conformance.context import CheckContext
-from conformance.session import ConformanceSession, RunOptions, run_conformance
+from conformance.authoring import registry
+from conformance.authoring.context import CheckContext
+from conformance.run.cases import cases
+from conformance.run.session import ConformanceSession, RunOptions, run_conformance
 from reference_engines.router import ReferenceRouter
 from simulator.host.shim import AbcInfo
 

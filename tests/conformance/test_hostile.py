@@ -1,4 +1,4 @@
-"""Covers conformance.checks.engine_calls and conformance.session on hostile engines: a hang,
+"""Covers conformance.checks.engine_calls and conformance.run.session on hostile engines: a hang,
 SystemExit, ~256 MB output, leaked threads and input mutation each give a failure naming the
 method and the clause, and the run still reaches a full verdict over the registry's checks;
 Ctrl-C (KeyboardInterrupt) still stops the run."""
@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from conformance import registry, run_conformance
-from conformance.expect import MAX_VALUE_BYTES, approx_size
+from conformance import run_conformance
+from conformance.authoring import registry
+from conformance.authoring.expect import MAX_VALUE_BYTES, approx_size
 from reference_engines.mutants._base import MinimalEngine
 
 RELEASE = threading.Event()
@@ -106,7 +107,7 @@ def test_approx_size_stops_early():
 )
 @pytest.mark.slow
 def test_leaks_and_input_mutation_name_method_and_clause(spec, check, needle):
-    from conformance.engine_loading import load_engine_factory
+    from conformance.runtime.engine_loading import load_engine_factory
 
     results = _full(
         run_conformance(load_engine_factory(spec), profile="quick", shrink=False, scenarios=False)

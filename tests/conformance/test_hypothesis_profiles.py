@@ -1,4 +1,5 @@
-"""Covers conformance.hypothesis_profiles: the three budgets registered as Hypothesis profiles,
+"""Covers conformance.authoring.hypothesis_profiles: the three budgets registered as Hypothesis
+profiles,
 the health checks the kit suppresses (and the ones it keeps: a kit fault must show), and CI
 detection by Hypothesis' own rule."""
 
@@ -9,8 +10,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FailedHealthCheck
 
-from conformance import hypothesis_profiles as hp
-from conformance.context import CheckContext
+from conformance.authoring import hypothesis_profiles as hp
+from conformance.authoring.context import CheckContext
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ import re
 
 import pytest
 
-from conformance import catalogue, registry
+from conformance.authoring import registry
+from conformance.clauses import catalogue
 from conformance.devtools.killmatrix import (
     format_matrix,
     judge,
@@ -24,7 +25,7 @@ from conformance.devtools.killmatrix import (
     run_reference,
     run_twin,
 )
-from conformance.session import Result
+from conformance.run.session import Result
 from reference_engines.mutants import KILLS, KNOWN_FINDINGS, REFERENCES, TWINS, optional_references
 
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """Covers what the kit itself does during a case and must not be charged to the engine: the
-stdlib's one ``uname -p`` (E1, conformance.sandbox) and the home a launched Hermes lays out
+stdlib's one ``uname -p`` (E1, conformance.runtime.sandbox) and the home a launched Hermes lays out
 (TS2, simulator.llm.hermes_config.launch_hermes_home). Both were false alarms on Hermes' own
 compressor once the kit served it an LLM over loopback (the simulator's threads, TS1, are
 tests/conformance/test_leaked_threads.py)."""
@@ -19,7 +19,7 @@ from simulator.llm.hermes_config import launch_hermes_home
 PROBE = """
 import platform, sys
 platform._uname_cache = None  # as in a fresh interpreter: the processor is not known yet
-from conformance.sandbox import Sandbox, install_audit_hook, watching
+from conformance.runtime.sandbox import Sandbox, install_audit_hook, watching
 install_audit_hook()
 box = Sandbox()
 box.new_home()

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conformance.checks.ts_threads import _no_leaks
-from conformance.errors import ContractViolation
+from conformance.clauses.errors import ContractViolation
 from simulator.provider.http import is_simulator_thread, start_server
 
 

@@ -1,5 +1,6 @@
-"""Covers conformance.engine_llm (ledger_row, summarise_ledgers), Result.llm, the JSON verdict's
-``llm`` (conformance.verdict), the ``conformance_llm`` user property (conformance.frontends.
+"""Covers conformance.authoring.engine_llm (ledger_row, summarise_ledgers), Result.llm, the JSON
+verdict's
+``llm`` (conformance.run.verdict), the ``conformance_llm`` user property (conformance.frontends.
 pytest_session) and conformance.report.llm_tables: what an engine's own LLM calls cost is
 recorded per check and per scenario, totalled per run, carried into junit XML and shown in the
 HTML report; an engine that never calls ``call_llm`` has empty ledgers and zero totals."""
@@ -12,11 +13,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conformance import run_conformance
-from conformance.engine_llm import TOTAL_KEYS, ledger_row, summarise_ledgers
-from conformance.engine_loading import load_engine_factory
+from conformance.authoring.engine_llm import TOTAL_KEYS, ledger_row, summarise_ledgers
 from conformance.report.html import render
-from conformance.results import Result
-from conformance.verdict import Verdict
+from conformance.run.results import Result
+from conformance.run.verdict import Verdict
+from conformance.runtime.engine_loading import load_engine_factory
 
 LLM_ENGINE = "reference_engines.mutants.a4_summary_failure:FailClosedSummariser"
 NO_LLM_ENGINE = "reference_engines.mutants._base:MinimalEngine"
@@ -196,8 +197,8 @@ def test_pytest_engine_without_llm_calls_has_an_empty_property(kit_pytester):
 
 def test_a_scenario_run_cost_goes_on_the_expectation_whose_run_it_was():
     """An expectation skipped before the file ran never takes the run's cost with it."""
-    from conformance.execution import Attempt
-    from conformance.session import _cost_on
+    from conformance.run.execution import Attempt
+    from conformance.run.session import _cost_on
 
     ledger = {"calls": 3, "requests": 3, "cost_usd": 0.01}
     attempts = {c: Attempt(c, "passed") for c in ("s:first", "s:second", "s:third")}
@@ -211,9 +212,9 @@ def test_a_scenario_run_cost_goes_on_the_expectation_whose_run_it_was():
 
 
 def test_scenario_results_record_the_engine_llm_calls_of_the_play():
+    from conformance.run.session import scenario_results
     from conformance.scenarios import library_paths
     from conformance.scenarios.loader import load_scenario
-    from conformance.session import scenario_results
 
     path = next(p for p in library_paths() if p.name == "l1_lifecycle.scenario.yaml")
     rows = scenario_results(load_scenario(path), load_engine_factory(LLM_ENGINE))
@@ -235,7 +236,7 @@ def test_every_real_hermes_gets_the_engine_llm_in_its_home(monkeypatch, source, 
     """A real Hermes under any distribution name reaches the kit's LLM through the config the
     kit writes into each engine home; only the shim answers in process (a real 0.22 judged on
     the shim's path got no summary model at all: every summary was its static fallback)."""
-    from conformance import engine_llm
+    from conformance.authoring import engine_llm
     from simulator.host import shim
 
     info = shim.AbcInfo(source, "0", frozenset(), where)

@@ -1,5 +1,5 @@
-"""Covers conformance.engine_clock and the budget's outcome rules (conformance.results,
-conformance.verdict): the same engine gets the same outcomes check for check on a machine
+"""Covers conformance.runtime.engine_clock and the budget's outcome rules (conformance.run.results,
+conformance.run.verdict): the same engine gets the same outcomes check for check on a machine
 played many times slower (a clock injected into the budget accounting, never real load and
 never a timed assert), and a check the budget cut short is ``PARTIAL``, never a pass, in the
 clause table, the JSON verdict and the exit status.
@@ -11,9 +11,10 @@ import textwrap
 
 import pytest
 
-from conformance import engine_clock, run_conformance
-from conformance.results import PARTIAL_EXIT, Result, exit_code, verdict_word
-from conformance.verdict import Verdict
+from conformance import run_conformance
+from conformance.run.results import PARTIAL_EXIT, Result, exit_code, verdict_word
+from conformance.run.verdict import Verdict
+from conformance.runtime import engine_clock
 
 ENGINE = textwrap.dedent('''
     import time

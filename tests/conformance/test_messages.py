@@ -1,4 +1,5 @@
-"""Covers the messages of conformance.errors, conformance.expect, conformance.engine_loading,
+"""Covers the messages of conformance.clauses.errors, conformance.authoring.expect,
+conformance.runtime.engine_loading,
 conformance.checks.c_clones and conformance.scenarios (expectations, observe): a tuple is
 named, a raising hook is worded once, a missing dependency is named, likely engine classes
 come first, a folder without plugin.yaml is reported once, token counts are meaningful, the
@@ -13,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from conformance import run_conformance
+from conformance.authoring.context import CheckContext
+from conformance.authoring.expect import short
 from conformance.checks.c_clones import per_agent_copy
-from conformance.context import CheckContext
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import ContractViolation, EngineSpecError
-from conformance.expect import short
+from conformance.clauses.errors import ContractViolation, EngineSpecError
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios.expectations import _shrink
 from conformance.scenarios.observe import _first_change, diff_at
 from reference_engines.mutants._base import MinimalEngine

@@ -1,4 +1,5 @@
-"""Covers conformance.hosts and the per-host verdict: one run checks an engine on several host
+"""Covers conformance.authoring.hosts and the per-host verdict: one run checks an engine on
+several host
 profiles, a case runs once per host view, ids carry a host suffix only where the hosts differ,
 and the terminal, JSON and HTML verdicts say per host which clauses fail."""
 
@@ -13,10 +14,8 @@ from pathlib import Path
 import pytest
 
 from conformance import run_conformance
-from conformance.context import CheckContext
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import KitUsageError
-from conformance.hosts import (
+from conformance.authoring.context import CheckContext
+from conformance.authoring.hosts import (
     HostCase,
     UndeclaredHostField,
     as_sent,
@@ -26,11 +25,13 @@ from conformance.hosts import (
     parse_hosts,
     request_as_sent,
 )
-from conformance.registry import all_checks
+from conformance.authoring.registry import all_checks
+from conformance.clauses.errors import KitUsageError
 from conformance.report.html import hosts_section
-from conformance.results import Result
-from conformance.session import ConformanceSession, RunOptions
-from conformance.verdict import Verdict
+from conformance.run.results import Result
+from conformance.run.session import ConformanceSession, RunOptions
+from conformance.run.verdict import Verdict
+from conformance.runtime.engine_loading import load_engine_factory
 from simulator.host.profiles import PROFILES
 from simulator.host.shim import _matching_profile, _origin_cached
 
@@ -98,7 +99,7 @@ def test_hosts_that_agree_share_one_run():
 
 
 def test_scenarios_read_every_field_and_snapshots_none():
-    from conformance.cases import SnapshotCase, cases
+    from conformance.run.cases import SnapshotCase, cases
 
     scenario = next(c for c in cases(checks=False) if c.kind == "scenario")
     assert "compress_with_system" in fields_read(scenario)

@@ -1,4 +1,5 @@
-"""Covers conformance.sandbox (the network rule) and its use by conformance.session: no network
+"""Covers conformance.runtime.sandbox (the network rule) and its use by conformance.run.session:
+no network
 while cases run, only loopback connects."""
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ import threading
 
 import pytest
 
-from conformance import registry
-from conformance.errors import NetworkBlocked
-from conformance.sandbox import block_network, is_loopback
-from conformance.session import ConformanceSession, RunOptions
+from conformance.authoring import registry
+from conformance.clauses.errors import NetworkBlocked
+from conformance.run.session import ConformanceSession, RunOptions
+from conformance.runtime.sandbox import block_network, is_loopback
 from reference_engines.mutants._base import MinimalEngine
 
 

@@ -16,7 +16,7 @@ QUICK = "--conformance-profile=quick"
 def good_counts():
     """(passed, skipped) of the good engine, from the no-pytest API: the plugin must agree."""
     from conformance import run_conformance
-    from conformance.engine_loading import load_engine_factory
+    from conformance.runtime.engine_loading import load_engine_factory
 
     results = run_conformance(load_engine_factory(GOOD), profile="quick", scenarios=False)
     return (

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from conformance import registry
+from conformance.authoring import registry
 from conformance.plugin import SUITE_DIR
 from conformance.scenarios import library_paths
 

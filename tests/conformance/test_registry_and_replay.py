@@ -1,5 +1,6 @@
-"""Covers conformance.registry, conformance.checks.s_structure, conformance.strategies,
-conformance.replay and conformance.devtools.coverage: registry shape, the structural gate,
+"""Covers conformance.authoring.registry, conformance.checks.s_structure,
+conformance.authoring.strategies,
+conformance.run.replay and conformance.devtools.coverage: registry shape, the structural gate,
 strategies, failure files and docs/coverage.md."""
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import conformance
-from conformance import catalogue, registry, run_conformance
+from conformance import run_conformance
+from conformance.authoring import registry
+from conformance.authoring.context import CheckContext
+from conformance.authoring.expect import v1_problems, v2_problems, v3_problems, v4_problems
+from conformance.authoring.strategies import compactable_histories, transcripts
 from conformance.checks.s_structure import structural_problems
-from conformance.context import CheckContext
-from conformance.expect import v1_problems, v2_problems, v3_problems, v4_problems
-from conformance.session import ConformanceSession, Result, RunOptions
-from conformance.strategies import compactable_histories, transcripts
+from conformance.clauses import catalogue
+from conformance.run.session import ConformanceSession, Result, RunOptions
 from reference_engines.mutants._base import MinimalEngine
 from reference_engines.mutants.o_optional import ResetKeepsCompletion
 from reference_engines.mutants.v4_drops_system import DropsSystemPrompt
@@ -88,7 +91,7 @@ def test_draws_are_labelled_and_recorded():
     def body(draw):
         draw(st.integers(0, 3), "alpha")
         draw(st.integers(0, 3), "alpha")
-        seen.append(dict(conformance.context.CURRENT_DRAWS.get()))
+        seen.append(dict(conformance.authoring.context.CURRENT_DRAWS.get()))
 
     CheckContext(MinimalEngine, profile="quick").examples(body)
     assert seen and set(seen[0]) == {"alpha", "alpha#2"}
@@ -157,7 +160,7 @@ def test_devtools_mutants_prints_the_matrix():
 
 
 def test_profiles_have_no_deadline_and_ci_is_derandomized(monkeypatch):
-    from conformance.context import PROFILES
+    from conformance.authoring.context import PROFILES
 
     assert PROFILES["quick"] < PROFILES["default"] < PROFILES["thorough"]
     ctx = CheckContext(MinimalEngine, profile="thorough", derandomize=False)
@@ -167,7 +170,7 @@ def test_profiles_have_no_deadline_and_ci_is_derandomized(monkeypatch):
 
 
 def test_expected_failures_are_non_strict_unless_asked():
-    from conformance.session import exit_code
+    from conformance.run.session import exit_code
 
     xpass = Result("A2-x", "A2", "MUST", "xpassed", "expected failure did not happen")
     xfail = Result("V4-x", "V4", "MUST", "xfailed", "[V4 MUST] ... [expected failure: known]")
@@ -185,7 +188,7 @@ def test_expected_failures_are_non_strict_unless_asked():
 
 def _l1_check_raising(clause):
     """An L1 check whose body finds a break of ``clause`` (as the L1 state machine reports V2)."""
-    from conformance.errors import ContractViolation
+    from conformance.clauses.errors import ContractViolation
 
     def body(ctx):
         raise ContractViolation(
@@ -218,7 +221,7 @@ def test_expected_failure_by_clause_covers_a_failure_of_that_clause_inside_anoth
 
 
 def test_xfails_file_format(tmp_path):
-    from conformance.session import read_xfails_file, unmatched_xfails
+    from conformance.run.session import read_xfails_file, unmatched_xfails
 
     path = tmp_path / "x.txt"
     path.write_text(
@@ -235,7 +238,7 @@ def test_xfails_file_format(tmp_path):
 
 
 def test_budgets_are_declared_in_the_registry_and_scaled_by_the_profile():
-    from conformance.context import PROFILES, THOROUGH_SCALE, budget
+    from conformance.authoring.context import PROFILES, THOROUGH_SCALE, budget
 
     checks_dir = Path(conformance.__file__).parent / "checks"
     for path in checks_dir.glob("*.py"):  # no check caps its own examples

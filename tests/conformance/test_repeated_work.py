@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.internal import entropy
 
-from conformance import sandbox as sandbox_module
-from conformance.sandbox import Sandbox
-from conformance.strategies import _turn, texts, tool_turn, user_content
-from conformance.supervisor import supervise_inprocess
+from conformance.authoring.strategies import _turn, texts, tool_turn, user_content
+from conformance.runtime import sandbox as sandbox_module
+from conformance.runtime.sandbox import Sandbox
+from conformance.runtime.supervisor import supervise_inprocess
 
 
 def _path_rule(path: str) -> bool:

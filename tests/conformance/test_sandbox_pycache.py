@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from conformance.sandbox import Sandbox, install_audit_hook, watching
+from conformance.runtime.sandbox import Sandbox, install_audit_hook, watching
 
 
 def test_bytecode_cache_folder_and_files_are_allowed(tmp_path):

@@ -1,4 +1,5 @@
-"""Covers the realistic session shapes of conformance.strategies (realistic_sessions, the shapes
+"""Covers the realistic session shapes of conformance.authoring.strategies (realistic_sessions,
+the shapes
 transcripts() adds) and the helpers of conformance.checks.sessions: valid by construction, the
 sizes they promise, deterministic, and each shape reachable and removable."""
 
@@ -9,9 +10,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.checks.sessions import duplicated_rows, kept_pairs, new_rows
-from conformance.expect import v1_problems, v2_problems, v3_problems
-from conformance.strategies import (
+from conformance.authoring.expect import v1_problems, v2_problems, v3_problems
+from conformance.authoring.strategies import (
     astral_text,
     image_data_url,
     live_ask_index,
@@ -19,6 +19,7 @@ from conformance.strategies import (
     realistic_sessions,
     transcripts,
 )
+from conformance.checks.sessions import duplicated_rows, kept_pairs, new_rows
 from simulator.provider.tokens import count_messages
 
 FEW = settings(max_examples=25, database=None, derandomize=True, deadline=None)

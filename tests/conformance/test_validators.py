@@ -1,12 +1,12 @@
-"""Covers conformance.expect's validators added for faults plugin authors ship: V2's in-flight
+"""Covers conformance.authoring.expect's validators added for faults plugin authors ship: V2's
+in-flight
 exception (in_flight_calls, trailing_chain, v2_problems(in_flight=)), V4's whole-prompt prefix,
 V5's known keys and P5's cache markers; and conformance.checks.b_compressor.sections, which
 B4's answered-ask check reads headings with."""
 
 from __future__ import annotations
 
-from conformance.checks.b_compressor import OPEN_WORK, sections
-from conformance.expect import (
+from conformance.authoring.expect import (
     cache_marker_problems,
     in_flight_calls,
     trailing_chain,
@@ -14,6 +14,7 @@ from conformance.expect import (
     v2_problems,
     v4_problems,
 )
+from conformance.checks.b_compressor import OPEN_WORK, sections
 
 
 def _calls(*ids):

@@ -1,10 +1,10 @@
-"""Covers conformance.verdict: the overall word, counts and per-level failures follow the exit
-rule of conformance.session.exit_code."""
+"""Covers conformance.run.verdict: the overall word, counts and per-level failures follow the exit
+rule of conformance.run.session.exit_code."""
 
 from __future__ import annotations
 
-from conformance.session import ConformanceSession, Result, RunOptions
-from conformance.verdict import Verdict
+from conformance.run.session import ConformanceSession, Result, RunOptions
+from conformance.run.verdict import Verdict
 
 
 def verdict_of(*outcomes, other_failures=0):

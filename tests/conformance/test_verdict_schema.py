@@ -1,5 +1,6 @@
-"""Covers conformance.verdict_schema, the JSON Schema conformance/schemas/verdict.schema.json and
-conformance.verdict.write_verdict_json: every front end that writes a JSON verdict (the pytest
+"""Covers conformance.run.verdict_schema, the JSON Schema conformance/schemas/verdict.schema.json
+and
+conformance.run.verdict.write_verdict_json: every front end that writes a JSON verdict (the pytest
 plugin, the conftest fixture route, ``context-engine-kit check --json``, ``run_conformance(
 json_path=...)``, and the ERROR verdict of a run a usage error stopped) writes a file that
 validates, with ``format_version`` its first key and the one writer's layout; the schema
@@ -14,8 +15,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.verdict import VERDICT_FORMAT_VERSION
-from conformance.verdict_schema import SCHEMA_PATH, validate_verdict, verdict_schema
+from conformance.run.verdict import VERDICT_FORMAT_VERSION
+from conformance.run.verdict_schema import SCHEMA_PATH, validate_verdict, verdict_schema
 from tests.conformance.test_cli import cli
 from tests.conftest import REPO_ROOT
 
@@ -128,8 +129,8 @@ def test_run_conformance_writes_a_valid_verdict_on_several_hosts(tmp_path):
 def _verdict_with_every_row_key() -> dict:
     """A verdict (to_json) whose rows carry the optional keys: ``root_cause``, ``examples`` and
     ``partly_checked``, a non-empty ``llm`` ledger."""
-    from conformance.session import ConformanceSession, Result, RunOptions
-    from conformance.verdict import Verdict
+    from conformance.run.session import ConformanceSession, Result, RunOptions
+    from conformance.run.verdict import Verdict
     from reference_engines.mutants._base import MinimalEngine
 
     ledger = {

@@ -1,4 +1,5 @@
-"""Covers conformance.catalogue against docs/contract.md (its inventory is read from the spec, as
+"""Covers conformance.clauses.catalogue against docs/contract.md (its inventory is read from the
+spec, as
 array-api-tests does) and against the registry: every anchor of the contract is a catalogue
 clause and back, every registered check names a catalogue clause, every capability and host
 feature a check declares is a declared one, and an unknown capability is a usage error that
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import catalogue, registry
-from conformance.errors import KitUsageError
-from conformance.session import ConformanceSession, RunOptions
+from conformance.authoring import registry
+from conformance.clauses import catalogue
+from conformance.clauses.errors import KitUsageError
+from conformance.run.session import ConformanceSession, RunOptions
 from reference_engines.mutants._base import MinimalEngine
 from simulator.host.profiles import HOST_FEATURES, PROFILES
 

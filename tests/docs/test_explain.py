@@ -1,4 +1,4 @@
-"""Covers conformance.explain, conformance.clause_advice and the packaged clause texts
+"""Covers conformance.run.explain, conformance.run.clause_advice and the packaged clause texts
 (conformance/clauses.json): ``context-engine-kit explain CLAUSE`` works for every clause of the
 catalogue, where the user is (an installed kit has no docs/ folder), failure messages point at
 it, every engine-facing and kit clause has a cause and a fix, and an unknown clause is an error
@@ -12,9 +12,11 @@ import tomllib
 
 import pytest
 
-from conformance import catalogue, explain, registry
-from conformance.clause_advice import ADVICE, HOST_ADVICE, KIT_TEXTS, advice
-from conformance.errors import render
+from conformance.authoring import registry
+from conformance.clauses import catalogue
+from conformance.clauses.errors import render
+from conformance.run import explain
+from conformance.run.clause_advice import ADVICE, HOST_ADVICE, KIT_TEXTS, advice
 from tests.conformance.test_cli import cli
 from tests.conftest import REPO_ROOT
 
@@ -25,7 +27,7 @@ def test_packaged_clause_texts_match_the_contract():
     contract = (REPO_ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
     packaged = json.loads(explain.PACKAGED_TEXTS.read_text(encoding="utf-8"))
     assert packaged == explain.packaged_data(contract), (
-        "conformance/clauses.json is stale: run python -m conformance.explain --write-clauses"
+        "conformance/clauses.json is stale: run python -m conformance.run.explain --write-clauses"
     )
     contract_ids = [c.id for c in catalogue.CLAUSES.values() if c.side != catalogue.KIT]
     assert sorted(packaged["clauses"]) == sorted(contract_ids)
@@ -61,7 +63,9 @@ def test_an_installed_kit_reads_the_packaged_texts(monkeypatch, tmp_path):
 def test_every_engine_facing_and_kit_clause_has_a_cause_and_a_fix():
     for clause in catalogue.CLAUSES.values():
         if clause.side in (catalogue.ENGINE, catalogue.KIT):
-            assert clause.id in ADVICE, f"{clause.id} has no entry in conformance/clause_advice.py"
+            assert clause.id in ADVICE, (
+                f"{clause.id} has no entry in conformance/run/clause_advice.py"
+            )
         tip = advice(clause.id, clause.side)
         assert len(tip.cause) > 30 and len(tip.fix) > 20, clause.id
         assert not tip.cause.endswith(" ") and tip.fix.endswith("."), clause.id

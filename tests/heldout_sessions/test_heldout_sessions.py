@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.engine_loading import load_engine_factory
-from conformance.session import run_conformance
+from conformance.run.session import run_conformance
+from conformance.runtime.engine_loading import load_engine_factory
 from tests.heldout_sessions.engines import PAIRS
 
 pytestmark = pytest.mark.slow

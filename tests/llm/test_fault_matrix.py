@@ -135,7 +135,7 @@ def test_a4_check_under_each_kind_passes_fail_closed_and_fails_the_mutant(
 ):
     """A4's summary-failure check with only ``kind`` drawn: the fail-closed engine is clean and
     its ledger shows the fault fired; the mutant fails unless the reply still has text."""
-    from conformance.engine_loading import load_engine_factory
+    from conformance.runtime.engine_loading import load_engine_factory
 
     monkeypatch.setattr(summary_faults, "KINDS", (kind,))
     outcomes = {}

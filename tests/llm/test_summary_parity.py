@@ -6,7 +6,7 @@ The engine (``summary_engine.py``) is written as a plugin author would: it subcl
 In this process it runs on the kit's shim; in the hermes-agent 0.19.0 venv it runs on the
 real auxiliary client, configured by ``configure_hermes_home`` to call the kit's LLM on
 loopback. Both must deliver the same deterministic B4 summary, and so must two fresh LLMs
-of one seed; through the kit's per-case LLM (``conformance.engine_llm``, what checks and
+of one seed; through the kit's per-case LLM (``conformance.authoring.engine_llm``, what checks and
 scenarios serve) on both clients too (``kit_llm_driver.py`` runs it on hermes-agent).
 """
 
@@ -74,8 +74,9 @@ KIT_DRIVER = Path(__file__).resolve().parent / "kit_llm_driver.py"
 
 
 def _kit_case(case_id, messages):
-    """SummaryEngine under the kit's per-case LLM (conformance.engine_llm), here (the shim)."""
-    from conformance.engine_llm import engine_llm
+    """SummaryEngine under the kit's per-case LLM (conformance.authoring.engine_llm), here (the
+    shim)."""
+    from conformance.authoring.engine_llm import engine_llm
     from tests.llm.summary_engine import SummaryEngine
 
     with engine_llm(case_id) as (ledger, seed_home):
@@ -103,7 +104,8 @@ def test_same_seed_same_summary_across_fresh_llms(shim_agent):
 
 
 def test_same_summary_through_the_kit_llm_on_hermes(shim_agent, hermes_python, tmp_path):
-    """Hermes' real auxiliary client, configured by conformance.engine_llm's ``seed_home`` and
+    """Hermes' real auxiliary client, configured by conformance.authoring.engine_llm's
+    ``seed_home`` and
     calling the per-case LLM over loopback (in a hermes-agent 0.19.0 process running this
     repository), gives the engine the same summary and ledger as the shim here, twice."""
     import subprocess

@@ -3,7 +3,7 @@ one group of tests per contract clause.
 
 Each test names the clause it guards (B1-B6, A1-A7, O, V). Histories are either built by
 hand here or come from :mod:`benchmarks.histories` (seeded, deterministic). Validity (V1-V4)
-is judged by the kit's own checkers in :mod:`conformance.expect`. B3 follows the seeds
+is judged by the kit's own checkers in :mod:`conformance.authoring.expect`. B3 follows the seeds
 (docs/contract-notes.md 1.5, 1.6); the opt-in ``head_decay`` mode is tested apart.
 """
 
@@ -17,7 +17,7 @@ import logging
 import pytest
 
 from benchmarks.histories import KINDS, history
-from conformance.expect import (
+from conformance.authoring.expect import (
     in_flight_calls,
     v1_problems,
     v2_problems,

@@ -14,12 +14,12 @@ import subprocess
 
 import pytest
 
-from conformance.engine_loading import load_engine_factory
 from conformance.report import write_report
+from conformance.run.session import Result, scenario_results
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
-from conformance.session import Result, scenario_results
 from reference_engines.compressor import ReferenceCompressor
 
 BROWSER = next(

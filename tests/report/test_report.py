@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from conformance.engine_loading import load_engine_factory
 from conformance.report import plots, write_report
+from conformance.run.session import Result, scenario_results
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
-from conformance.session import Result, scenario_results
 from reference_engines.compressor import ReferenceCompressor
 
 ENGINE = "reference_engines.compressor:ReferenceCompressor"
@@ -122,7 +122,7 @@ def test_pytest_option_writes_the_report_under_xdist(kit_pytester):
 
 
 def test_failures_come_first_and_every_clause_link_has_its_text(tmp_path, runs):
-    from conformance.explain import clause_text
+    from conformance.run.explain import clause_text
 
     path = tmp_path / "report.html"
     results = results_of(runs) + [

@@ -1,5 +1,5 @@
 """Covers conformance.scenarios.expectations (judge_expectation, via
-conformance.session.scenario_results) and conformance.scenarios.runner: a
+conformance.run.session.scenario_results) and conformance.scenarios.runner: a
 `compressions: {min: N}` expectation cannot fail an engine whose own threshold (K2) was never
 reached by the scenario's prompts: it is skipped with the figures (kit fairness); a hostile
 engine's SystemExit stops the scenario, not the process."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.run.session import scenario_results
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.runner import run_scenario
-from conformance.session import scenario_results
 from reference_engines.compressor import ReferenceCompressor
 from reference_engines.mutants._base import MinimalEngine
 

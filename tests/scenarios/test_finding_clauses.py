@@ -1,5 +1,5 @@
 """Covers conformance.scenarios.expectations (finding_clause, METHOD_CLAUSES; judged through
-conformance.session.scenario_results): scenario findings weigh what the checks of the same
+conformance.run.session.scenario_results): scenario findings weigh what the checks of the same
 clause weigh.
 
 An engine error seen in a scenario is reported under the clause of the method that raised,
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import registry
-from conformance.catalogue import METHOD_CLAUSES
-from conformance.errors import strip_repro
+from conformance.authoring import registry
+from conformance.clauses.catalogue import METHOD_CLAUSES
+from conformance.clauses.errors import strip_repro
+from conformance.run.session import scenario_results
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario, load_text
-from conformance.session import scenario_results
 from tests.scenarios.engines import SelectRaises, SessionStartRaises
 
 LIBRARY = Path(__file__).resolve().parents[2] / "conformance" / "scenarios" / "library"

@@ -1,5 +1,5 @@
 """Covers conformance.scenarios (the bundled library), conformance.scenarios.runner and
-conformance.scenarios.expectations (through conformance.session.scenario_results): the library
+conformance.scenarios.expectations (through conformance.run.session.scenario_results): the library
 passes on every reference engine, and each scenario fails on at least one mutant."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import importlib
 
 import pytest
 
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import strip_repro
+from conformance.clauses.errors import strip_repro
+from conformance.run.session import scenario_results
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario
-from conformance.session import scenario_results
 
 REFERENCES = [
     "reference_engines.compressor:ReferenceCompressor",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from conformance.errors import ScenarioError
+from conformance.clauses.errors import ScenarioError
 from conformance.scenarios import library_paths
 from conformance.scenarios.loader import load_scenario, load_text, schema
 

@@ -1,5 +1,5 @@
 """Covers conformance.scenarios.runner, conformance.scenarios.run and
-conformance.scenarios.expectations (through conformance.session.scenario_results): what
+conformance.scenarios.expectations (through conformance.run.session.scenario_results): what
 failures say (step, expectation, observation), stopped runs, determinism."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import subprocess
 import sys
 import textwrap
 
-from conformance.engine_loading import load_engine_factory
-from conformance.errors import strip_repro
+from conformance.clauses.errors import strip_repro
+from conformance.run.session import scenario_results
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios import LIBRARY_DIR as LIBRARY
 from conformance.scenarios.loader import load_scenario, load_text
 from conformance.scenarios.runner import run_scenario
-from conformance.session import scenario_results
 from reference_engines.compressor import ReferenceCompressor
 from tests.conftest import REPO_ROOT
 
@@ -120,7 +120,7 @@ def test_the_same_scenario_gives_the_same_numbers_in_another_process():
     path = "conformance/scenarios/library/u3_restore_branch_rotate.scenario.yaml"
     code = textwrap.dedent(f"""
         import json
-        from conformance.engine_loading import load_engine_factory
+        from conformance.runtime.engine_loading import load_engine_factory
         from conformance.scenarios.loader import load_scenario
         from conformance.scenarios.runner import run_scenario
         r = run_scenario(

@@ -1,4 +1,5 @@
-"""Covers conformance.scenarios.runner, conformance.frontends.scenario_cli and conformance.session
+"""Covers conformance.scenarios.runner, conformance.frontends.scenario_cli and
+conformance.run.session
 (the hang budget): a hanging engine in a scenario is bounded by the kit's timeout
 (``--conformance-timeout`` / ``scenario --timeout``), a failure naming the method, the clause and
 the limit, and the run goes on to the other scenarios and a full verdict."""
@@ -9,11 +10,11 @@ import time
 
 import pytest
 
-from conformance.engine_loading import load_engine_factory
 from conformance.frontends.scenario_cli import main
+from conformance.run.session import scenario_results
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.scenarios.loader import load_text
 from conformance.scenarios.runner import run_scenario
-from conformance.session import scenario_results
 from tests.scenarios import engines
 
 HANGS = "tests.scenarios.engines:HangsOnReset"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conformance.engine_loading import load_engine_factory
+from conformance.runtime.engine_loading import load_engine_factory
 from conformance.snapshots import corpus
 from conformance.snapshots.canonical import UidMask, reference_rows, snapshot_text
 from conformance.snapshots.capture import capture_case
@@ -54,7 +54,7 @@ def test_mask_is_stable_for_the_same_walk():
 
 def test_router_snapshot_is_byte_stable_across_processes_although_it_mints_uuid4():
     code = (
-        "import sys\nfrom conformance.engine_loading import load_engine_factory\n"
+        "import sys\nfrom conformance.runtime.engine_loading import load_engine_factory\n"
         "from conformance.snapshots import corpus\n"
         "from conformance.snapshots.capture import capture_case\n"
         "from conformance.snapshots.canonical import snapshot_text\n"

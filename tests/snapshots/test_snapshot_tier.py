@@ -1,4 +1,4 @@
-"""Covers conformance.snapshots (plugin, mismatch), conformance.cases.SnapshotCase and the
+"""Covers conformance.snapshots (plugin, mismatch), conformance.run.cases.SnapshotCase and the
 suite's ``test_compression_snapshot``: the snapshot tier in a user's project (pytester
 subprocesses)."""
 

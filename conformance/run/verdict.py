@@ -3,7 +3,7 @@
 JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
 ``run_conformance(json_path=...)``; every one written by :func:`write_verdict_json`; JSON Schema
 ``conformance/schemas/verdict.schema.json``, checked by
-:func:`conformance.verdict_schema.validate_verdict`)::
+:func:`conformance.run.verdict_schema.validate_verdict`)::
 
     {"format_version": 1,                           # VERDICT_FORMAT_VERSION, always the first key
      "engine": {"spec", "kwargs"} | {"plugin"} | null,  # as replay files name it
@@ -45,7 +45,8 @@ A failure's root cause is the same engine exception from the same engine frame (
 hang, the same death): the verdict counts it once (``failures_by_level``), under its first
 case, and the other rows point to that case. ``llm`` totals what the engine's own summary
 calls (``call_llm``, answered by the kit's LLM) cost over the run
-(:func:`conformance.engine_llm.summarise_ledgers`; zeros when it made none); the host's own
+(:func:`conformance.authoring.engine_llm.summarise_ledgers`; zeros when it made none); the host's
+own
 provider calls are not in it.
 
 Format version. ``format_version`` (an int, :data:`VERDICT_FORMAT_VERSION`) is the first key of
@@ -68,9 +69,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.catalogue import METHOD_CLAUSES, sort_key
-from conformance.expect import MUST, SHOULD
-from conformance.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
+from conformance.authoring.expect import MUST, SHOULD
+from conformance.clauses.catalogue import METHOD_CLAUSES, sort_key
+from conformance.run.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
 
 #: The JSON verdict's format version, its first key ``"format_version"``: bumped when a key is
 #: removed or retyped or a ``verdict``, ``outcome`` or ``level`` word is added, dropped or
@@ -108,7 +109,7 @@ class Verdict:
     """The results of one run, and the rules that turn them into a verdict.
 
     Attributes:
-        results: one :class:`~conformance.session.Result` per case.
+        results: one :class:`~conformance.run.session.Result` per case.
         other_failures: failed tests of the pytest session that are not conformance cases.
         interrupted: the run was stopped (Ctrl-C) before every case ran.
         total: how many cases the run had (for an interrupted run's "N of M").
@@ -164,7 +165,7 @@ class Verdict:
 
     def partly_checked(self) -> int:
         """Cases the drawing budget cut short that found nothing
-        (:func:`~conformance.results.partly_checked`)."""
+        (:func:`~conformance.run.results.partly_checked`)."""
         return sum(partly_checked(r) for r in self.results)
 
     def root_causes(self) -> list[dict[str, Any]]:
@@ -215,7 +216,7 @@ class Verdict:
 
     def per_clause(self) -> OrderedDict[str, dict[str, int]]:
         """``{clause: {outcome: count}}`` in contract order, plus ``"partial"``: the cases the
-        budget cut short (:func:`~conformance.results.partly_checked`), counted there and not
+        budget cut short (:func:`~conformance.run.results.partly_checked`), counted there and not
         as passed or skipped."""
         table: dict[str, dict[str, int]] = {}
         for r in self.results:
@@ -380,7 +381,7 @@ class Verdict:
 
     def to_json(self, *, session: Any, strict: bool | None = None) -> dict[str, Any]:
         """The JSON verdict (shape in the module docstring, :func:`versioned`: ``format_version``
-        first) of ``session``'s run (a :class:`~conformance.session.ConformanceSession`);
+        first) of ``session``'s run (a :class:`~conformance.run.session.ConformanceSession`);
         ``strict`` defaults to its option."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
@@ -425,8 +426,9 @@ class Verdict:
 
     def llm_totals(self) -> dict[str, Any]:
         """The run's engine-LLM totals (calls, requests, tokens, ``cost_usd`` in USD) over
-        every result's ``llm`` ledger (:func:`conformance.engine_llm.summarise_ledgers`)."""
-        from conformance.engine_llm import summarise_ledgers
+        every result's ``llm`` ledger
+        (:func:`conformance.authoring.engine_llm.summarise_ledgers`)."""
+        from conformance.authoring.engine_llm import summarise_ledgers
 
         return summarise_ledgers([r.llm for r in self.results if r.llm])
 

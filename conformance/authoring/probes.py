@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance.strategies import filler_block, text_from_seed
+from conformance.authoring.strategies import filler_block, text_from_seed
 
 #: A system prompt of more than 2,000 characters that ends on a unique token (V4 keeps it whole).
 LONG_SYSTEM_PROMPT = (

@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from conformance.timeouts import engine_seconds
+from conformance.runtime.timeouts import engine_seconds
 
 #: Default drawing budget of a run, seconds (``--conformance-budget``).
 DEFAULT_BUDGET_S = 120.0

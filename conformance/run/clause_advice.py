@@ -2,7 +2,7 @@
 prints and the HTML report embeds.
 
 :data:`ADVICE` has one :class:`Advice` per engine-facing clause and per kit clause of the
-catalogue (:mod:`conformance.catalogue`); ``tests/docs/test_explain.py`` checks that none is
+catalogue (:mod:`conformance.clauses.catalogue`); ``tests/docs/test_explain.py`` checks that none is
 missing. Host-side clauses are kept by the host, so they share :data:`HOST_ADVICE` unless they
 have an entry of their own. :data:`KIT_TEXTS` holds the text of the kit's own clauses (S0, D1),
 which are not in ``docs/contract.md``.

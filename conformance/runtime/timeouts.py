@@ -2,9 +2,10 @@
 
 Every call the kit makes into engine code is wrapped in :func:`calling`, which records the
 method in :data:`CURRENT_CALL` (and its start in :data:`CALL_STARTED`) and tells the
-supervisor (:mod:`conformance.supervisor`, through :data:`CALL_HOOKS`), so a hang or a death
+supervisor (:mod:`conformance.runtime.supervisor`, through :data:`CALL_HOOKS`), so a hang or a death
 names the method in flight. A hang is one engine call longer than the per-call limit
-(``--conformance-timeout``, :data:`conformance.context.DEFAULT_CHECK_TIMEOUT_S` by default);
+(``--conformance-timeout``, :data:`conformance.authoring.context.DEFAULT_CHECK_TIMEOUT_S` by
+default);
 :func:`build_engine` and :func:`call_with_timeout` bound single calls the kit makes outside a
 case (the constructor probe). Serves the kit's "nothing hangs" rule and the TS/L1 clauses'
 hang reporting.
@@ -18,8 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from conformance import engine_clock
-from conformance.errors import EngineTimeout
+from conformance.clauses.errors import EngineTimeout
+from conformance.runtime import engine_clock
 
 #: thread ident -> (clause, level, method) of the engine call in progress on that thread
 #: (clause and level None: the check's own). Set by the drivers (conformance.checks.engine_calls)
@@ -35,13 +36,14 @@ _ENGINE_SECONDS = [0.0]
 _ENGINE_LOCK = threading.Lock()
 #: The last outermost engine call that began in this process (its method), "" before any.
 LAST_CALL: list[str] = [""]
-#: thread ident -> the :func:`conformance.engine_clock.stamp` of its outermost call in flight.
+#: thread ident -> the :func:`conformance.runtime.engine_clock.stamp` of its outermost call in
+#: flight.
 _CALL_STAMPS: dict[int, tuple[float, float]] = {}
 
 
 def engine_seconds() -> float:
     """Demand seconds spent inside outermost engine calls (:func:`calling`) in this process so
-    far, summed over threads (:mod:`conformance.engine_clock`: wall time less the time the
+    far, summed over threads (:mod:`conformance.runtime.engine_clock`: wall time less the time the
     thread waited for a CPU): what the drawing budget counts, so that the same engine draws the
     same examples on a loaded machine as on an idle one."""
     return _ENGINE_SECONDS[0]
@@ -150,7 +152,7 @@ def _start(fn: Callable[[], Any], timeout: float) -> _Worker:
 
 def constructor_label(factory: Any) -> str:
     """How the user wrote the engine's construction: ``MyEngine()`` for an
-    :class:`~conformance.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
+    :class:`~conformance.runtime.engine_loading.EngineFactory` of class ``MyEngine`` (or a factory
     function), the callable's name otherwise."""
     target = getattr(factory, "target", factory)
     if target is None:  # a deferred factory not resolved yet: the name its spec gives

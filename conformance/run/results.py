@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from conformance.expect import MUST
+from conformance.authoring.expect import MUST
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 
@@ -29,16 +29,17 @@ class Result:
         kind: the case kind (``snapshot`` results weigh in the verdict word even as SHOULD).
         title: what the case checks (the registry's title; the HTML report shows it).
         root_cause: the key of a failure's root cause (the same engine exception from the same
-            frame, :func:`conformance.engine_frames.root_cause`); "" when unknown.
+            frame, :func:`conformance.authoring.engine_frames.root_cause`); "" when unknown.
         examples_run, examples_asked: a Hypothesis check's examples (None for the others).
         budget_reached: the check stopped drawing because its share of the budget ran out.
         llm: what the engine's own LLM calls (``call_llm``) cost during the case
-            (:mod:`conformance.engine_llm`): ``calls``, ``requests``, ``failed_requests``,
+            (:mod:`conformance.authoring.engine_llm`): ``calls``, ``requests``, ``failed_requests``,
             ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``,
             ``cache_write_tokens`` (tokens), ``cost_usd`` (simulated USD), plus the ledger's
             ``faults``, ``errors`` and ``models`` maps; empty when the engine made no LLM
             call (a scenario file's cost is on one row only: its first expectation that ran).
-        hosts: in a run of several hosts (:mod:`conformance.hosts`), the host profiles this
+        hosts: in a run of several hosts (:mod:`conformance.authoring.hosts`), the host profiles
+        this
             row stands for (the host it was played on first); empty in a one-host run.
     """
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from conformance.timeouts import kit_time
+from conformance.runtime.timeouts import kit_time
 from simulator.llm.engine_llm import ANSWER_HOOKS
 
 # the simulated LLM's time inside an engine's summary call is the kit's, not the engine's
@@ -94,7 +94,7 @@ TOTAL_KEYS = (
 
 
 def ledger_row(ledger: dict[str, Any] | None) -> dict[str, Any]:
-    """What a :class:`~conformance.results.Result` carries as ``llm``: the case's ledger
+    """What a :class:`~conformance.run.results.Result` carries as ``llm``: the case's ledger
     (:meth:`simulator.llm.ledger.Ledger.as_dict`) when the engine made at least one LLM call
     or request, else ``{}`` (so a row of an engine that never calls ``call_llm`` stays empty)."""
     if not ledger or not (ledger.get("calls") or ledger.get("requests")):

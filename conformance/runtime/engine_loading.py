@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import EngineSpecError, exception_text, with_article
+from conformance.clauses.errors import EngineSpecError, exception_text, with_article
 
 REQUIRED_METHODS = ("update_from_response", "should_compress", "compress")
 
@@ -400,8 +400,8 @@ def resolve_in_child(load: Callable[[], Any], what: str, timeout: float) -> None
     Raises:
         EngineSpecError: what ``load()`` raised, or the child died or hung (naming ``what``).
     """
-    from conformance.sandbox import Sandbox, block_network, install_audit_hook, watching
-    from conformance.supervisor import Died, Hung, Worker, fork_available
+    from conformance.runtime.sandbox import Sandbox, block_network, install_audit_hook, watching
+    from conformance.runtime.supervisor import Died, Hung, Worker, fork_available
 
     def serve(_task: Any) -> None:
         sandbox = Sandbox(os.environ.get("HERMES_HOME") or None)

@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 _KIT_ROOTS = tuple(
-    str(Path(__file__).resolve().parent.parent / name) + os.sep
+    str(Path(__file__).resolve().parents[2] / name) + os.sep
     for name in ("conformance", "simulator")
 )
 _LIBRARY_ROOTS = tuple(

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import NetworkBlocked
+from conformance.clauses.errors import NetworkBlocked
 from simulator.provider.tokens import TokenizerUnavailable, tiktoken_cache_entries
 
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
@@ -294,7 +294,7 @@ _WATCH = _Watch()
 
 
 def _method_in_flight() -> str:
-    from conformance.timeouts import CURRENT_CALL
+    from conformance.runtime.timeouts import CURRENT_CALL
 
     entry = CURRENT_CALL.get(threading.get_ident())
     return entry[2] if entry else ""

@@ -1,6 +1,7 @@
 """How long an engine call took, counted the way machine load does not change it.
 
-The drawing budget (:mod:`conformance.budget`) is charged the time spent inside the engine's
+The drawing budget (:mod:`conformance.authoring.budget`) is charged the time spent inside the
+engine's
 calls. Wall time is the wrong measure for that: on a loaded machine the same call takes longer
 because the thread that runs it waits for a CPU, so the same engine would draw fewer examples,
 and be judged on fewer, the busier the machine. What is charged instead is the call's **demand

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import KitUsageError
+from conformance.clauses.errors import KitUsageError
 
 FORMAT = 2
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -9,10 +9,10 @@ and ``scenario``, the conftest fixture route), so they give the same result set.
 A case has ``id``, ``clause``, ``level``, ``kind``, ``title``, ``needs`` (host features),
 ``requires``/``excludes`` (capabilities), ``examples`` (its Hypothesis budget) and ``repro()``.
 A check runs with ``execute(session, ctx)``, which returns None when it holds and raises its
-finding otherwise (:class:`~conformance.errors.ContractViolation`, ...); a snapshot case
+finding otherwise (:class:`~conformance.clauses.errors.ContractViolation`, ...); a snapshot case
 ``capture(ctx)``s the engine's output; a scenario expectation is judged on its file's run. The
-session (:mod:`conformance.session`, :mod:`conformance.execution`) turns each into a
-:class:`~conformance.results.Result` with one skip rule, one xfail rule, one renderer and one
+session (:mod:`conformance.run.session`, :mod:`conformance.run.execution`) turns each into a
+:class:`~conformance.run.results.Result` with one skip rule, one xfail rule, one renderer and one
 ``Repro:`` rule for every kind.
 """
 
@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import catalogue, registry
-from conformance.errors import ContractViolation
-from conformance.expect import SHOULD
+from conformance.authoring import registry
+from conformance.authoring.expect import SHOULD
+from conformance.clauses import catalogue
+from conformance.clauses.errors import ContractViolation
 
 #: The pytest test function that runs snapshot cases (syrupy's ``snapshot`` fixture is bound to
 #: it); its items are ``test_compression_snapshot[<corpus case>]``.

@@ -25,11 +25,16 @@ from hypothesis import seed as hyp_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
-from conformance.budget import SHRINK_GRACE_S
-from conformance.engine_frames import where
-from conformance.errors import CheckSkipped, ContractViolation, EngineUnavailable, exception_text
-from conformance.hypothesis_profiles import PROFILES, check_settings, in_ci
-from conformance.timeouts import HangBudget, calling, constructor_label
+from conformance.authoring.budget import SHRINK_GRACE_S
+from conformance.authoring.engine_frames import where
+from conformance.authoring.hypothesis_profiles import PROFILES, check_settings, in_ci
+from conformance.clauses.errors import (
+    CheckSkipped,
+    ContractViolation,
+    EngineUnavailable,
+    exception_text,
+)
+from conformance.runtime.timeouts import HangBudget, calling, constructor_label
 from simulator.host.calls import accepted_kwargs, update_model_kwargs
 from simulator.host.shim import AbcInfo, abc_info
 
@@ -130,7 +135,7 @@ def _unique(values: Mapping[str, Any], label: str) -> str:
 
 @dataclass
 class CheckContext:
-    """What one check runs with (built by the session, :mod:`conformance.session`).
+    """What one check runs with (built by the session, :mod:`conformance.run.session`).
 
     Attributes:
         engine_factory: returns a new engine per call (an ``EngineFactory`` or any callable).
@@ -146,11 +151,13 @@ class CheckContext:
         shrink: shrink failing examples (off: faster failures with longer examples).
         host_profile: the host the kit plays (``documented`` or ``hermes-0.19``).
         capabilities: the engine's declared capabilities plus the command line's.
-        hangs: the run's :class:`~conformance.timeouts.HangBudget`.
+        hangs: the run's :class:`~conformance.runtime.timeouts.HangBudget`.
         check: the check being run (its registered budget sizes :meth:`examples`).
-        sandbox: the case's :class:`~conformance.sandbox.Sandbox` (each new engine gets its own
+        sandbox: the case's :class:`~conformance.runtime.sandbox.Sandbox` (each new engine gets
+        its own
             home in it), or None outside a case.
-        share: the check's :class:`~conformance.budget.Share` of the run's drawing budget (None:
+        share: the check's :class:`~conformance.authoring.budget.Share` of the run's drawing
+        budget (None:
             unlimited).
         on_finding: called with each finding as :meth:`examples` meets it (the session hands it
             to the parent process at once, so a later death or hang cannot lose it).
@@ -190,8 +197,9 @@ class CheckContext:
         host's keyword arguments (:func:`simulator.host.calls.update_model_kwargs`).
 
         In a case, the engine first gets its own home (:meth:`Sandbox.new_home
-        <conformance.sandbox.Sandbox.new_home>`). While the constructor and update_model run
-        they are the call in flight (:func:`~conformance.timeouts.calling`), so a hang there is
+        <conformance.runtime.sandbox.Sandbox.new_home>`). While the constructor and update_model run
+        they are the call in flight (:func:`~conformance.runtime.timeouts.calling`), so a hang
+        there is
         reported as ``MyEngine(): did not return within N s`` (or ``update_model()``).
         ``update_model`` gets the host's keywords that its signature accepts.
 
@@ -231,7 +239,7 @@ class CheckContext:
 
     def settings(self, **overrides: Any) -> settings:
         """Hypothesis settings for this check: its profile's registered settings
-        (:mod:`conformance.hypothesis_profiles`: no deadline, no database, quiet) with the
+        (:mod:`conformance.authoring.hypothesis_profiles`: no deadline, no database, quiet) with the
         check's own example budget and the run's derandomize."""
         changes: dict[str, Any] = dict(max_examples=self.budget(), derandomize=self.derandomize)
         if not self.shrink:
@@ -247,12 +255,13 @@ class CheckContext:
     ) -> None:
         """Run ``body(draw)`` over Hypothesis examples (:meth:`budget` of them), or once over
         the replayed draws. ``first`` (values by draw label, or a list of such mappings) is
-        tried before any draw, as fixed examples (:mod:`conformance.probes`): a long input a
+        tried before any draw, as fixed examples (:mod:`conformance.authoring.probes`): a long
+        input a
         slow engine must not escape, an input where the engine's own thresholds make it
         compact; the first of them that finds something stops the fixed ones.
 
         ``draw(strategy, label)`` returns a drawn value and records it; a
-        :class:`~conformance.errors.ContractViolation` raised by ``body`` gets the (shrunk)
+        :class:`~conformance.clauses.errors.ContractViolation` raised by ``body`` gets the (shrunk)
         draws attached as its example, for the replay file.
         """
 

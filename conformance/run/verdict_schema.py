@@ -1,16 +1,16 @@
 """The JSON Schema of the JSON verdict, shipped with the kit, and a check against it.
 
 ``conformance/schemas/verdict.schema.json`` (JSON Schema draft 2020-12) describes the document
-:func:`conformance.verdict.write_verdict_json` writes (``--conformance-json``,
+:func:`conformance.run.verdict.write_verdict_json` writes (``--conformance-json``,
 ``context-engine-kit check --json``, ``run_conformance(json_path=...)``) for
-``format_version`` :data:`~conformance.verdict.VERDICT_FORMAT_VERSION`: every key the kit
+``format_version`` :data:`~conformance.run.verdict.VERDICT_FORMAT_VERSION`: every key the kit
 writes, its JSON type, which keys are always there, and the ``verdict``, ``outcome`` and
 ``level`` words. Unknown keys are allowed at every level, so a verdict from a kit that added a
 key still validates; a removed or retyped key does not.
 
 A consumer checks a file with::
 
-    from conformance.verdict_schema import validate_verdict
+    from conformance.run.verdict_schema import validate_verdict
     validate_verdict(json.loads(Path("verdict.json").read_text(encoding="utf-8")))
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 #: The schema file, inside the installed package.
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "verdict.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "verdict.schema.json"
 
 
 @lru_cache(maxsize=1)

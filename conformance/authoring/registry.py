@@ -9,10 +9,10 @@ Usage::
 
 registers ``V2-tool-results-paired[compress]`` and ``...[select_context]``. Ids are ASCII,
 deterministic and sorted. Every declaration is validated when the module is imported: the
-clause against the catalogue (:mod:`conformance.catalogue`), capabilities against its
+clause against the catalogue (:mod:`conformance.clauses.catalogue`), capabilities against its
 declared set, host features against the host's (:data:`~simulator.host.profiles.HOST_FEATURES`),
 and the function's name against the id (``check_<id in snake case>``). The registry feeds the
-one stream of cases (:mod:`conformance.cases`) that every front end runs.
+one stream of cases (:mod:`conformance.run.cases`) that every front end runs.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import catalogue
-from conformance.expect import MUST, SHOULD
+from conformance.authoring.expect import MUST, SHOULD
+from conformance.clauses import catalogue
 
 _ID_RE = re.compile(r"^[A-Z]{1,3}[0-9]*(-[a-z0-9]+)?-[a-z0-9-]+(\[[a-z0-9_-]+\])?$")
 _CHECK_MODULES = (
@@ -59,7 +59,7 @@ CLAUSE_FEATURE = object()
 
 @dataclass(frozen=True)
 class Check:
-    """One registered check (a case of the stream, see :mod:`conformance.cases`).
+    """One registered check (a case of the stream, see :mod:`conformance.run.cases`).
 
     Attributes:
         id: e.g. ``"V2-tool-results-paired[compress]"``.
@@ -77,7 +77,8 @@ class Check:
         practice: ``"host"`` when the check's rule comes from Hermes' code rather than its
             docs (its failures say "host practice"), ``"kit"`` for the kit's own practice.
         examples: Hypothesis examples drawn under the default profile (None: the profile's
-            full count); the profile scales it (:meth:`conformance.context.CheckContext.budget`).
+            full count); the profile scales it
+            (:meth:`conformance.authoring.context.CheckContext.budget`).
     """
 
     id: str
@@ -95,7 +96,8 @@ class Check:
     examples: int | None = None
 
     def execute(self, session: Any, ctx: Any) -> None:
-        """Run the check body on ``ctx`` (a :class:`~conformance.context.CheckContext`; the
+        """Run the check body on ``ctx`` (a :class:`~conformance.authoring.context.CheckContext`;
+        the
         session is not needed by checks).
 
         Raises:

@@ -265,7 +265,7 @@ def capabilities(names: Iterable[str], *, source: str) -> frozenset:
     Raises:
         ValueError: a name is not a capability; the message names ``source`` (where the name
             came from), the known capabilities and the closest match (the session raises it to
-            the user as a :class:`~conformance.errors.KitUsageError`).
+            the user as a :class:`~conformance.clauses.errors.KitUsageError`).
     """
     out = frozenset(str(n).strip() for n in names if str(n).strip())
     unknown = sorted(out - CAPABILITIES.keys())

@@ -185,8 +185,8 @@ class HostCase:
     """One case of the stream played on one host, standing for every host with its view.
 
     Attributes:
-        base: the case (a registry :class:`~conformance.registry.Check`, a
-            :class:`~conformance.cases.ScenarioCase`, ...).
+        base: the case (a registry :class:`~conformance.authoring.registry.Check`, a
+            :class:`~conformance.run.cases.ScenarioCase`, ...).
         host: the profile name it is played on.
         hosts: every host its result stands for (``host`` first).
         suffixed: its id carries ``[host]`` (the case has several views in this run).
@@ -271,8 +271,8 @@ def host_field(ctx: Any, name: str) -> Any:
     if isinstance(check, HostCase) and name not in fields_read(check):
         raise UndeclaredHostField(
             f"kit fault: check {check.base.id} reads the host profile field {name!r}, which "
-            "conformance.hosts.READS does not list for it (its verdict would be shared by "
-            "hosts that differ there); please report it"
+            "conformance.authoring.hosts.READS does not list for it (its verdict would be "
+            "shared by hosts that differ there); please report it"
         )
     return getattr(get_profile(ctx.host_profile), name, None)
 
@@ -304,7 +304,7 @@ def skip_unless_system_sent(ctx: Any, method: str, clause: str) -> None:
         CheckSkipped: the host of ``ctx`` sends ``method`` no system row.
         UndeclaredHostField: as :func:`host_field`.
     """
-    from conformance.errors import CheckSkipped
+    from conformance.clauses.errors import CheckSkipped
 
     if not host_field(ctx, SYSTEM_ROW[method]):
         raise CheckSkipped(

@@ -9,7 +9,8 @@ Every finding, failure and error the kit reports is one line in one grammar::
     --conformance-replay .conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
 
 :func:`render` builds it (error outcomes included: ``[A4 MUST] engine not available: ...``);
-the ``See`` target comes from the clause catalogue (:mod:`conformance.catalogue`), followed by
+the ``See`` target comes from the clause catalogue (:mod:`conformance.clauses.catalogue`),
+followed by
 the command that explains the clause where the user is (an installed kit has no docs/ folder).
 """
 
@@ -31,7 +32,7 @@ def render(clause: str, level: str, detail: str, *, repro: str = "") -> str:
     shell command that reruns the case (empty: no ``Repro:`` part). A clause the catalogue does
     not know points at the contract alone.
     """
-    from conformance.catalogue import CLAUSES, anchor
+    from conformance.clauses.catalogue import CLAUSES, anchor
 
     text = detail.rstrip()
     if text and not text.endswith((".", "!", "?")):

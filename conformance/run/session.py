@@ -3,7 +3,7 @@
 A :class:`ConformanceSession` is built once per run from :class:`RunOptions` (by the pytest
 plugin from its options, by :func:`run_conformance` from its arguments; ``context-engine-kit
 check`` runs pytest). It probes the engine once (name, capabilities, expected failures, or the
-constructor's error), yields the one stream of cases (:mod:`conformance.cases`) and runs any
+constructor's error), yields the one stream of cases (:mod:`conformance.run.cases`) and runs any
 case with one rule set:
 
 1. skip when the host lacks a feature the case needs (:meth:`HostProfile.has
@@ -12,7 +12,8 @@ case with one rule set:
 3. run the case on a worker thread under ``--conformance-timeout`` with the network blocked;
 4. file a finding under its own clause and level, as an expected failure when the engine or
    the user listed its id, id prefix or clause; write its failure file; end its message with
-   ``Repro:`` (:meth:`ConformanceSession.repro`), rendered by :func:`conformance.errors.render`.
+   ``Repro:`` (:meth:`ConformanceSession.repro`), rendered by
+   :func:`conformance.clauses.errors.render`.
 
 Front ends differ only in how they show results and in their ``Repro:`` command base (the
 options that select the engine: ``--engine=...``, ``--engine-plugin=...``, or the test files of
@@ -32,14 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import catalogue, replay
-from conformance.budget import DEFAULT_BUDGET_S, RunBudget, ScenarioBudget
-from conformance.cases import compare_with_file
-from conformance.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
-from conformance.engine_frames import where
-from conformance.engine_llm import engine_llm, ledger_row
-from conformance.engine_loading import EngineFactory, as_factory, looks_like_engine
-from conformance.errors import (
+from conformance.authoring.budget import DEFAULT_BUDGET_S, RunBudget, ScenarioBudget
+from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES, CheckContext, budget
+from conformance.authoring.engine_frames import where
+from conformance.authoring.engine_llm import engine_llm, ledger_row
+from conformance.authoring.expect import MUST
+from conformance.authoring.hosts import expand, host_of, parse_hosts, spec_text
+from conformance.clauses import catalogue
+from conformance.clauses.errors import (
     ContractViolation,
     EngineTimeout,
     EngineUnavailable,
@@ -49,14 +50,15 @@ from conformance.errors import (
     pytest_command,
     render,
 )
-from conformance.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
-from conformance.expect import MUST
-from conformance.hosts import expand, host_of, parse_hosts, spec_text
-from conformance.replay import load as load_failure
-from conformance.results import OUTCOMES, Result, exit_code
-from conformance.sandbox import CLAUSE as E1
-from conformance.sandbox import Sandbox, block_network, idle_folder, start_child, watching
-from conformance.supervisor import (
+from conformance.run import replay
+from conformance.run.cases import compare_with_file
+from conformance.run.execution import GRACE_S, Attempt, attempt, attempt_scenario, from_death
+from conformance.run.replay import load as load_failure
+from conformance.run.results import OUTCOMES, Result, exit_code
+from conformance.runtime.engine_loading import EngineFactory, as_factory, looks_like_engine
+from conformance.runtime.sandbox import CLAUSE as E1
+from conformance.runtime.sandbox import Sandbox, block_network, idle_folder, start_child, watching
+from conformance.runtime.supervisor import (
     DEFAULT_MEMORY_LIMIT,
     ISOLATIONS,
     Died,
@@ -66,7 +68,7 @@ from conformance.supervisor import (
     fork_available,
     supervised,
 )
-from conformance.timeouts import (
+from conformance.runtime.timeouts import (
     DEFAULT_MAX_TIMEOUTS,
     HangBudget,
     build_engine,
@@ -110,9 +112,9 @@ class RunOptions:
         shrink: shrink counterexamples.
         strict: SHOULD failures and XPASS fail the run too.
         host_profile: the host profile played (``documented``, ``hermes-0.19``, ...); given
-            as ``a,b`` or ``all`` (or "" for the default hosts, :func:`conformance.hosts.
+            as ``a,b`` or ``all`` (or "" for the default hosts, :func:`conformance.authoring.hosts.
             default_hosts`) it is parsed into ``host_profiles`` and becomes their first.
-        host_profiles: every host the run checks the engine on (:mod:`conformance.hosts`;
+        host_profiles: every host the run checks the engine on (:mod:`conformance.authoring.hosts`;
             empty: parsed from ``host_profile``); set by :meth:`validate`.
         capabilities: capabilities added on the command line (validated).
         xfails: expected failures given by the user ``{id | prefix | clause: reason}``.
@@ -128,7 +130,7 @@ class RunOptions:
         window: the check window in tokens (None: the kit's default).
         only: case ids, id prefixes or clause ids to run (empty: all).
         budget: seconds the run's checks may spend drawing examples (``--conformance-budget``;
-            0: no budget), shared out among the checks (:mod:`conformance.budget`).
+            0: no budget), shared out among the checks (:mod:`conformance.authoring.budget`).
         memory_limit: a case child's address-space cap in bytes (``--conformance-memory-limit``;
             None: none).
         isolation: ``fork`` (each case in a supervised child) or ``inprocess``.
@@ -219,7 +221,8 @@ class Declarations:
         expected_failures: ``conformance_expected_failures`` plus the user's.
         error: why no engine could be built (every case then errors), or None.
         reaches: what the constructor reached for outside its sandbox and was refused
-            (:class:`~conformance.sandbox.Reach`): with ``error``, the engine cannot be built
+            (:class:`~conformance.runtime.sandbox.Reach`): with ``error``, the engine cannot be
+            built
             in the sandbox, a kit clause E1 finding about the engine, not a usage error.
     """
 
@@ -301,7 +304,8 @@ class ConformanceSession:
 
     Args:
         options: the :class:`RunOptions` (validated here).
-        factory: the engine factory (an :class:`~conformance.engine_loading.EngineFactory` or
+        factory: the engine factory (an :class:`~conformance.runtime.engine_loading.EngineFactory`
+        or
             any zero-argument callable); None until :meth:`bind` gives it (the conftest
             fixture route learns it only when the first case runs).
         command: the ``Repro:`` command base that selects this engine again (default
@@ -414,7 +418,8 @@ class ConformanceSession:
 
     def _child_start(self, idle: Path | None = None) -> None:
         """First thing in each supervised child: the audit hook (and, given ``idle``, the
-        child's temp folder between cases: :func:`conformance.sandbox.start_child`), then the
+        child's temp folder between cases: :func:`conformance.runtime.sandbox.start_child`), then
+        the
         engine's module
         imported (a deferred factory resolved) outside any case's sandbox, in the real
         environment, as Hermes imports it (an engine that takes ``~`` at import gets the real
@@ -497,14 +502,16 @@ class ConformanceSession:
 
     @property
     def command(self) -> str:
-        """The ``Repro:`` command base: this environment's pytest (:func:`~conformance.errors.
+        """The ``Repro:`` command base: this environment's pytest
+        (:func:`~conformance.clauses.errors.
         pytest_command`) + the options selecting this engine and host
         (the failure file records the rest)."""
         return self.command_for(None)
 
     @property
     def multihost(self) -> bool:
-        """True when the run checks the engine on several hosts (:mod:`conformance.hosts`)."""
+        """True when the run checks the engine on several hosts
+        (:mod:`conformance.authoring.hosts`)."""
         return len(self.options.host_profiles) > 1
 
     def command_for(self, host: str | None) -> str:
@@ -542,10 +549,10 @@ class ConformanceSession:
 
     # -- the stream ---------------------------------------------------------------------
     def cases(self) -> list[Any]:
-        """Every case of this run, in stream order (:func:`conformance.cases.cases`), narrowed
+        """Every case of this run, in stream order (:func:`conformance.run.cases.cases`), narrowed
         to the replayed case or to ``only``."""
         if self._cases is None:
-            from conformance.cases import cases
+            from conformance.run.cases import cases
 
             o = self.options
             out = cases(
@@ -556,7 +563,9 @@ class ConformanceSession:
             )
             if o.replay is not None:
                 out = [c for c in out if c.id == o.replay["check"]]
-            out = expand(out, o.host_profiles)  # one case per host view (conformance.hosts)
+            out = expand(
+                out, o.host_profiles
+            )  # one case per host view (conformance.authoring.hosts)
             if o.replay is None and o.only:
                 keys = list(o.only)
                 out = [
@@ -618,7 +627,8 @@ class ConformanceSession:
     def scenario_run(self, case: Any) -> Any:
         """A run of ``case``'s scenario, played once for the HTML report's plot (the verdict's
         own runs happen in the cases' children), in a sandbox, network blocked, served the same
-        engine LLM as the verdict's run (:func:`conformance.engine_llm.engine_llm` of its first
+        engine LLM as the verdict's run (:func:`conformance.authoring.engine_llm.engine_llm` of
+        its first
         expectation's id, so the plot matches the verdict's run). With fork isolation it is
         played in a supervised child, which hands back plain data (:func:`plot_view`): the
         engine never runs in this process."""
@@ -714,9 +724,12 @@ class ConformanceSession:
     def run_case(self, case: Any, **extras: Any) -> Result:
         """Run one case by the session's rules (module doc); never raises but KeyboardInterrupt.
 
-        Checks and snapshot captures run in a supervised child (:mod:`conformance.supervisor`),
-        in a sandbox of their own (:mod:`conformance.sandbox`), with their share of the drawing
-        budget (:mod:`conformance.budget`); a scenario file is played once, in one child, and
+        Checks and snapshot captures run in a supervised child
+        (:mod:`conformance.runtime.supervisor`),
+        in a sandbox of their own (:mod:`conformance.runtime.sandbox`), with their share of the
+        drawing
+        budget (:mod:`conformance.authoring.budget`); a scenario file is played once, in one
+        child, and
         all its expectations judged there. ``extras``: the snapshot tier's syrupy ``compare``.
         """
         started = time.perf_counter()
@@ -853,7 +866,7 @@ class ConformanceSession:
     def _settle(self, case: Any, att: Attempt, started: float, extras: dict) -> Result:
         """Turn an attempt into the case's result (in this process): the snapshot comparison,
         the hang budget, expected failures, failure files, sandbox findings, budget notes;
-        the result carries the attempt's engine-LLM ledger (:func:`conformance.engine_llm.
+        the result carries the attempt's engine-LLM ledger (:func:`conformance.authoring.engine_llm.
         ledger_row`)."""
         result = self._settle_outcome(case, att, started, extras)
         result.llm = ledger_row(att.llm)
@@ -1149,7 +1162,8 @@ def run_conformance(
         shrink: False skips Hypothesis shrinking.
         host_profile: the host profile(s) to check on: a name (``documented``, ``hermes-0.19``,
             ...), a comma-separated list, ``all``, or a sequence of names; None: the default
-            hosts (:func:`conformance.hosts.default_hosts`). Several hosts: each case runs once
+            hosts (:func:`conformance.authoring.hosts.default_hosts`). Several hosts: each case
+            runs once
             per host view and each result's ``hosts`` says which hosts it stands for.
         max_timeouts: hung cases after which the rest are not run (default 3; 0: no cap).
         capabilities: capabilities to add to the engine's declared ones.
@@ -1187,7 +1201,7 @@ def run_conformance(
         isolation=isolation,
     )
     session = ConformanceSession(options, engine_factory)
-    from conformance.verdict import Verdict
+    from conformance.run.verdict import Verdict
 
     try:
         results = session.run_all()
@@ -1244,7 +1258,7 @@ def scenario_results(
         play are on the first row's ``llm`` (``{}`` everywhere for a ``run`` handed in: its
         calls were made, unrecorded, where it was played).
     """
-    from conformance.cases import ScenarioCase
+    from conformance.run.cases import ScenarioCase
 
     options = RunOptions(
         checks=False,

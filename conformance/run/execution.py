@@ -3,7 +3,7 @@
 :func:`attempt` runs a check or a snapshot capture, :func:`attempt_scenario` plays one scenario
 file and judges all its expectations; both run in the case's supervised child (or here, without
 fork) and return :class:`Attempt` records that pickle. The session settles an attempt in the
-parent (:meth:`conformance.session.ConformanceSession.run_case`): expected failures, failure
+parent (:meth:`conformance.run.session.ConformanceSession.run_case`): expected failures, failure
 files, the snapshot comparison, ``Repro:`` lines. A child that died or hung becomes an attempt
 too (:func:`from_death`), naming the engine call in flight, and a finding the child reported
 before it died is kept.
@@ -15,19 +15,19 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine_llm import engine_llm
-from conformance.errors import (
+from conformance.authoring.engine_llm import engine_llm
+from conformance.authoring.expect import CURRENT_CASE, MUST
+from conformance.authoring.stable_draws import no_local_constants
+from conformance.clauses.errors import (
     CaseError,
     CheckSkipped,
     ContractViolation,
     EngineUnavailable,
     HostileEngine,
 )
-from conformance.expect import CURRENT_CASE, MUST
-from conformance.sandbox import Reach, Sandbox, block_network, watching
-from conformance.stable_draws import no_local_constants
-from conformance.supervisor import Died, Hung, report_progress, supervise_inprocess
-from conformance.timeouts import engine_seconds
+from conformance.runtime.sandbox import Reach, Sandbox, block_network, watching
+from conformance.runtime.supervisor import Died, Hung, report_progress, supervise_inprocess
+from conformance.runtime.timeouts import engine_seconds
 
 #: Seconds a case's child may outlive its per-call limit before the parent kills it (the child's
 #: own watcher reports a hang with more context first; this catches a call that holds the GIL).
@@ -40,8 +40,8 @@ class Attempt:
 
     Attributes:
         case_id: the case. outcome: ``passed``, ``finding``, ``skipped`` or ``error``.
-        finding: the :class:`~conformance.errors.ContractViolation` or
-            :class:`~conformance.errors.HostileEngine` of a ``finding``.
+        finding: the :class:`~conformance.clauses.errors.ContractViolation` or
+            :class:`~conformance.clauses.errors.HostileEngine` of a ``finding``.
         text: the skip reason or the error's text.
         hang: the method of a hang (it counts toward ``--conformance-max-timeouts``), or None.
         reaches: what the engine reached for and was refused (kit clause E1).
@@ -50,7 +50,7 @@ class Attempt:
         counted: False when another attempt of the same run already counted the hang (and the
             run's LLM cost).
         llm: the ledger of the engine's own LLM calls during the case
-            (:mod:`conformance.engine_llm`).
+            (:mod:`conformance.authoring.engine_llm`).
         engine_s: seconds spent inside the engine's calls during the attempt (what the budget
             is charged; 0 for the other attempts of one scenario run).
     """
@@ -116,7 +116,7 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
 
     Every engine the case builds gets its own home; what it reaches for outside is refused and
     recorded; the per-call limit applies to each engine call; ``share`` (a
-    :class:`~conformance.budget.Share`) bounds how long the case draws examples.
+    :class:`~conformance.authoring.budget.Share`) bounds how long the case draws examples.
     """
     draws = session.replay_draws
     findings: list[Any] = []
@@ -263,7 +263,12 @@ def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
     memory and kept it. The same finding as a stall at the cap (:func:`_stall_finding`)."""
     import os
 
-    from conformance.supervisor import NEAR_CAP, address_space, memory_taken_in, near_memory_cap
+    from conformance.runtime.supervisor import (
+        NEAR_CAP,
+        address_space,
+        memory_taken_in,
+        near_memory_cap,
+    )
 
     if result.outcome != "error":
         return result
@@ -277,7 +282,7 @@ def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
 
 
 def _last_method(case: Any) -> str:
-    from conformance.timeouts import LAST_CALL
+    from conformance.runtime.timeouts import LAST_CALL
 
     return LAST_CALL[0] if LAST_CALL else ""
 

@@ -12,7 +12,8 @@ blocked in C, a non-daemon thread that never ends), the child ends, not the run.
 
 One child (:class:`Worker`) serves the cases of a run one after another, and is forked anew
 after a death or a hang. The child reports every engine call it starts and ends on the same
-pipe (:func:`call_started`, :func:`call_ended`, called by :func:`conformance.timeouts.calling`
+pipe (:func:`call_started`, :func:`call_ended`, called by
+:func:`conformance.runtime.timeouts.calling`
 and the host's recorder), so
 the parent knows the method in flight when the child dies or hangs, on any thread. The per-call
 limit is real time (a hung call can only be timed out that way); nothing else of the kit's clock
@@ -313,7 +314,7 @@ def _child_loop(
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         _MONITOR = _Monitor(fd)
-        from conformance.timeouts import CALL_HOOKS
+        from conformance.runtime.timeouts import CALL_HOOKS
 
         CALL_HOOKS[:] = [(call_started, call_ended)]
         if memory_limit:
@@ -455,7 +456,7 @@ def _watch(
         value = _kit_loads(answer[1])
         if answer[0] == _ERROR:
             if not isinstance(value, Exception):  # never the user's Ctrl-C: the child ignores it
-                from conformance.errors import exception_text
+                from conformance.clauses.errors import exception_text
 
                 raise RuntimeError(f"the case's child raised {exception_text(value)}")
             raise value
@@ -662,7 +663,7 @@ def supervise_inprocess(fn: Callable[[], Any], *, call_limit: float, case_limit:
     Raises:
         BaseException: whatever ``fn`` raised.
     """
-    from conformance.timeouts import CALL_STARTED, CURRENT_CALL
+    from conformance.runtime.timeouts import CALL_STARTED, CURRENT_CALL
 
     box: dict[str, Any] = {}
 

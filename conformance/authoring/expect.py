@@ -5,9 +5,10 @@ Every failure reads::
     [V2 MUST] compress() output: tool message at index 3 answers 'call_7', which no
     earlier assistant message calls (history of 14 messages). See docs/contract.md#v2.
 
-:func:`fail` raises it as a :class:`~conformance.errors.ContractViolation` (which carries the
+:func:`fail` raises it as a :class:`~conformance.clauses.errors.ContractViolation` (which carries
+the
 clause, the level and the offending example, for failure files); the session renders it and
-appends ``Repro: <command>`` (:func:`conformance.errors.render`).
+appends ``Repro: <command>`` (:func:`conformance.clauses.errors.render`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.errors import ContractViolation
+from conformance.clauses.errors import ContractViolation
 from simulator.host.sanitize import REASONING_KEYS
 from simulator.provider.fields import OPENAI_MESSAGE_KEYS
 from simulator.provider.tokens import PERSISTENCE_ONLY_FIELDS
@@ -50,7 +51,7 @@ def fail(
     message then says "(host practice)". A finding of the running case's own clause says so
     too when the case is registered with ``practice="host"``. ``root_cause`` names the one
     fault several checks see (``threshold_tokens|not-an-int|float``): the verdict counts
-    the findings that share it once (:mod:`conformance.verdict`).
+    the findings that share it once (:mod:`conformance.run.verdict`).
     """
     __tracebackhide__ = True
     case = CURRENT_CASE.get()

@@ -1,0 +1,2 @@
+"""The helpers checks are written with: the check context, drawn histories, expectations, host
+profiles, the registry."""

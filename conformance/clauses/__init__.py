@@ -1,0 +1,1 @@
+"""The contract's clause catalogue and the failure types that name a clause (the bottom layer)."""

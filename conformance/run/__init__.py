@@ -1,0 +1,1 @@
+"""One conformance run: the session, case execution, settling results and the verdict."""

@@ -1,0 +1,2 @@
+"""Where engine code runs: child processes and their supervisor, the sandbox, limits and
+timeouts."""
