@@ -28,6 +28,7 @@ import re
 import shutil
 import sys
 import tempfile
+from typing import Any
 
 from conformance.authoring.hypothesis_profiles import kit_profile
 from conformance.clauses.errors import EngineSpecError, KitUsageError
@@ -429,21 +430,16 @@ def _check(argv: list[str]) -> int:
     )
     if _given("--conformance-failures-dir", rest):
         where = _option_values("--conformance-failures-dir", rest)[-1]
-    print(
-        f"context-engine-kit check: the kit's conformance cases against {what}, run by pytest "
-        f"(each item of the kit's suite file test_contract.py is one case), "
-        f"{_hosts_line(rest)}\n"
-        f"context-engine-kit check: failure files go to {where}",
-        flush=True,
-    )
+    intro = _IntroLines(what, where, rest)
     before = _stat(json_path) if json_path else None
     errors = _ErrorLines(sys.stderr)
     sys.stderr = errors
     try:
-        code = int(pytest.main(pytest_args + rest))
+        code = int(pytest.main(pytest_args + rest, plugins=[intro]))
     finally:
         sys.stderr = errors.stream
         _settle_state(state, temporary=temporary)
+    intro.print_once(None)  # pytest stopped before its configure hook (a usage error)
     refused = errors.refused_options() if code == USAGE_ERROR else ""
     if refused:
         print(
@@ -469,15 +465,56 @@ def _check(argv: list[str]) -> int:
     return code
 
 
-def _hosts_line(rest: list[str]) -> str:
+class _IntroLines:
+    """``check``'s two opening lines (what runs, on which hosts; where failure files go),
+    printed once: from pytest's configure hook, where the ini file is read, so a host profile
+    set by the ini key ``conformance_host_profile`` is named as the run uses it; or, when
+    pytest stops before configuring (a usage error), after it returns, from the command line."""
+
+    def __init__(self, what: str, where: str, rest: list[str]) -> None:
+        self.what, self.where, self.rest = what, where, rest
+        self.printed = False
+
+    def pytest_configure(self, config: Any) -> None:
+        """Print the lines with the run's host profile (option, else ini key, else default)."""
+        from conformance.frontends.pytest_options import host_profile_text
+
+        try:
+            text = host_profile_text(config)
+        except KitUsageError:
+            text = None  # the kit's plugin reports the bad ini key
+        self.print_once(text)
+
+    def print_once(self, host_profile: str | None) -> None:
+        """Print the lines unless printed; ``host_profile`` None: read it from the command line."""
+        if self.printed:
+            return
+        self.printed = True
+        print(
+            f"context-engine-kit check: the kit's conformance cases against {self.what}, run by "
+            f"pytest (each item of the kit's suite file test_contract.py is one case), "
+            f"{_hosts_line(self.rest, host_profile)}\n"
+            f"context-engine-kit check: failure files go to {self.where}",
+            flush=True,
+        )
+
+
+def _hosts_line(rest: list[str], host_profile: str | None = None) -> str:
     """What ``check``'s first line says of the hosts: the host profiles of the run and the
-    real Hermes installed next to the kit, if any (distribution and version)."""
+    real Hermes installed next to the kit, if any (distribution and version).
+    ``host_profile``: the run's host profile text ("" the default hosts); None: the last
+    ``--host-profile`` of the command line ``rest``."""
     from conformance.authoring.hosts import parse_hosts
     from conformance.frontends.pytest_options import hosts_text
     from simulator.host.shim import abc_info
 
-    given = _kit_option_values("--host-profile", rest)
-    hosts = parse_hosts(given[-1] if given else None)
+    if host_profile is None:
+        given = _kit_option_values("--host-profile", rest)
+        host_profile = given[-1] if given else ""
+    try:
+        hosts = parse_hosts(host_profile or None)
+    except ValueError:
+        hosts = parse_hosts(None)
     info = abc_info()
     if info.source == "context-engine-kit":
         real = "no Hermes installed (the kit's documented ABC)"

@@ -837,3 +837,20 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
     assert "verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran" in out
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "INTERRUPTED" and data["results"] == []
+
+
+def test_check_first_line_names_the_host_profile_the_ini_file_sets(tmp_path):
+    """A host profile set only by the ini key ``conformance_host_profile`` is the one
+    ``check``'s first line names (the line is printed once pytest has read the ini file), and
+    it is the one the verdict records; without the key the line says ``documented``."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\nconformance_host_profile = hermes-0.22\n")
+    out = tmp_path / "v.json"
+    args = ("check", MINIMAL, "-m", "conformance(clause='A1')", "--conformance-no-scenarios")
+    proc = cli(*args, "--json", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert "on host profile hermes-0.22;" in first, first
+    assert json.loads(out.read_text())["host_profile"] == "hermes-0.22"
+    (tmp_path / "pytest.ini").unlink()
+    plain = cli(*args, cwd=tmp_path)
+    assert "on host profile documented;" in plain.stdout.splitlines()[0]
