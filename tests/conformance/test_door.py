@@ -777,7 +777,7 @@ def test_the_kits_process_never_imports_builds_or_probes_the_engine(tmp_path, mo
 WRITES_TO_THE_PIPE = '''
 import pickle
 
-from conformance.runtime import supervisor
+from conformance.runtime import child_reports
 from reference_engines.mutants._base import MinimalEngine
 
 
@@ -793,7 +793,7 @@ class WritesToThePipe(MinimalEngine):
     """Writes its own 'answer' to the pipe its case's child reports on."""
 
     def compress(self, messages, *a, **k):
-        monitor = supervisor._MONITOR
+        monitor = child_reports._MONITOR
         if monitor is not None:
             monitor.send(b"P", pickle.dumps(_Patch()))
             monitor.send(b"A", pickle.dumps(_Patch()))
