@@ -30,9 +30,11 @@ _ID_RE = re.compile(r"^[A-Z]{1,3}[0-9]*(-[a-z0-9]+)?-[a-z0-9-]+(\[[a-z0-9_-]+\])
 _CHECK_MODULES = (
     "conformance.checks.s_structure",
     "conformance.checks.a_surface",
+    "conformance.checks.a_compaction",
     "conformance.checks.v_messages",
     "conformance.checks.p_caching",
     "conformance.checks.o_optional",
+    "conformance.checks.o_consistency",
     "conformance.checks.h_hooks",
     "conformance.checks.u_identity",
     "conformance.checks.t_tools",
