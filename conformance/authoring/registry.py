@@ -32,6 +32,7 @@ _CHECK_MODULES = (
     "conformance.checks.a_surface",
     "conformance.checks.a_compaction",
     "conformance.checks.v_messages",
+    "conformance.checks.v_system_prompt",
     "conformance.checks.p_caching",
     "conformance.checks.o_optional",
     "conformance.checks.o_consistency",
