@@ -48,6 +48,7 @@ _CHECK_MODULES = (
     "conformance.checks.d_determinism",
     "conformance.checks.e_sandbox",
     "conformance.checks.reg_cases",
+    "conformance.checks.reg_passes",
     "conformance.checks.sessions",
 )
 #: Kinds of case (tiers): the structural gate, Hypothesis contract checks, the lifecycle state
