@@ -449,10 +449,13 @@ def _check(argv: list[str]) -> int:
         )
     unwritten = json_path and _stat(json_path) in (None, before)
     if code == int(pytest.ExitCode.INTERRUPTED) and unwritten:  # Ctrl-C before any case
-        print("verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran", flush=True)
+        print(
+            "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran",
+            flush=True,
+        )
         outputs.write_error_verdict(
             json_path,
-            "interrupted (Ctrl-C) before the first case ran",
+            "interrupted (Ctrl-C or SIGTERM) before the first case ran",
             engine=_engine_record(args),
             profile=_profile(rest),
             word="INTERRUPTED",

@@ -30,6 +30,7 @@ from conformance.frontends.pytest_session import (
     conformance_mark,
     conformance_session,
 )
+from conformance.frontends.stop_signals import sigterm_as_interrupt
 from conformance.run.session import ConformanceSession
 
 pytest_plugins = (
@@ -78,8 +79,8 @@ def fixture_route(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``conformance`` marker, build the run's session (a ``pytest.UsageError``
-    with one paragraph when an option or the engine is wrong) and point collection at the
-    suite."""
+    with one paragraph when an option or the engine is wrong), make SIGTERM stop the run like
+    Ctrl-C (the verdict is still written) and point collection at the suite."""
     from simulator.host import shim
 
     config.addinivalue_line("markers", MARKER_LINE)
@@ -94,6 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
         usage_error(config, str(exc))  # --conformance-json gets the ERROR verdict
         raise
     shim.install()
+    if not hasattr(config, "workerinput"):  # an xdist worker is stopped by its controller
+        config.add_cleanup(sigterm_as_interrupt())
     if not route and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(SUITE_DIR)]
 

@@ -92,7 +92,9 @@ CLAUSES: dict[str, Clause] = {
             "or stand in",
         ),
         _c("A5", "focus_topic: guided compaction keeps that topic first"),
-        _c("A6", "the six int attributes the host reads; compression_count counts compactions"),
+        _c(
+            "A6", "the six int attributes the host reads; compression_count counts compress() calls"
+        ),
         _c("A7", "no compaction on the -1 sentinel right after one", practice="host"),
         _c("V1", "a list of dicts with a role in system/user/assistant/tool"),
         _c("V2", "every tool call answered once, no orphans; a call in flight is kept as is"),

@@ -210,6 +210,7 @@ def _child_loop(
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler raises in it
         monitor = start_monitor(fd)
         from conformance.runtime.timeouts import CALL_HOOKS
 

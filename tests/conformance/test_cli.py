@@ -834,7 +834,7 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
     out, err = proc.communicate(timeout=60)
     out = "".join(head) + out
     assert proc.returncode == 2, out[-2000:] + err[-2000:]
-    assert "verdict: INTERRUPTED - stopped (Ctrl-C) before the first case ran" in out
+    assert "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran" in out
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "INTERRUPTED" and data["results"] == []
 
@@ -854,3 +854,52 @@ def test_check_first_line_names_the_host_profile_the_ini_file_sets(tmp_path):
     (tmp_path / "pytest.ini").unlink()
     plain = cli(*args, cwd=tmp_path)
     assert "on host profile documented;" in plain.stdout.splitlines()[0]
+
+
+SLOW_COMPRESS = """
+import time
+from reference_engines.mutants._base import MinimalEngine
+
+
+class SlowCompress(MinimalEngine):
+    def should_compress(self, prompt_tokens=None):
+        time.sleep(0.2)
+        return super().should_compress(prompt_tokens)
+"""
+
+
+def test_sigterm_mid_run_writes_an_interrupted_verdict(tmp_path):
+    """SIGTERM (CI cancelling a job, ``timeout``) stops a run like Ctrl-C: exit 2, the verdict
+    INTERRUPTED printed and written, with the cases that ran; without the kit's handler Python
+    ends the process at once and the file is never written."""
+    import signal
+    import time
+
+    (tmp_path / "slow_compress.py").write_text(SLOW_COMPRESS, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
+    env["PYTHONUNBUFFERED"] = "1"
+    for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
+        env.pop(name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "check", "slow_compress:SlowCompress"]
+        + ["--conformance-no-scenarios", "--json", "v.json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    )
+    head = []
+    while not any(line.startswith("conformance: ") and " cases (" in line for line in head):
+        line = proc.stdout.readline()
+        assert line, "".join(head)[-2000:]
+        head.append(line)
+    time.sleep(4)  # into the cases (each should_compress call sleeps 0.2 s)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    out = "".join(head) + out
+    assert proc.returncode == 2, out[-2000:] + err[-2000:]
+    assert "verdict: INTERRUPTED" in out, out[-2000:]
+    data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "INTERRUPTED"
