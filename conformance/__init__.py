@@ -27,8 +27,26 @@ __all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
 
 
 def run_conformance(engine_factory, **kwargs):
-    """Run every case of the stream against ``engine_factory``; see
-    :func:`conformance.run.session.run_conformance`."""
+    """Run every case of the stream against an engine, without pytest; returns the results
+    (a list of :class:`conformance.run.results.Result`). The keyword arguments are those of
+    :func:`conformance.run.session.run_conformance` (``profile``, ``only``, ``scenarios``,
+    ``json_path``, ``host_profile``, ...).
+
+    ``engine_factory`` is a zero-argument callable returning a fresh engine (an engine class, a
+    factory function), or a spec string ``"mypkg.module:Engine"`` as ``--engine`` takes it. An
+    engine module that imports ``agent.context_engine`` where hermes-agent is not installed
+    needs the kit's documented ABC in place first: a spec string gets it (the kit imports the
+    module after installing its import hook); to pass a class, call
+    ``simulator.host.shim.install()`` before importing its module.
+
+    Raises:
+        conformance.runtime.engine_loading.EngineSpecError: a spec string that does not load
+            (no colon, module not importable, attribute missing, not an engine).
+    """
     from conformance.run.session import run_conformance as _run
 
+    if isinstance(engine_factory, str):
+        from conformance.runtime.engine_loading import load_engine_factory
+
+        engine_factory = load_engine_factory(engine_factory)
     return _run(engine_factory, **kwargs)

