@@ -543,15 +543,9 @@ def _unwritable_file(path: str, option: str) -> str | None:
 
 def _engine_record(args: argparse.Namespace) -> dict | None:
     """How the ERROR verdict names the engine (as the JSON verdict does)."""
-    if args.engine:
-        try:
-            kwargs = parse_kwargs(args.engine_kwargs)
-        except EngineSpecError:
-            kwargs = args.engine_kwargs
-        return {"spec": args.engine, "kwargs": kwargs}
-    if args.engine_plugin:
-        return {"plugin": os.path.abspath(args.engine_plugin)}
-    return None
+    from conformance.frontends.outputs import engine_record
+
+    return engine_record(args.engine, args.engine_kwargs, args.engine_plugin)
 
 
 def _profile(rest: list[str]) -> str:

@@ -273,3 +273,23 @@ __all__ = [
     "usage_error",
     "write_error_verdict",
 ]
+
+
+def engine_record(
+    engine: str | None, engine_kwargs: str | None, engine_plugin: str | None
+) -> dict[str, Any] | None:
+    """How an ERROR verdict names the engine given on a command line, as the JSON verdict and
+    failure files do: ``{"spec", "kwargs"}`` (``kwargs`` the text itself when it is not valid
+    JSON), ``{"plugin": DIR}`` (absolute), or None when neither is given."""
+    from conformance.clauses.errors import EngineSpecError
+    from conformance.runtime.engine_loading import parse_kwargs
+
+    if engine:
+        try:
+            kwargs: Any = parse_kwargs(engine_kwargs)
+        except EngineSpecError:
+            kwargs = engine_kwargs
+        return {"spec": engine, "kwargs": kwargs}
+    if engine_plugin:
+        return {"plugin": os.path.abspath(engine_plugin)}
+    return None

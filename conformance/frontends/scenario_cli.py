@@ -1,11 +1,12 @@
-"""``context-engine-kit scenario [FILE...] --engine MODULE:ATTR | --engine-plugin DIR``.
+"""``context-engine-kit scenario [FILE...] MODULE:ATTR`` (or ``--engine MODULE:ATTR`` or
+``--engine-plugin DIR`` for the engine).
 
 Runs scenario files against one engine and prints one line per expectation in the kit's grammar (a
 failure ends with ``Repro: <command>``, the pytest command that reruns that expectation), then a
 verdict by clause. The expectations are cases of the run's stream, run by the session
 (:mod:`conformance.run.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it
-runs the
-bundled library and says so on its first line; ``--library`` adds the library to given files.
+runs the bundled library and says so on its first line; ``--library`` adds the library to given
+files.
 ``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging engine fails
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
 failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
@@ -13,12 +14,14 @@ option value (a ``--report`` path that cannot be written is one, found before th
 an engine that cannot be loaded or built (its constructor raises or hangs); 5 when nothing ran;
 6 when nothing failed but the scenario budget left files unplayed (``PARTIAL``). The engine's
 module is resolved, and the engine built, only in supervised children (the door).
-``--report FILE`` writes the HTML report (:mod:`conformance.report`).
+``--report FILE`` writes the HTML report (:mod:`conformance.report`); ``--json FILE`` the verdict
+in the format of ``check --json`` (an ERROR verdict when the run cannot start).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -26,7 +29,7 @@ from pathlib import Path
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import host_of
 from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
-from conformance.frontends.outputs import check_writable
+from conformance.frontends.outputs import check_writable, engine_record, write_error_verdict
 from conformance.run.session import ConformanceSession, RunOptions, exit_code, scenario_key
 from conformance.run.verdict import Verdict
 from conformance.runtime.engine_loading import (
@@ -64,6 +67,51 @@ def _probe(session: ConformanceSession) -> str | None:
     return f"{what}: {declared.error}. No scenario was run."
 
 
+_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def _engine_from_files(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Take the engine from the positional arguments when neither ``--engine`` nor
+    ``--engine-plugin`` names it: the one ``MODULE:ATTR`` that is not a file (as ``check``
+    takes it). Exits with a usage error (2) when no engine, or two, are given."""
+    specs = [f for f in args.files if _SPEC.match(f) and not Path(f).exists()]
+    if args.engine or args.engine_plugin:
+        if specs:
+            parser.error(
+                f"{specs[0]} looks like an engine, and --engine or --engine-plugin "
+                "names one already: give the engine once"
+            )
+        return
+    if len(specs) != 1:
+        parser.error(
+            "give the engine: MODULE:ATTR (or --engine MODULE:ATTR, or --engine-plugin DIR)"
+            if not specs
+            else f"two engines given ({', '.join(specs)}): give one"
+        )
+    args.engine = specs[0]
+    args.files = [f for f in args.files if f != specs[0]]
+
+
+def _error_file(args: argparse.Namespace, message: str) -> None:
+    """The ERROR verdict in ``--json``'s file, when one was asked for."""
+    if args.json:
+        write_error_verdict(
+            args.json,
+            message,
+            engine=engine_record(args.engine, args.engine_kwargs, args.engine_plugin),
+            host_profile=args.host_profile or "",
+            strict=args.strict,
+        )
+
+
+def _usage_error(args: argparse.Namespace, message: str, code: int) -> int:
+    """Print ``message`` as the scenario command's error, write the ERROR verdict (``--json``)
+    and return ``code``."""
+    print(f"context-engine-kit scenario: error: {message}", file=sys.stderr)
+    _error_file(args, message)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
     parser = argparse.ArgumentParser(
@@ -75,10 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "files",
         nargs="*",
+        metavar="FILE | MODULE:ATTR",
         help="scenario files; with none, the bundled library "
-        f"({LIBRARY_DIR}) runs, and the first line says so",
+        f"({LIBRARY_DIR}) runs, and the first line says so. One MODULE:ATTR among them is the "
+        "engine, as in check (or give --engine)",
     )
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory"
     )
@@ -111,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the verdict as JSON (the format of check --json; also when the run cannot "
+        "start: verdict ERROR)",
+    )
+    parser.add_argument(
         "--report", metavar="FILE", help="write the self-contained HTML report to FILE"
     )
     parser.add_argument(
@@ -120,17 +176,19 @@ def main(argv: list[str] | None = None) -> int:
         "-v", "--verbose", action="store_true", help="show the host's warnings (retries, fallbacks)"
     )
     args = parser.parse_args(argv)
+    _engine_from_files(parser, args)
     if not args.verbose:
         import logging
 
         logging.getLogger("simulator.host").setLevel(logging.ERROR)
 
-    if args.report:
-        try:
-            check_writable(args.report, option="--report", kind="file")
-        except KitUsageError as exc:
-            print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
-            return 2
+    for option, path in (("--report", args.report), ("--json", args.json)):
+        if path:
+            try:
+                check_writable(path, option=option, kind="file")
+            except KitUsageError as exc:
+                print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
+                return 2
     library = args.library or not args.files
     if not args.files:
         print(
@@ -148,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     except EngineSpecError as exc:
-        print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
-        return 4
+        return _usage_error(args, str(exc), 4)
     options = RunOptions(
         checks=False,
         scenarios=library,
@@ -163,10 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = session.cases()
     except ScenarioError as exc:
         print(str(exc), file=sys.stderr)
+        _error_file(args, str(exc))
         return 2
     except KitUsageError as exc:
-        print(f"context-engine-kit scenario: error: {exc}", file=sys.stderr)
-        return 2
+        return _usage_error(args, str(exc), 2)
     try:
         return _play(session, cases, options, factory, args)
     finally:
@@ -187,8 +244,7 @@ def _play(
     except KitUsageError as exc:
         problem = str(exc)
     if problem:
-        print(f"context-engine-kit scenario: error: {problem}", file=sys.stderr)
-        return 4
+        return _usage_error(args, problem, 4)
     by_file: dict[str, list] = {}
     for case in cases:
         by_file.setdefault(scenario_key(case), []).append(case)
@@ -214,8 +270,11 @@ def _play(
                     f"  {r.outcome.upper():8} {r.check}"
                     + (f"\n    {r.message}" if r.message else "")
                 )
+    verdict.total = len(cases)
     for line in verdict.summary_lines(strict=args.strict):
         print(line)
+    if args.json:
+        verdict.write_json(args.json, session=session, strict=args.strict)
     if args.report:
         from conformance.report import write_report
 

@@ -99,6 +99,31 @@ def test_check_command_writes_valid_verdicts_failing_and_refused(tmp_path):
     assert data["verdict"] == "ERROR" and data["host_profile"] is None and data["results"] == []
 
 
+def test_scenario_command_writes_valid_verdicts_played_and_refused(tmp_path):
+    """``context-engine-kit scenario FILE MODULE:ATTR --json FILE`` (the engine given as an
+    argument, as check takes it) writes the verdict of the played file, and an ERROR verdict
+    when the engine does not load."""
+    out = tmp_path / "v.json"
+    scenario = REPO_ROOT / "conformance" / "scenarios" / "library" / "l1_lifecycle.scenario.yaml"
+    proc = cli(
+        "scenario",
+        str(scenario),
+        "reference_engines.compressor:ReferenceCompressor",
+        "--json",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    data = verdict_file(out)
+    assert data["verdict"] == "PASS" and data["results"]
+    assert all(r["check"].startswith("scenario:l1-lifecycle") for r in data["results"])
+    assert data["cases_total"] == len(data["results"])
+    refused = cli("scenario", str(scenario), "nope:Engine", "--json", str(out), cwd=tmp_path)
+    assert refused.returncode == 4, refused.stderr
+    data = verdict_file(out)
+    assert data["verdict"] == "ERROR" and "nope" in data["error"] and data["results"] == []
+
+
 def test_pytest_usage_error_writes_a_valid_error_verdict(kit_pytester):
     result = kit_pytester.runpytest_subprocess(
         *PYTEST, "--engine=nope", "--conformance-json=v.json"
