@@ -186,7 +186,8 @@ class ScenarioError(ValueError):
     """A scenario file is malformed; ``str()`` is one ``file:line: field: problem`` line per error.
 
     Attributes:
-        problems: list of ``(line, field, message)``; ``line`` is 1-based (0 when unknown).
+        problems: list of ``(line, field, message)``; ``line`` is 1-based (0 when unknown or the
+            whole file: ``str()`` then gives ``file: problem``).
         path: the file.
     """
 
@@ -195,7 +196,7 @@ class ScenarioError(ValueError):
         self.problems = sorted(problems, key=lambda p: (p[0], p[1]))
         super().__init__(
             "\n".join(
-                f"{path}:{line}: {field}: {msg}" if field else f"{path}:{line}: {msg}"
+                f"{path}{f':{line}' if line else ''}: {field + ': ' if field else ''}{msg}"
                 for line, field, msg in self.problems
             )
         )

@@ -356,8 +356,8 @@ class Verdict:
             scripted = sum(sum((r.llm.get("faults") or {}).values()) for r in self.results if r.llm)
             lines.append(
                 f"engine LLM: {llm['calls']} call(s), {llm['requests']} request(s) "
-                f"({llm['failed_requests']} failed; {scripted} fault(s) the kit's checks "
-                f"scripted), {llm['prompt_tokens']} prompt + "
+                f"({llm['failed_requests']} failed: {scripted} of them faults the kit's checks "
+                f"scripted on purpose), {llm['prompt_tokens']} prompt + "
                 f"{llm['completion_tokens']} completion tokens ({llm['cached_tokens']} cached), "
                 f"${llm['cost_usd']:.6f} simulated"
             )

@@ -258,6 +258,16 @@ def factory_from_record(record: Any, *, deferred: bool = False) -> EngineFactory
     )
 
 
+def _did_you_mean(name: str, namespace: Any) -> str:
+    """`` Did you mean 'X'?`` for the closest public name of ``namespace`` ("" when none is
+    close)."""
+    import difflib
+
+    names = [n for n in dir(namespace) if not n.startswith("_")]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 def public_names(namespace: Any, limit: int = 16) -> str:
     """The public names of a module (or class) for an error message, likely engines first:
     engine classes defined there, imported engine classes, other classes and functions defined
@@ -327,7 +337,8 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
         if not hasattr(target, part):
             raise EngineSpecError(
                 f"--engine={spec!r}: {getattr(target, '__name__', module_name)!r} has no attribute "
-                f"{part!r}. Public names there: {public_names(target)}. {SPEC_HELP}"
+                f"{part!r}.{_did_you_mean(part, target)} Public names there: "
+                f"{public_names(target)}. {SPEC_HELP}"
             )
         target = getattr(target, part)
     if inspect.isclass(target):

@@ -13,6 +13,7 @@ value the user wrote. :func:`load_scenario` returns a :class:`~conformance.scena
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -237,11 +238,16 @@ def _describe(error: Any, marks: _Marks) -> tuple[int, str, str]:
             f"{inst!r} is out of range ({kind} {error.validator_value})",
         )
     if kind == "pattern":
-        return (
-            marks.line(path),
-            field_name(path),
-            f"{inst!r} does not match {error.validator_value!r}",
-        )
+        sections = re.match(r"\^\(([A-Z|]+)\)", str(error.validator_value))
+        if path and path[-1] == "clause" and sections:
+            what = (
+                f"{inst!r} is not a contract clause id: a section "
+                f"({', '.join(sections.group(1).split('|'))}) and a number, such as V2 or TS1 "
+                "(context-engine-kit explain --list lists them)"
+            )
+        else:
+            what = f"{inst!r} does not match {error.validator_value!r}"
+        return marks.line(path), field_name(path), what
     if kind in ("minItems", "minProperties", "maxProperties"):
         return marks.line(path), field_name(path), error.message
     return marks.line(path), field_name(path), error.message

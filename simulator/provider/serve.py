@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             limits=limits,
         )
     except NonLoopbackRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
 

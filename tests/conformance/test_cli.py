@@ -424,6 +424,11 @@ def hostile(tmp_path):
     (tmp_path / "bomb.scenario.yaml").write_text(bomb + "steps: *i\n", encoding="utf-8")
     (tmp_path / "binary.scenario.yaml").write_bytes(b"\xff\xfe\x00name: x\n")
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    (tmp_path / "clause.scenario.yaml").write_text(
+        "name: x\nsteps:\n  - user: hi\nexpect:\n  - id: a\n    clause: Q9\n    level: MUST\n"
+        "    compressions: {min: 1}\n",
+        encoding="utf-8",
+    )
     return tmp_path
 
 
@@ -462,11 +467,11 @@ BAD_INPUTS = [
     ("system-exit-in-the-constructor-scenario", ["scenario", "--engine", "exits:ExitsInInit"], 4,
      "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
     ("deep-scenario-yaml", ["scenario", "{d}/deep.scenario.yaml", "--engine", MINIMAL], 2,
-     "deep.scenario.yaml:0: nested deeper than 48 levels", "flat lists and objects"),
+     "deep.scenario.yaml: nested deeper than 48 levels", "flat lists and objects"),
     ("alias-bomb-scenario-yaml", ["scenario", "{d}/bomb.scenario.yaml", "--engine", MINIMAL], 2,
      "values once aliases are expanded", "write its steps out"),
     ("binary-scenario-file", ["scenario", "{d}/binary.scenario.yaml", "--engine", MINIMAL], 2,
-     "binary.scenario.yaml:0: not UTF-8 text", "save the scenario as UTF-8"),
+     "binary.scenario.yaml: not UTF-8 text", "save the scenario as UTF-8"),
     ("deep-replay-json", ["check", MINIMAL, "--conformance-replay", "{d}/deep.json"], 4,
      "--conformance-replay {d}/deep.json: cannot read it", "give a file written under"),
     ("scenario-report-under-a-file",
@@ -490,6 +495,15 @@ BAD_INPUTS = [
      "check --help and pytest --help list the options"),
     ("two-engines", ["check", MINIMAL, "reference_engines.router:ReferenceRouter"], 4,
      "give one engine", "Run check once per engine"),
+    ("engine-class-typo", ["check", "reference_engines.compressor:ReferenceCompresor"], 4,
+     "has no attribute 'ReferenceCompresor'. Did you mean 'ReferenceCompressor'?",
+     "Public names there"),
+    ("scenario-clause-typo", ["scenario", "{d}/clause.scenario.yaml", MINIMAL], 2,
+     "expect[0].clause: 'Q9' is not a contract clause id", "explain --list lists them"),
+    ("scenario-file-missing", ["scenario", "{d}/missing.scenario.yaml", MINIMAL], 2,
+     "missing.scenario.yaml: cannot read the file", "No such file"),
+    ("serve-non-loopback", ["serve", "--host", "0.0.0.0"], 2,
+     "context-engine-kit serve: error: refusing to bind '0.0.0.0'", "--allow-non-loopback"),
 ]  # fmt: skip
 
 

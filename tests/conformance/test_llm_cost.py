@@ -105,7 +105,8 @@ def test_summary_line_prints_the_totals_when_the_engine_called_the_llm():
     v = Verdict([Result("A4-x", "A4", "MUST", "passed", llm=ledger)])
     (line,) = [line for line in v.summary_lines() if line.startswith("engine LLM:")]
     assert line == (
-        "engine LLM: 2 call(s), 3 request(s) (1 failed; 1 fault(s) the kit's checks scripted), "
+        "engine LLM: 2 call(s), 3 request(s) (1 failed: 1 of them faults the kit's checks "
+        "scripted on purpose), "
         "100 prompt + 20 completion tokens (5 cached), $0.001200 simulated"
     )
 

@@ -116,7 +116,7 @@ def test_yaml_syntax_error_and_duplicate_key_have_lines():
 
 
 def test_unreadable_file(tmp_path):
-    with pytest.raises(ScenarioError, match=r"missing.scenario.yaml:0: cannot read the file"):
+    with pytest.raises(ScenarioError, match=r"missing.scenario.yaml: cannot read the file"):
         load_scenario(tmp_path / "missing.scenario.yaml")
 
 
