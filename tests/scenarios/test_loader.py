@@ -106,7 +106,7 @@ def test_bad_level_and_clause():
         'bad.scenario.yaml:8: expect[0].level: "MAY" is not allowed; use one of "MUST", "SHOULD"'
         in err
     )
-    assert "bad.scenario.yaml:8: expect[0].clause: 'Z9' does not match" in err
+    assert "bad.scenario.yaml:8: expect[0].clause: 'Z9' is not a contract clause id" in err
 
 
 def test_yaml_syntax_error_and_duplicate_key_have_lines():
