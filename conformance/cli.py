@@ -209,13 +209,33 @@ def kit_option_problem(argv: list[str]) -> str | None:
     return None
 
 
+def _usage_prog(line: str) -> str:
+    """The program name of pytest's usage line (``ERROR: usage: PROG [options] ...``)."""
+    return line.removeprefix("ERROR: usage: ").split(" ", 1)[0]
+
+
+def _parser_errors(text: str) -> list[str]:
+    """The messages of pytest's option-parser errors in ``text``: what follows ``PROG: error: ``
+    after a usage line naming PROG ([] when there is none)."""
+    found = []
+    prog = None
+    for line in text.splitlines():
+        if line.startswith("ERROR: usage: "):
+            prog = _usage_prog(line)
+        elif prog and line.startswith(f"{prog}: error: "):
+            found.append(line.removeprefix(f"{prog}: error: ").strip())
+    return found
+
+
 class _ErrorLines:
     """Wraps ``sys.stderr`` during the pytest run and keeps pytest's ``ERROR: ...`` lines (a
     usage error pytest itself reports), for the ERROR verdict.
 
-    pytest's option-parser error (``ERROR: usage: pytest.main() ...`` and a few lines of
-    usage, inifile and rootdir) is kept but not passed on: ``check`` prints it as one line of
-    its own after the run (:meth:`refused_options`)."""
+    pytest's option-parser error (``ERROR: usage: PROG ...`` and a few lines of usage, inifile
+    and rootdir) is kept but not passed on: ``check`` prints it as one line of its own after the
+    run (:meth:`refused_options`). PROG is ``pytest.main()`` on recent pytest releases and the
+    script's name (``context-engine-kit``, ``cli.py``) on older ones, so it is read from the
+    usage line."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -228,7 +248,7 @@ class _ErrorLines:
         if self.size < 65536:
             self.text.append(text)
             self.size += len(text)
-        if text.startswith("ERROR: usage: ") and "pytest.main(): error: " in text:
+        if text.startswith("ERROR: usage: ") and _parser_errors(text):
             self._held = True
             return len(text)
         if self._held and not text.strip():
@@ -243,28 +263,29 @@ class _ErrorLines:
         """The ``ERROR:`` lines pytest printed, joined (their prefix removed)."""
         lines = "".join(self.text).splitlines()
         found = []
+        prog = None
         for line in lines:
-            _, sep, after = line.partition("pytest.main(): error: ")  # pytest's option parser
-            if sep:
-                found.append(after.strip())
-            elif line.startswith("ERROR: ") and not line.startswith("ERROR: usage: "):
+            if line.startswith("ERROR: usage: "):
+                prog = _usage_prog(line)
+            elif prog and line.startswith(f"{prog}: error: "):  # pytest's option parser
+                found.append(line.removeprefix(f"{prog}: error: ").strip())
+            elif line.startswith("ERROR: "):
                 found.append(line.removeprefix("ERROR: ").strip())
         return " ".join(f for f in found if f)
 
     def refused_options(self) -> str:
         """What pytest's option parser refused ("" when it accepted the command line), with a
         hint when the option needs a plugin that is not installed (``-n``: pytest-xdist)."""
-        for line in "".join(self.text).splitlines():
-            _, sep, after = line.partition("pytest.main(): error: ")
-            if sep:
-                refused = after.strip().rstrip(".")
-                if "unrecognized arguments:" in refused and re.search(
-                    r"(?:^|\s)(?:-n\S*|--numprocesses\S*|--dist\S*)(?:\s|$)",
-                    refused.split(":", 1)[1] + " ",
-                ):
-                    refused += " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
-                return refused
-        return ""
+        found = _parser_errors("".join(self.text))
+        if not found:
+            return ""
+        refused = found[0].rstrip(".")
+        if "unrecognized arguments:" in refused and re.search(
+            r"(?:^|\s)(?:-n\S*|--numprocesses\S*|--dist\S*)(?:\s|$)",
+            refused.split(":", 1)[1] + " ",
+        ):
+            refused += " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
+        return refused
 
 
 def _stat(path: str) -> tuple[int, int] | None:

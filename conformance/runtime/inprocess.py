@@ -30,7 +30,9 @@ def _share_hypothesis_prng() -> None:
     a test that is neither derandomized nor given a seed, which the kit's checks never are (a
     ``--conformance-random`` run draws its seed first). Keyed by process id so that a forked
     child makes its own. If Hypothesis' internals differ from the ones this expects, nothing is
-    done and Hypothesis makes its own, as before.
+    done and Hypothesis makes its own, as before; that is the case on the Hypothesis releases
+    that keep one process-wide ``Random`` (no ``hypothesis.core.threadlocal``), registered once
+    by Hypothesis itself, so no thread pays for it and there is nothing to share.
     """
     try:
         import hypothesis.core as hypothesis_core
@@ -45,7 +47,7 @@ def _share_hypothesis_prng() -> None:
             prng = _SHARED_PRNG[os.getpid()] = random.Random()  # held here before registering
             register_random(prng)
         local._hypothesis_global_random = prng
-    except (AttributeError, ImportError):  # pragma: no cover - another Hypothesis
+    except (AttributeError, ImportError):  # one process-wide PRNG, or another Hypothesis
         return
 
 

@@ -529,6 +529,34 @@ def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what
     assert "passed" not in proc.stdout  # refused before any case ran
 
 
+@pytest.mark.parametrize("prog", ["pytest.main()", "context-engine-kit", "cli.py"])
+def test_pytest_option_error_is_read_whatever_program_name_it_gives(prog):
+    """pytest's option parser names the program in its error: ``pytest.main()`` on recent
+    releases, the script's name before; either way the block is held back and read as one
+    refusal (the subprocess test above sees only the installed pytest's spelling)."""
+    import io
+
+    from conformance.cli import _ErrorLines
+
+    sink = io.StringIO()
+    lines = _ErrorLines(sink)
+    lines.write(
+        f"ERROR: usage: {prog} [options] [file_or_dir] [file_or_dir] [...]\n"
+        f"{prog}: error: unrecognized arguments: -n2 --no-such-option\n"
+        "  inifile: None\n  rootdir: /tmp/x\n"
+    )
+    lines.write("\n")
+    lines.write("ERROR: file or directory not found: nowhere\n")
+    assert sink.getvalue() == "ERROR: file or directory not found: nowhere\n"
+    assert lines.refused_options() == (
+        "unrecognized arguments: -n2 --no-such-option"
+        " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
+    )
+    assert lines.errors() == (
+        "unrecognized arguments: -n2 --no-such-option file or directory not found: nowhere"
+    )
+
+
 def test_json_verdict_is_written_on_usage_errors_too(hostile):
     def verdict(*argv):
         path = hostile / "v.json"

@@ -1,7 +1,8 @@
 """Work the kit used to repeat for every case or every drawn turn, now done once, with the same
 answers: the sandbox's write rule compares root strings (as the ``Path`` comparison it
-replaced decided), case threads share one registered Hypothesis PRNG (the draws are the same),
-and the turn strategies are one object per argument set."""
+replaced decided), case threads share one registered Hypothesis PRNG (the draws are the same;
+a Hypothesis with one process-wide PRNG needs no sharing), and the turn strategies are one
+object per argument set."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.internal import entropy
 
 from conformance.authoring.strategies import _turn, texts, tool_turn, user_content
+from conformance.runtime import inprocess as inprocess_module
 from conformance.runtime import sandbox as sandbox_module
 from conformance.runtime.sandbox import Sandbox
 from conformance.runtime.supervisor import supervise_inprocess
@@ -77,8 +79,21 @@ def test_case_threads_share_one_registered_prng(monkeypatch):
     plain = threading.Thread(target=case)  # a thread Hypothesis sets up itself draws the same
     plain.start()
     plain.join()
-    assert len(registered) == 1
     assert seen[-1] == seen[0]
+    if _per_thread_prng():
+        assert len(registered) == 1  # Hypothesis registered the plain thread's own PRNG
+        assert os.getpid() in inprocess_module._SHARED_PRNG
+    else:  # one process-wide PRNG, registered once by Hypothesis: the kit has nothing to share
+        assert registered == []
+        assert os.getpid() not in inprocess_module._SHARED_PRNG
+
+
+def _per_thread_prng() -> bool:
+    """Whether this Hypothesis keeps its global ``Random`` per thread (``hypothesis.core``'s
+    ``threadlocal``, what the kit shares) or, like the releases before it, one per process."""
+    import hypothesis.core
+
+    return hasattr(hypothesis.core, "threadlocal")
 
 
 def test_turn_strategies_are_built_once_per_argument_set():
