@@ -64,7 +64,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections import OrderedDict
+import re
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,15 @@ class Verdict:
                 f"root cause: {len(group['cases'])} failures share one ({group['key']}); "
                 f"reported under {group['first']}, the others point to it"
             )
+        skipped = [r for r in self.results if r.outcome == "skipped" and not r.budget_reached]
+        if skipped:
+            reasons = Counter(_skip_gist(r.message) for r in skipped)
+            lines.append(
+                f"skipped: {len(skipped)} case(s) that do not apply to this engine or host, most "
+                "often: "
+                + "; ".join(f"{reason} ({n})" for reason, n in reasons.most_common(3))
+                + ". Every reason: the JSON verdict's results, or -rs"
+            )
         limited = [r for r in self.results if r.budget_reached and r.outcome != "skipped"]
         if limited:
             lines.append(
@@ -450,6 +460,13 @@ class Verdict:
             OSError: ``path`` or its folder cannot be written.
         """
         write_verdict_json(path, self.to_json(**kwargs))
+
+
+def _skip_gist(message: str) -> str:
+    """A skip reason's gist: its text up to the first parenthesised remark, semicolon or
+    colon."""
+    gist = re.split(r"\s\(|;|:", message or "", maxsplit=1)[0].strip()
+    return gist[:80] or "no reason given"
 
 
 def _and(names: list[str]) -> str:

@@ -80,3 +80,21 @@ def test_summary_line_says_why_a_run_without_check_failures_fails():
     assert lines[-1].startswith(
         "verdict: FAIL (2 non-conformance test(s) failed) - 1 cases: 1 passed"
     )
+
+
+def test_the_summary_names_the_commonest_skip_reasons_and_where_every_reason_is():
+    """Skips are no failure, but an author must see why cases did not apply without opening
+    the JSON: the three commonest reasons (their gist, with counts) and where every one is."""
+    skip = "engine keeps the ABC default select_context (returns None); the host never calls it"
+    results = [Result(f"H{i}-x", "H1", "MUST", "skipped", skip) for i in range(3)]
+    results.append(
+        Result("R4-x", "R4", "MUST", "skipped", "no plugin folder given (--engine-plugin)")
+    )
+    results.append(Result("A1-x", "A1", "MUST", "passed"))
+    (line,) = [x for x in Verdict(results).summary_lines() if x.startswith("skipped:")]
+    assert line == (
+        "skipped: 4 case(s) that do not apply to this engine or host, most often: engine keeps "
+        "the ABC default select_context (3); no plugin folder given (1). Every reason: the JSON "
+        "verdict's results, or -rs"
+    )
+    assert not [x for x in Verdict(results[-1:]).summary_lines() if x.startswith("skipped:")]
