@@ -1,9 +1,10 @@
 """Conformance checks for Hermes context engines, as a pytest plugin and a plain API.
 
-``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled
-scenario expectations, snapshot cases; :mod:`conformance.run.cases`); ``run_conformance`` runs the
-same stream without pytest, through the same session (:mod:`conformance.run.session`). Checks are
-registered by contract clause (``docs/contract.md``) in :mod:`conformance.authoring.registry`.
+``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled scenario
+expectations, snapshot cases; :mod:`conformance.run.cases`); ``run_conformance`` runs the same
+stream without pytest, through the same session (:mod:`conformance.run.conformance_session`).
+Checks are registered by contract clause (``docs/contract.md``) in
+:mod:`conformance.authoring.registry`.
 """
 
 from importlib.metadata import PackageNotFoundError
@@ -28,7 +29,7 @@ __all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
 
 def run_conformance(engine_factory, **kwargs):
     """Run every case of the stream against ``engine_factory``; see
-    :func:`conformance.run.session.run_conformance`."""
-    from conformance.run.session import run_conformance as _run
+    :func:`conformance.run.entry.run_conformance`."""
+    from conformance.run.entry import run_conformance as _run
 
     return _run(engine_factory, **kwargs)
