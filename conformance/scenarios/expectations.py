@@ -8,7 +8,7 @@
     in place (it returned None): expected the engine to leave its arguments untouched,
     got 1 such call (first shown). See docs/contract.md#h3.
 
-(the session appends ``Repro:``, :mod:`conformance.run.conformance_session`).
+(the session appends ``Repro:``, :mod:`conformance.run.session`).
 
 Kinds (``params`` in brackets):
 
