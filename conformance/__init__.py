@@ -1,9 +1,10 @@
 """Conformance checks for Hermes context engines, as a pytest plugin and a plain API.
 
-``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled
-scenario expectations, snapshot cases; :mod:`conformance.run.cases`); ``run_conformance`` runs the
-same stream without pytest, through the same session (:mod:`conformance.run.session`). Checks are
-registered by contract clause (``docs/contract.md``) in :mod:`conformance.authoring.registry`.
+``pytest --engine=mypkg:Engine`` runs every case of the stream (registry checks, bundled scenario
+expectations, snapshot cases; :mod:`conformance.run.cases`); ``run_conformance`` runs the same
+stream without pytest, through the same session (:mod:`conformance.run.conformance_session`).
+Checks are registered by contract clause (``docs/contract.md``) in
+:mod:`conformance.authoring.registry`.
 """
 
 from importlib.metadata import PackageNotFoundError
@@ -29,7 +30,7 @@ __all__ = ["CONTRACT_VERSION", "__version__", "run_conformance"]
 def run_conformance(engine_factory, **kwargs):
     """Run every case of the stream against an engine, without pytest; returns the results
     (a list of :class:`conformance.run.results.Result`). The keyword arguments are those of
-    :func:`conformance.run.session.run_conformance` (``profile``, ``only``, ``scenarios``,
+    :func:`conformance.run.entry.run_conformance` (``profile``, ``only``, ``scenarios``,
     ``json_path``, ``host_profile``, ...).
 
     ``engine_factory`` is a zero-argument callable returning a fresh engine (an engine class, a
@@ -43,7 +44,7 @@ def run_conformance(engine_factory, **kwargs):
         conformance.runtime.engine_loading.EngineSpecError: a spec string that does not load
             (no colon, module not importable, attribute missing, not an engine).
     """
-    from conformance.run.session import run_conformance as _run
+    from conformance.run.entry import run_conformance as _run
 
     if isinstance(engine_factory, str):
         from conformance.runtime.engine_loading import load_engine_factory

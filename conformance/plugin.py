@@ -6,7 +6,7 @@ conftest defines ``conformance_engine_factory``: installing the kit changes noth
 test runs. With an engine and no test paths it collects :mod:`conformance.suite`, whose test
 items are the one stream of cases (:mod:`conformance.run.cases`): one item per check, scenario
 expectation and snapshot case. Every hook here delegates to the run's
-:class:`~conformance.run.session.ConformanceSession`, built once in ``pytest_configure``
+:class:`~conformance.run.conformance_session.ConformanceSession`, built once in ``pytest_configure``
 (:mod:`conformance.frontends.pytest_options` reads the options into it). MUST failures fail the run;
 SHOULD failures are reported but exit 0 unless ``--conformance-strict``.
 
@@ -31,7 +31,7 @@ from conformance.frontends.pytest_session import (
     conformance_session,
 )
 from conformance.frontends.stop_signals import sigterm_as_interrupt
-from conformance.run.session import ConformanceSession
+from conformance.run.conformance_session import ConformanceSession
 
 pytest_plugins = (
     "conformance.frontends.scenario_items",
@@ -163,8 +163,8 @@ def conformance_engine_factory(pytestconfig: pytest.Config):
 
 @pytest.fixture(scope="session")
 def conformance_run(pytestconfig: pytest.Config, conformance_engine_factory) -> ConformanceSession:
-    """The run's :class:`~conformance.run.session.ConformanceSession`, bound to the engine factory
-    (the fixture's, which a conftest may override)."""
+    """The run's :class:`~conformance.run.conformance_session.ConformanceSession`, bound to the
+    engine factory (the fixture's, which a conftest may override)."""
     session = conformance_session(pytestconfig)
     if session is None:
         pytest.skip("the conformance plugin is inert in this run (no engine given)")

@@ -135,7 +135,7 @@ def _unique(values: Mapping[str, Any], label: str) -> str:
 
 @dataclass
 class CheckContext:
-    """What one check runs with (built by the session, :mod:`conformance.run.session`).
+    """What one check runs with (built by the session, :mod:`conformance.run.conformance_session`).
 
     Attributes:
         engine_factory: returns a new engine per call (an ``EngineFactory`` or any callable).

@@ -33,9 +33,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.host.profiles import DOCUMENTED, PROFILES, HostProfile, get_profile
+
+if TYPE_CHECKING:
+    from conformance.authoring.case import Case
 
 #: ``--host-profile=all``: every host profile the kit knows, in :data:`PROFILES` order.
 ALL = "all"
@@ -150,7 +153,7 @@ def spec_text(hosts: Sequence[str]) -> str:
     return ",".join(hosts)
 
 
-def fields_read(case: Any) -> tuple[str, ...]:
+def fields_read(case: Case) -> tuple[str, ...]:
     """The host profile fields ``case`` reads (module doc)."""
     case = getattr(case, "base", case)
     kind = getattr(case, "kind", "contract")
@@ -164,7 +167,7 @@ def fields_read(case: Any) -> tuple[str, ...]:
     return READS[best] if best is not None else ()
 
 
-def applies(case: Any, profile: HostProfile) -> str | None:
+def applies(case: Case, profile: HostProfile) -> str | None:
     """Why ``case`` does not exist on ``profile`` (a host feature it needs is missing), or None."""
     for feature in sorted(getattr(case, "needs", ()) or ()):
         if not profile.has(feature):
@@ -175,7 +178,7 @@ def applies(case: Any, profile: HostProfile) -> str | None:
     return None
 
 
-def view(case: Any, profile: HostProfile) -> tuple:
+def view(case: Case, profile: HostProfile) -> tuple:
     """The host view of ``case`` on ``profile``: the values of the fields it reads."""
     return tuple((f, repr(getattr(profile, f, None))) for f in fields_read(case))
 
@@ -196,7 +199,7 @@ class HostCase:
     base case's.
     """
 
-    base: Any
+    base: Case
     host: str
     hosts: tuple[str, ...]
     suffixed: bool = False
@@ -227,7 +230,7 @@ class HostCase:
         return f"{base} -k '{self.base.id}'"
 
 
-def expand(cases: Iterable[Any], hosts: Sequence[str]) -> list[Any]:
+def expand(cases: Iterable[Case], hosts: Sequence[str]) -> list[Case]:
     """The stream of a run over ``hosts``: each case once per distinct host view (module doc),
     in stream order, a case's views in ``hosts`` order. With one host the cases are returned
     unchanged (ids, time and behaviour of a one-host run do not change)."""
@@ -235,7 +238,7 @@ def expand(cases: Iterable[Any], hosts: Sequence[str]) -> list[Any]:
     if len(hosts) < 2:
         return cases
     profiles = [get_profile(h) for h in hosts]
-    out: list[Any] = []
+    out: list[Case] = []
     for case in cases:
         groups: dict[tuple, list[str]] = {}
         not_on = []
@@ -254,7 +257,7 @@ def expand(cases: Iterable[Any], hosts: Sequence[str]) -> list[Any]:
     return out
 
 
-def host_of(case: Any) -> str | None:
+def host_of(case: Case) -> str | None:
     """The host a case of the stream is played on (None: the run's one host)."""
     return case.host if isinstance(case, HostCase) else None
 

@@ -136,6 +136,10 @@ class HostileEngine(BaseException):
     retry or shrink it; the runner turns it into a failure of ``clause`` naming ``method``.
     """
 
+    #: The key that groups this failure with the same cause in other cases (a hang of one
+    #: method, a death, memory kept): the verdict counts one root cause once; "" for none.
+    root_cause: str = ""
+
     def __init__(self, clause: str, level: str, method: str, detail: str):
         self.clause = clause
         self.level = level

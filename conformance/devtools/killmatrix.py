@@ -15,7 +15,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from conformance.run.session import Result, run_conformance
+from conformance.run.entry import run_conformance
+from conformance.run.results import Result
 from conformance.runtime.engine_loading import load_engine_factory
 
 BAD = ("failed", "error")

@@ -1,4 +1,4 @@
-"""The front ends' own code, above the core (:mod:`conformance.run.session`,
+"""The front ends' own code, above the core (:mod:`conformance.run.conformance_session`,
 :mod:`conformance.run.cases`).
 
 - :mod:`~conformance.frontends.pytest_options`: the pytest options, read once into a session;

@@ -1,10 +1,10 @@
 """The pytest front end's options: registered once, read once into the run's session.
 
 :func:`add_options` registers every ``--engine``/``--conformance-*`` option and ini key (the
-scenario, snapshot and report options included); :func:`build_session` turns a pytest config
-into a :class:`~conformance.run.session.ConformanceSession` (or raises :class:`Inert` when the
-run has no engine), with every bad value a ``pytest.UsageError`` that says what was wrong and
-what to do; :func:`header_lines` writes the pytest header.
+scenario, snapshot and report options included); :func:`build_session` turns a pytest config into a
+:class:`~conformance.run.conformance_session.ConformanceSession` (or raises :class:`Inert` when the
+run has no engine), with every bad value a ``pytest.UsageError`` that says what was wrong and what
+to do; :func:`header_lines` writes the pytest header.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import parse_hosts
 from conformance.authoring.hypothesis_profiles import PROFILES, in_ci, kit_profile
 from conformance.clauses.errors import KitUsageError, pytest_command
-from conformance.run.session import ConformanceSession, RunOptions, read_xfails_file
+from conformance.run.conformance_session import ConformanceSession
+from conformance.run.options import RunOptions, read_xfails_file
 from conformance.runtime.engine_loading import (
     EngineFactory,
     EngineSpecError,
@@ -294,7 +295,7 @@ def host_profile_text(config: pytest.Config) -> str:
     """The host profile text: ``--host-profile`` (or ``--conformance-host-profile``), else the
     ini key ``conformance_host_profile``, else "" (the default hosts). The option's value is
     checked where the session's options are validated
-    (:meth:`conformance.run.session.RunOptions.validate`).
+    (:meth:`conformance.run.options.RunOptions.validate`).
 
     Raises:
         KitUsageError: the ini key names an unknown host profile; the message lists them.
@@ -452,7 +453,7 @@ def _timeout(config: pytest.Config) -> float:
 def _budget(config: pytest.Config) -> float:
     """``--conformance-budget``, else the ini key ``conformance_budget``, else the default,
     in seconds (the option's range is checked by
-    :meth:`~conformance.run.session.RunOptions.validate`).
+    :meth:`~conformance.run.options.RunOptions.validate`).
 
     Raises:
         KitUsageError: the ini key is not a finite number of seconds, 0 or more.

@@ -1,7 +1,7 @@
 """The hooks of one pytest run, holding its session: the verdict, the exit rule, the JSON file.
 
 :class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
-built; :func:`report_result` turns a case's :class:`~conformance.run.session.Result` into the
+built; :func:`report_result` turns a case's :class:`~conformance.run.results.Result` into the
 pytest outcome and carries its verdict row in the item's ``user_properties`` (so xdist's
 controller and junit see the same outcome, message and engine-LLM ledger, ``conformance_llm``,
 as every other front end).
@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
+from conformance.authoring.case import Case
 from conformance.clauses.errors import ConformanceError, ConformanceFailure
 from conformance.frontends import pytest_options
-from conformance.run.results import PARTIAL_EXIT
-from conformance.run.session import ConformanceSession, Result, unmatched_xfails
+from conformance.run.conformance_session import ConformanceSession
+from conformance.run.options import unmatched_xfails
+from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
@@ -31,7 +33,7 @@ def session_plugin(config: pytest.Config) -> SessionPlugin | None:
 
 
 def conformance_session(config: pytest.Config) -> ConformanceSession | None:
-    """The run's :class:`~conformance.run.session.ConformanceSession` (None: inert)."""
+    """The run's :class:`~conformance.run.conformance_session.ConformanceSession` (None: inert)."""
     plugin = session_plugin(config)
     return plugin.session if plugin is not None else None
 
@@ -99,7 +101,7 @@ MARKER_LINE = (
 )
 
 
-def conformance_mark(case: Any) -> pytest.MarkDecorator:
+def conformance_mark(case: Case) -> pytest.MarkDecorator:
     """``pytest.mark.conformance(clause=..., level=..., kind=...)`` for one case of the stream
     (a check, a scenario expectation or a snapshot case; a host view carries its base case's
     values). All three are strings: the clause id, ``MUST``/``SHOULD``, and the case's kind
@@ -107,7 +109,7 @@ def conformance_mark(case: Any) -> pytest.MarkDecorator:
     return pytest.mark.conformance(clause=case.clause, level=case.level, kind=case.kind)
 
 
-def case_properties(case: Any) -> list[tuple[str, str]]:
+def case_properties(case: Case) -> list[tuple[str, str]]:
     """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind;
     in a run of several hosts, ``conformance_hosts``: the host profiles it stands for)."""
     from conformance import CONTRACT_VERSION
@@ -128,7 +130,7 @@ class SessionPlugin:
     """The hooks of one run, holding its session (registered as ``conformance-session``).
 
     Attributes:
-        session: the :class:`~conformance.run.session.ConformanceSession`.
+        session: the :class:`~conformance.run.conformance_session.ConformanceSession`.
         verdict: the results as reported (on the xdist controller: every worker's).
     """
 
@@ -309,7 +311,7 @@ def _int_or_none(text: str) -> int | None:
 
 
 def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | None:
-    """The :class:`~conformance.run.session.Result` a case's report stands for (None for the
+    """The :class:`~conformance.run.results.Result` a case's report stands for (None for the
     phases that carry no outcome)."""
     kind = props.get("kind", "contract")
     if "conformance_outcome" in props and report.when == "call":

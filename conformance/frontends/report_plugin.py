@@ -11,17 +11,24 @@ progress line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from conformance.run.conformance_session import ConformanceSession
+    from conformance.run.results import Result
 
 _LINES = pytest.StashKey[list]()
 
 
-def _scenario_runs(session: Any, results: list[Any], write: Any) -> list[Any]:
+def _scenario_runs(
+    session: ConformanceSession, results: list[Result], write: Callable[[str], None]
+) -> list[Any]:
     """One run per scenario file with results in this verdict (played again when needed)."""
-    from conformance.run.session import scenario_key
+    from conformance.run.cases import scenario_key
 
     cases = {c.id: c for c in session.cases() if c.kind == "scenario"}
     seen: dict[str, Any] = {}

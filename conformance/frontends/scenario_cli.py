@@ -4,9 +4,9 @@
 Runs scenario files against one engine and prints one line per expectation in the kit's grammar (a
 failure ends with ``Repro: <command>``, the pytest command that reruns that expectation), then a
 verdict by clause. The expectations are cases of the run's stream, run by the session
-(:mod:`conformance.run.session`) exactly as ``pytest --engine=...`` runs them. With no FILE it
-runs the bundled library and says so on its first line; ``--library`` adds the library to given
-files.
+(:mod:`conformance.run.conformance_session`) exactly as ``pytest --engine=...`` runs them. With no
+FILE it runs the bundled library and says so on its first line; ``--library`` adds the library to
+given files.
 ``--timeout SECONDS`` bounds each scenario and the host's compaction timeout (a hanging engine fails
 its scenario, the run goes on). Exit status: 0 unless a MUST expectation failed or errored (any
 failure with ``--strict``); 2 for a malformed scenario (``file:line: field: problem``) or a bad
@@ -30,7 +30,10 @@ from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import host_of
 from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
 from conformance.frontends.outputs import check_writable, engine_record, write_error_verdict
-from conformance.run.session import ConformanceSession, RunOptions, exit_code, scenario_key
+from conformance.run.cases import scenario_key
+from conformance.run.conformance_session import ConformanceSession
+from conformance.run.options import RunOptions
+from conformance.run.results import exit_code
 from conformance.run.verdict import Verdict
 from conformance.runtime.engine_loading import (
     deferred_engine_factory,

@@ -29,7 +29,7 @@ def write_report(
 
     Args:
         path: the output file (parents are created).
-        results: :class:`~conformance.run.session.Result` objects.
+        results: :class:`~conformance.run.results.Result` objects.
         runs: ScenarioRun objects (one plot each).
         engine: label of the engine under test.
         strict: the verdict line follows the strict exit rule.

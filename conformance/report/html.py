@@ -252,7 +252,7 @@ def render(
     results, clause texts (the module doc gives the order and why).
 
     Args:
-        results: :class:`~conformance.run.session.Result` objects (checks and scenario
+        results: :class:`~conformance.run.results.Result` objects (checks and scenario
         expectations).
         runs: ScenarioRun objects, one section each (in the given order).
         engine: the engine label shown in the title.

@@ -6,14 +6,18 @@ in file order), then the snapshot cases (when the snapshot tier is on). Every fr
 iterates this stream (the pytest plugin, ``run_conformance()``, ``context-engine-kit check``
 and ``scenario``, the conftest fixture route), so they give the same result set.
 
-A case has ``id``, ``clause``, ``level``, ``kind``, ``title``, ``needs`` (host features),
-``requires``/``excludes`` (capabilities), ``examples`` (its Hypothesis budget) and ``repro()``.
-A check runs with ``execute(session, ctx)``, which returns None when it holds and raises its
-finding otherwise (:class:`~conformance.clauses.errors.ContractViolation`, ...); a snapshot case
-``capture(ctx)``s the engine's output; a scenario expectation is judged on its file's run. The
-session (:mod:`conformance.run.session`, :mod:`conformance.run.execution`) turns each into a
-:class:`~conformance.run.results.Result` with one skip rule, one xfail rule, one renderer and one
-``Repro:`` rule for every kind.
+A case (:class:`Case`, the Protocol of :mod:`conformance.authoring.case`) has ``id``, ``clause``,
+``level``, ``kind``, ``title``, ``needs`` (host features), ``requires``/``excludes``
+(capabilities), ``examples`` (its Hypothesis budget) and ``repro()``. A check runs with
+``execute(session, ctx)``, which returns None when it holds and raises its finding otherwise
+(:class:`~conformance.clauses.errors.ContractViolation`, ...); a snapshot case ``capture(ctx)``s
+the engine's output; a scenario expectation is judged on its file's run. The session
+(:mod:`conformance.run.conformance_session`, :mod:`conformance.run.execution`,
+:mod:`conformance.run.settle`) turns each into a :class:`~conformance.run.results.Result` with one
+skip rule, one xfail rule, one renderer and one ``Repro:`` rule for every kind.
+
+:func:`run_stream` narrows the stream to one run's (a replayed case, ``only``, one case per host
+view), and :func:`scenario_key` names the scenario run an expectation is judged on.
 """
 
 from __future__ import annotations
@@ -22,12 +26,17 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.authoring import registry
+from conformance.authoring.case import Case
 from conformance.authoring.expect import SHOULD
+from conformance.authoring.hosts import expand, host_of
 from conformance.clauses import catalogue
 from conformance.clauses.errors import ContractViolation
+
+if TYPE_CHECKING:
+    from conformance.run.options import RunOptions
 
 #: The pytest test function that runs snapshot cases (syrupy's ``snapshot`` fixture is bound to
 #: it); its items are ``test_compression_snapshot[<corpus case>]``.
@@ -187,7 +196,7 @@ def cases(
     scenario_files: Iterable[Path] = (),
     checks: bool = True,
     snapshots: bool = False,
-) -> list[Any]:
+) -> list[Case]:
     """Every case of a run, in stream order (module doc).
 
     Args:
@@ -201,7 +210,7 @@ def cases(
     from conformance.scenarios import library_paths
     from conformance.snapshots import corpus
 
-    out: list[Any] = list(registry.all_checks()) if checks else []
+    out: list[Case] = list(registry.all_checks()) if checks else []
     if scenarios:
         out += scenario_cases(library_paths(), bundled=True)
     out += scenario_cases([Path(p) for p in scenario_files], bundled=False)
@@ -210,11 +219,58 @@ def cases(
     return out
 
 
+def run_stream(options: RunOptions) -> list[Case]:
+    """The cases of one run, in stream order (:func:`cases` of its options), narrowed to the
+    replayed case (``options.replay``) or to ``options.only`` (case ids, id prefixes, clause
+    ids), each case once per host view of ``options.host_profiles``
+    (:func:`conformance.authoring.hosts.expand`).
+
+    Raises:
+        ScenarioError: a malformed scenario file.
+    """
+    o = options
+    out = cases(
+        scenarios=o.scenarios and o.replay is None,
+        scenario_files=o.scenario_files,
+        checks=o.checks,
+        snapshots=o.snapshots_dir is not None and o.replay is None,
+    )
+    if o.replay is not None:
+        out = [c for c in out if c.id == o.replay["check"]]
+    out = expand(out, o.host_profiles)  # one case per host view (conformance.authoring.hosts)
+    if o.replay is None and o.only:
+        keys = list(o.only)
+        out = [
+            c
+            for c in out
+            if any(
+                c.id.startswith(k) or getattr(c, "base", c).id.startswith(k) or c.clause == k
+                for k in keys
+            )
+        ]
+    return out
+
+
+def scenario_key(case: Case) -> str:
+    """The key of ``case``'s scenario run: its file, and its host in a run of several."""
+    host = host_of(case)
+    return str(getattr(case, "path", "")) + (f"@{host}" if host else "")
+
+
+def scenario_name(case: Case) -> str:
+    """The scenario's name in a case id ``scenario:NAME:EXPECTATION``."""
+    return case.id.split(":")[1] if case.id.count(":") >= 2 else case.id
+
+
 __all__ = [
+    "Case",
     "SNAPSHOT_TEST",
     "ScenarioCase",
     "SnapshotCase",
     "cases",
     "compare_with_file",
+    "run_stream",
     "scenario_cases",
+    "scenario_key",
+    "scenario_name",
 ]

@@ -2,18 +2,20 @@
 
 :func:`attempt` runs a check or a snapshot capture, :func:`attempt_scenario` plays one scenario
 file and judges all its expectations; both run in the case's supervised child (or here, without
-fork) and return :class:`Attempt` records that pickle. The session settles an attempt in the
-parent (:meth:`conformance.run.session.ConformanceSession.run_case`): expected failures, failure
-files, the snapshot comparison, ``Repro:`` lines. A child that died or hung becomes an attempt
-too (:func:`from_death`), naming the engine call in flight, and a finding the child reported
-before it died is kept.
+fork) and return :class:`Attempt` records that pickle. The session settles an attempt in the parent
+(:meth:`conformance.run.conformance_session.ConformanceSession.run_case`,
+:mod:`conformance.run.settle`): expected failures, failure files, the snapshot comparison,
+``Repro:`` lines. A child that died or hung becomes an attempt too (:func:`from_death`), naming the
+engine call in flight, and a finding the child reported before it died is kept.
 """
 
 from __future__ import annotations
 
+import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from conformance.authoring.engine_llm import engine_llm
 from conformance.authoring.expect import CURRENT_CASE, MUST
@@ -29,9 +31,48 @@ from conformance.runtime.sandbox import Reach, Sandbox, block_network, watching
 from conformance.runtime.supervisor import Died, Hung, report_progress, supervise_inprocess
 from conformance.runtime.timeouts import engine_seconds
 
+if TYPE_CHECKING:
+    from conformance.authoring.case import (
+        Case,
+        CheckCase,
+        ScenarioExpectationCase,
+        SnapshotCaptureCase,
+    )
+    from conformance.authoring.context import CheckContext
+    from conformance.run.options import RunOptions
+
 #: Seconds a case's child may outlive its per-call limit before the parent kills it (the child's
 #: own watcher reports a hang with more context first; this catches a call that holds the GIL).
 GRACE_S = 2.0
+
+
+class AttemptSession(Protocol):
+    """The run state an attempt reads (a
+    :class:`~conformance.run.conformance_session.ConformanceSession`).
+
+    Attributes:
+        options: the run's options (``timeout``, the per-call limit in seconds;
+            ``memory_limit``, a child's cap in bytes or None).
+        context: the :class:`~conformance.authoring.context.CheckContext` a check runs with.
+        replay_draws: the replayed failure file's draws (None when not replaying).
+        user_hermes_home: the user's ``HERMES_HOME`` (None: unset), seeding each sandbox.
+        given_runs: scenario runs handed in already played, by scenario file path.
+    """
+
+    options: RunOptions
+    user_hermes_home: str | None
+    given_runs: dict[str, Any]
+
+    @property
+    def context(self) -> CheckContext: ...
+
+    @property
+    def replay_draws(self) -> dict[str, Any] | None: ...
+
+    def play_scenario(self, case: Case) -> Any:
+        """Play ``case``'s scenario on the run's engine; returns the
+        :class:`~conformance.scenarios.run.ScenarioRun`."""
+        ...
 
 
 @dataclass
@@ -71,7 +112,7 @@ class Attempt:
     engine_s: float = 0.0
 
 
-def _hang_finding(case: Any, method: str, limit: float, what: str = "") -> HostileEngine:
+def _hang_finding(case: Case, method: str, limit: float, what: str = "") -> HostileEngine:
     who = "" if method else "the check "
     finding = HostileEngine(
         case.clause,
@@ -84,7 +125,7 @@ def _hang_finding(case: Any, method: str, limit: float, what: str = "") -> Hosti
     return finding
 
 
-def _classify(case: Any, run: Any, limit: float, share: Any) -> Attempt:
+def _classify(case: Case, run: Any, limit: float, share: Any) -> Attempt:
     """Run ``run()`` (the case's body) and turn what it did into an :class:`Attempt`."""
     try:
         out = supervise_inprocess(run, call_limit=limit, case_limit=float("inf"))
@@ -111,8 +152,9 @@ def _classify(case: Any, run: Any, limit: float, share: Any) -> Attempt:
     return Attempt(case.id, "passed", value=out)
 
 
-def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
-    """Run a check (or capture a snapshot case) in a fresh sandbox; returns its attempt.
+def attempt(session: AttemptSession, case: Case, share: Any = None) -> Attempt:
+    """Run a check (``case.execute``, or a snapshot case's ``case.capture``) in a fresh
+    sandbox; returns its attempt.
 
     Every engine the case builds gets its own home; what it reaches for outside is refused and
     recorded; the per-call limit applies to each engine call; ``share`` (a
@@ -133,8 +175,8 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
         try:
             with block_network(), no_local_constants():
                 if case.kind == "snapshot":
-                    return case.capture(ctx)
-                case.execute(session, ctx)
+                    return cast("SnapshotCaptureCase", case).capture(ctx)
+                cast("CheckCase", case).execute(session, ctx)
                 return None
         finally:
             CURRENT_CASE.reset(token)
@@ -160,14 +202,14 @@ def attempt(session: Any, case: Any, share: Any = None) -> Attempt:
     return result
 
 
-def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
+def attempt_scenario(session: AttemptSession, cases: list[Case]) -> dict[str, Attempt]:
     """Play the scenario file of ``cases`` once, in one sandbox (one Hermes installation), and
     judge each expectation; returns the attempts by case id."""
     first = cases[0]
     out: dict[str, Attempt] = {}
     engine_at_start = engine_seconds()
     with engine_llm(first.id) as (ledger, seed_home):
-        _play_and_judge(session, cases, out, seed_home)
+        _play_and_judge(session, cast("list[ScenarioExpectationCase]", cases), out, seed_home)
         by_id = {c.id: c for c in cases}
         for key, attempt_ in list(out.items()):
             out[key] = _memory_kept(by_id[key], attempt_, session)
@@ -180,7 +222,9 @@ def attempt_scenario(session: Any, cases: list[Any]) -> dict[str, Attempt]:
     return out
 
 
-def _play_and_judge(session: Any, cases: list[Any], out: dict, seed_home: Any) -> None:
+def _play_and_judge(
+    session: AttemptSession, cases: list[ScenarioExpectationCase], out: dict, seed_home: Any
+) -> None:
     """Play the scenario of ``cases`` in one sandbox and judge each expectation into ``out``."""
     from conformance.scenarios.expectations import judge_expectation
 
@@ -195,7 +239,7 @@ def _play_and_judge(session: Any, cases: list[Any], out: dict, seed_home: Any) -
                     run = session.play_scenario(first)
             for case in cases:
 
-                def judge(case: Any = case) -> None:
+                def judge(case: ScenarioExpectationCase = case) -> None:
                     judge_expectation(run, case.expectation)
 
                 out[case.id] = _classify(case, judge, session.options.timeout, None)
@@ -215,7 +259,7 @@ def _hung_method(stopped: str) -> str:
     return match.group(1) if match else ""
 
 
-def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
+def from_death(case: Case, outcome: Died | Hung, session: AttemptSession) -> Attempt:
     """The attempt of a case whose child died or was killed: a finding naming the engine call in
     flight and the cause, or the finding the child had reported before (never lost)."""
     progress = getattr(outcome, "progress", None)
@@ -257,7 +301,7 @@ def from_death(case: Any, outcome: Died | Hung, session: Any) -> Attempt:
     return Attempt(case.id, "finding", finding=finding)
 
 
-def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
+def _memory_kept(case: Case, result: Attempt, session: AttemptSession) -> Attempt:
     """A kit error while this child is at its memory cap (the kit's own allocation, or a
     thread it starts, failed) is the engine's finding, not a kit fault: the engine took the
     memory and kept it. The same finding as a stall at the cap (:func:`_stall_finding`)."""
@@ -281,13 +325,13 @@ def _memory_kept(case: Any, result: Attempt, session: Any) -> Attempt:
     return kept
 
 
-def _last_method(case: Any) -> str:
+def _last_method(case: Case) -> str:
     from conformance.runtime.timeouts import LAST_CALL
 
     return LAST_CALL[0] if LAST_CALL else ""
 
 
-def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
+def _stall_finding(case: Case, outcome: Hung, session: AttemptSession) -> Attempt:
     """The attempt of a case whose child sat still at its memory cap after an engine call
     returned (the supervisor's memory rule), or whose next allocation failed there: a MUST
     finding under the case's clause naming the last engine call and the memory held, one root
@@ -313,4 +357,34 @@ def _stall_finding(case: Any, outcome: Hung, session: Any) -> Attempt:
     return Attempt(case.id, "finding", finding=finding)
 
 
-__all__ = ["Attempt", "GRACE_S", "attempt", "attempt_scenario", "from_death"]
+def engine_time(attempts: Iterable[Attempt], started: float) -> float:
+    """Seconds of engine calls the attempts report (what budgets are charged); the wall time
+    since ``started`` (a :func:`time.perf_counter` value) for a case whose process died or hung
+    (it could not report)."""
+    attempts = list(attempts)
+    if any(a.hang is not None or a.outcome == "error" for a in attempts):
+        return time.perf_counter() - started
+    return sum(a.engine_s for a in attempts)
+
+
+def cost_on(attempts: dict[str, Attempt], case_id: str) -> None:
+    """Put a scenario run's engine-LLM ledger on the attempt of ``case_id`` (the expectation
+    whose run it was, settled first: a skipped earlier expectation never hides the cost) and
+    none on the others, so the run's cost counts once."""
+    ledger = next((a.llm for a in attempts.values() if a.llm), {})
+    for a in attempts.values():
+        a.llm = {}
+    if case_id in attempts:
+        attempts[case_id].llm = ledger
+
+
+__all__ = [
+    "Attempt",
+    "AttemptSession",
+    "GRACE_S",
+    "attempt",
+    "attempt_scenario",
+    "cost_on",
+    "engine_time",
+    "from_death",
+]

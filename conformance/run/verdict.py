@@ -68,11 +68,29 @@ import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.authoring.expect import MUST, SHOULD
 from conformance.clauses.catalogue import METHOD_CLAUSES, sort_key
 from conformance.run.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
+
+if TYPE_CHECKING:
+    from conformance.run.options import RunOptions
+    from conformance.runtime.engine_loading import EngineFactory
+
+
+class VerdictSession(Protocol):
+    """What the JSON verdict reads of a run (a
+    :class:`~conformance.run.conformance_session.ConformanceSession`): its ``options``
+    (``strict``, ``host_profile``, ``host_profiles``, ``profile``) and its engine ``factory``
+    (``record()`` names the engine; None: no engine bound)."""
+
+    @property
+    def options(self) -> RunOptions: ...
+
+    @property
+    def factory(self) -> EngineFactory | None: ...
+
 
 #: The JSON verdict's format version, its first key ``"format_version"``: bumped when a key is
 #: removed or retyped or a ``verdict``, ``outcome`` or ``level`` word is added, dropped or
@@ -110,7 +128,7 @@ class Verdict:
     """The results of one run, and the rules that turn them into a verdict.
 
     Attributes:
-        results: one :class:`~conformance.run.session.Result` per case.
+        results: one :class:`~conformance.run.results.Result` per case.
         other_failures: failed tests of the pytest session that are not conformance cases.
         interrupted: the run was stopped (Ctrl-C) before every case ran.
         total: how many cases the run had (for an interrupted run's "N of M").
@@ -389,10 +407,11 @@ class Verdict:
         )
         return lines
 
-    def to_json(self, *, session: Any, strict: bool | None = None) -> dict[str, Any]:
+    def to_json(self, *, session: VerdictSession, strict: bool | None = None) -> dict[str, Any]:
         """The JSON verdict (shape in the module docstring, :func:`versioned`: ``format_version``
-        first) of ``session``'s run (a :class:`~conformance.run.session.ConformanceSession`);
-        ``strict`` defaults to its option."""
+        first) of ``session``'s run (a
+        :class:`~conformance.run.conformance_session.ConformanceSession`); ``strict`` defaults to
+        its option."""
         from conformance import CONTRACT_VERSION, __version__
         from simulator.host.shim import abc_info
 
@@ -423,7 +442,7 @@ class Verdict:
             }
         )
 
-    def _host_fields(self, session: Any, strict: bool) -> dict[str, Any]:
+    def _host_fields(self, session: VerdictSession, strict: bool) -> dict[str, Any]:
         """The JSON verdict's per-host section (a run of several hosts only)."""
         if not self.hosts():
             return {}
@@ -474,4 +493,10 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-__all__ = ["VERDICT_FORMAT_VERSION", "Verdict", "versioned", "write_verdict_json"]
+__all__ = [
+    "VERDICT_FORMAT_VERSION",
+    "Verdict",
+    "VerdictSession",
+    "versioned",
+    "write_verdict_json",
+]

@@ -198,13 +198,12 @@ def test_pytest_engine_without_llm_calls_has_an_empty_property(kit_pytester):
 
 def test_a_scenario_run_cost_goes_on_the_expectation_whose_run_it_was():
     """An expectation skipped before the file ran never takes the run's cost with it."""
-    from conformance.run.execution import Attempt
-    from conformance.run.session import _cost_on
+    from conformance.run.execution import Attempt, cost_on
 
     ledger = {"calls": 3, "requests": 3, "cost_usd": 0.01}
     attempts = {c: Attempt(c, "passed") for c in ("s:first", "s:second", "s:third")}
     attempts["s:first"].llm = dict(ledger)  # attempt_scenario puts it on the file's first
-    _cost_on(attempts, "s:second")  # the first was skipped: the second ran the file
+    cost_on(attempts, "s:second")  # the first was skipped: the second ran the file
     assert {c: a.llm for c, a in attempts.items()} == {
         "s:first": {},
         "s:second": ledger,
