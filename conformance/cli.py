@@ -432,13 +432,16 @@ def _check(argv: list[str]) -> int:
         "ignore::pytest.PytestAssertRewriteWarning",
     ]
     if not _given("--conformance-failures-dir", rest):
-        pytest_args += ["--conformance-failures-dir", failures]
+        pytest_args += [f"--conformance-failures-dir={failures}"]
     # The entry point is named "conformance.plugin" too, so this is a no-op when installed.
     pytest_args += ["-p", "conformance.plugin"]
+    # values joined to their option: pytest picks its rootdir from the arguments before it
+    # knows the kit's options, so a value standing alone that names an existing file or folder
+    # (a --json file from an earlier run, the state dir) would move the rootdir
     if args.engine_kwargs:
-        pytest_args += ["--engine-kwargs", args.engine_kwargs]
+        pytest_args += [f"--engine-kwargs={args.engine_kwargs}"]
     if json_path:
-        pytest_args += ["--conformance-json", json_path]
+        pytest_args += [f"--conformance-json={json_path}"]
     what = (
         f"--engine={args.engine}"
         if args.engine

