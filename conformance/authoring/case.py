@@ -70,6 +70,18 @@ class Case(Protocol):
         ...
 
 
+def key_selects(key: str, case_id: str, clause: str) -> bool:
+    """True when ``key`` (an ``only`` entry, an expected-failure key) selects the case with id
+    ``case_id`` and clause ``clause``: the id itself, the clause itself, or a prefix of the id
+    that does not end inside a number (``A1`` selects ``A1-name-is-property``, not
+    ``A10-summary-survives-next-compaction``; ``V2-tool`` selects ``V2-tool-results-paired``)."""
+    if case_id == key or clause == key:
+        return True
+    if not key or not case_id.startswith(key):
+        return False
+    return not (key[-1].isdigit() and case_id[len(key) : len(key) + 1].isdigit())
+
+
 class CheckCase(Case, Protocol):
     """A case that runs a body (kind other than ``scenario`` and ``snapshot``): a registry
     check, or one played on one host."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.authoring import registry
-from conformance.authoring.case import Case
+from conformance.authoring.case import Case, key_selects
 from conformance.authoring.expect import SHOULD
 from conformance.authoring.hosts import expand, host_of
 from conformance.clauses import catalogue
@@ -244,7 +244,7 @@ def run_stream(options: RunOptions) -> list[Case]:
             c
             for c in out
             if any(
-                c.id.startswith(k) or getattr(c, "base", c).id.startswith(k) or c.clause == k
+                key_selects(k, c.id, c.clause) or key_selects(k, getattr(c, "base", c).id, c.clause)
                 for k in keys
             )
         ]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.authoring.budget import DEFAULT_BUDGET_S
+from conformance.authoring.case import key_selects
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S, PROFILES
 from conformance.authoring.hosts import parse_hosts
 from conformance.clauses import catalogue
@@ -166,9 +167,11 @@ class Declarations:
 
 def xfail_reason(case: Case, xfails: Mapping[str, str]) -> str | None:
     """The reason of the expected failure that covers ``case`` (a key equal to its id, a prefix
-    of its id, or its clause; the first such key of ``xfails`` wins), or None."""
+    of its id that does not end inside a number, or its clause:
+    :func:`conformance.authoring.case.key_selects`; the first such key of ``xfails`` wins), or
+    None."""
     for key, reason in xfails.items():
-        if case.id == key or case.id.startswith(key) or case.clause == key:
+        if key_selects(key, case.id, case.clause):
             return str(reason)
     return None
 
@@ -187,9 +190,7 @@ def xfail_for_clause(clause: str | None, xfails: Mapping[str, str]) -> str | Non
 def unmatched_xfails(xfails: Mapping[str, str], cases: Iterable[Case]) -> list[str]:
     """Expected-failure keys that match no case (the user is warned about them)."""
     seen = list(cases)
-    return sorted(
-        k for k in xfails if not any(c.id == k or c.id.startswith(k) or c.clause == k for c in seen)
-    )
+    return sorted(k for k in xfails if not any(key_selects(k, c.id, c.clause) for c in seen))
 
 
 def read_xfails_file(path: Path) -> dict[str, str]:

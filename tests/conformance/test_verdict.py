@@ -98,3 +98,17 @@ def test_the_summary_names_the_commonest_skip_reasons_and_where_every_reason_is(
         "verdict's results, or -rs"
     )
     assert not [x for x in Verdict(results[-1:]).summary_lines() if x.startswith("skipped:")]
+
+
+def test_a_clause_key_selects_its_clause_not_the_clauses_it_prefixes():
+    """``only=["A1"]`` and an expected failure keyed ``A1`` cover A1's cases, not A10's or
+    A11's (a plain string prefix took those too); an id prefix still selects (``V2-tool``)."""
+    from conformance.authoring.case import key_selects
+
+    assert key_selects("A1", "A1-name-is-property", "A1")
+    assert not key_selects("A1", "A10-summary-survives-next-compaction", "A10")
+    assert not key_selects("O1", "O13-prune-keeps-history-valid", "O13")
+    assert key_selects("V2-tool", "V2-tool-results-paired[compress]", "V2")
+    assert key_selects("V2", "REG-a-parallel-calls", "V2")  # by its clause
+    assert key_selects("H1-hooks", "H1-hooks-do-not-raise[select_context]", "H1")
+    assert not key_selects("", "A1-name-is-property", "A1")
