@@ -839,38 +839,13 @@ def test_ctrl_c_before_the_first_case_writes_an_interrupted_verdict(tmp_path):
     import signal
     import time
 
-    (tmp_path / "slow_init.py").write_text(SLOW_INIT, encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
-    env["PYTHONUNBUFFERED"] = "1"
-    for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
-        env.pop(name)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "check",
-            "slow_init:SlowInit",
-            "--json",
-            "v.json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # a terminal's Ctrl-C: SIGINT handled, even when this test runs under a parent that
-        # ignores it (a background job of a script), which the child would inherit
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    # a terminal's Ctrl-C: SIGINT handled, even when this test runs under a parent that
+    # ignores it (a background job of a script), which the child would inherit. The header's
+    # case count is printed just before the engine is probed; Ctrl-C then lands inside the
+    # constructor (it sleeps 30 s), before any case.
+    proc, head = _check_until_header(
+        tmp_path, "slow_init", SLOW_INIT, ["slow_init:SlowInit"], signal.SIGINT
     )
-    # The header's case count is printed just before the engine is probed: wait for it (a
-    # fixed sleep landed before it on a loaded machine), then Ctrl-C inside the constructor
-    # (it sleeps 30 s), before any case.
-    head = []
-    while not any(line.startswith("conformance: ") and " cases (" in line for line in head):
-        line = proc.stdout.readline()
-        assert line, "".join(head)[-2000:]
-        head.append(line)
     time.sleep(2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -917,26 +892,13 @@ def test_sigterm_mid_run_writes_an_interrupted_verdict(tmp_path):
     import signal
     import time
 
-    (tmp_path / "slow_compress.py").write_text(SLOW_COMPRESS, encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
-    env["PYTHONUNBUFFERED"] = "1"
-    for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
-        env.pop(name)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "check", "slow_compress:SlowCompress"]
-        + ["--conformance-no-scenarios", "--json", "v.json"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    proc, head = _check_until_header(
+        tmp_path,
+        "slow_compress",
+        SLOW_COMPRESS,
+        ["slow_compress:SlowCompress", "--conformance-no-scenarios"],
+        signal.SIGTERM,
     )
-    head = []
-    while not any(line.startswith("conformance: ") and " cases (" in line for line in head):
-        line = proc.stdout.readline()
-        assert line, "".join(head)[-2000:]
-        head.append(line)
     time.sleep(4)  # into the cases (each should_compress call sleeps 0.2 s)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
@@ -998,3 +960,33 @@ def test_an_existing_json_file_elsewhere_does_not_move_pytest_rootdir(tmp_path):
     proc = cli(*args, "--json", str(earlier), cwd=work)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     assert f"rootdir: {work}" in proc.stdout, proc.stdout[:2000]
+
+
+def _check_until_header(tmp_path, module, source, args, handled):
+    """Start ``check ARGS --json v.json`` in ``tmp_path`` on an engine module written there
+    (``module``.py holding ``source``), with signal ``handled`` at its default disposition
+    (as a terminal or CI leaves it), and read its output up to the header's case count, which
+    is printed just before the engine is probed (a fixed sleep landed before it on a loaded
+    machine). Returns (the process, the lines read)."""
+    import signal
+
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(tmp_path)]))
+    env["PYTHONUNBUFFERED"] = "1"
+    for name in [k for k in env if k.startswith("PYTEST_XDIST_") or k == "CONFORMANCE_ENGINE"]:
+        env.pop(name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "check", *args, "--json", "v.json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(handled, signal.SIG_DFL),
+    )
+    head = []
+    while not any(line.startswith("conformance: ") and " cases (" in line for line in head):
+        line = proc.stdout.readline()
+        assert line, "".join(head)[-2000:]
+        head.append(line)
+    return proc, head
