@@ -86,6 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_LINE)
     route = fixture_route(config)
     try:
+        pytest_options.take_engine_word(config)
         _activate(config, fixture_route=route)
     except pytest_options.Inert:
         return
@@ -97,7 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
     shim.install()
     if not hasattr(config, "workerinput"):  # an xdist worker is stopped by its controller
         config.add_cleanup(sigterm_as_interrupt())
-    if not route and config.args_source != pytest.Config.ArgsSource.ARGS:
+    given = config.args_source == pytest.Config.ArgsSource.ARGS and config.args
+    if not route and not given:  # no test paths (the engine word is not one)
         config.args[:] = [str(SUITE_DIR)]
 
 

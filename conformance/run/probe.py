@@ -206,4 +206,30 @@ def skip_reason(
     return None
 
 
-__all__ = ["child_start", "probe", "probe_here", "probe_home", "skip_reason"]
+def probe_problem(declared: Declarations, what: str, *, not_run: str) -> str | None:
+    """Why the engine named ``what`` (its command-line words) cannot be checked at all, as one
+    paragraph that says what to do, or None: every front end's usage error for an engine that
+    the declarations probe (:func:`probe`) could not build. A constructor the sandbox refused
+    (kit clause E1) is no usage error: its cases report it.
+
+    Args:
+        declared: the probe's declarations.
+        what: how the engine was given (``--engine=mypkg:Engine``), cut to 300 characters.
+        not_run: what the front end did not run, ``check`` or ``scenario``.
+    """
+    problem = declared.error
+    if problem is None or declared.reaches:
+        return None
+    if len(what) > 300:
+        what = what[:240] + f"...<{len(what)} chars>"
+    if problem.startswith("the factory returned"):
+        return f"{what}: {problem}. Return a new ContextEngine instance."
+    if problem.startswith("constructing the engine raised"):
+        return (
+            f"{what}: {problem}. Fix the constructor, or pass the arguments it needs with "
+            "--engine-kwargs='{...}' (a JSON object), or give a factory function as MODULE:ATTR."
+        )
+    return f"{what}: {problem}. No {not_run} was run."
+
+
+__all__ = ["child_start", "probe", "probe_here", "probe_home", "probe_problem", "skip_reason"]

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from conformance.authoring.expect import MUST
@@ -73,6 +73,25 @@ class Result:
             row["examples"] = {"run": self.examples_run, "asked": self.examples_asked}
             row["partly_checked"] = partly_checked(self)
         return row
+
+    def as_record(self) -> dict[str, Any]:
+        """Every field, as plain JSON types (``hosts`` a list): what crosses a process boundary
+        (pytest-xdist's report serialization); :meth:`from_record` makes the Result again."""
+        record = asdict(self)
+        record["hosts"] = list(self.hosts)
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Result:
+        """The Result an :meth:`as_record` dict stands for (keys it does not know are left out).
+
+        Raises:
+            TypeError: ``record`` lacks ``check``, ``clause``, ``level`` or ``outcome``.
+        """
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in record.items() if k in known}
+        values["hosts"] = tuple(values.get("hosts") or ())
+        return cls(**values)
 
 
 #: Exit status of a partly checked run: no blocking failure, but the drawing budget

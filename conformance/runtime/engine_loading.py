@@ -90,6 +90,13 @@ def check_kwargs_depth(value: Any, source: str) -> None:
             stack.extend((child, depth + 1) for child in children)
 
 
+def is_engine_word(word: str) -> bool:
+    """True when a positional word of a command line names an engine, ``MODULE:ATTR``: one
+    ``:`` (a pytest node id has ``::``), no leading ``-`` or ``:``, and no file or folder of
+    that name (``pytest mypkg:Engine``, ``context-engine-kit check|scenario mypkg:Engine``)."""
+    return word.count(":") == 1 and not word.startswith(("-", ":")) and not os.path.exists(word)
+
+
 def looks_like_engine(obj: Any) -> bool:
     """True when ``obj`` has ``name`` and the required methods (A1-A4)."""
     return all(callable(getattr(obj, m, None)) for m in REQUIRED_METHODS) and hasattr(obj, "name")

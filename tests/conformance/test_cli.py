@@ -480,21 +480,21 @@ BAD_INPUTS = [
     ("serve-port-out-of-range", ["serve", "--port", "99999"], 2,
      "--port 99999: a port is a number from 0 to 65535. Pick", "Pick a free port"),
     ("timeout-not-a-number", ["check", MINIMAL, "--conformance-timeout=abc"], 4,
-     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+     "argument --conformance-timeout: 'abc' is not a number", "give a number of seconds"),
     ("timeout-not-a-number-apart", ["check", MINIMAL, "--conformance-timeout", "abc"], 4,
-     "--conformance-timeout=abc: not a number", "give a number of seconds"),
+     "argument --conformance-timeout: 'abc' is not a number", "give a number of seconds"),
     ("max-timeouts-not-a-whole-number", ["check", MINIMAL, "--conformance-max-timeouts=1.5"], 4,
-     "--conformance-max-timeouts=1.5: not a whole number", "give a whole number"),
+     "argument --conformance-max-timeouts: '1.5' is not a whole number", "give a whole number"),
     ("profile-typo", ["check", MINIMAL, "--conformance-profile=quik"], 4,
-     "--conformance-profile=quik: not one of its choices",
+     "argument --conformance-profile: 'quik' is not one of its choices",
      "give one of default, quick, thorough (did you mean quick?)"),
     ("host-profile-typo", ["check", MINIMAL, "--host-profile", "hermes-0.91"], 4,
-     "--host-profile=hermes-0.91: not one of its choices", "give one of documented, hermes-0.19"),
+     "'hermes-0.91' is not one of its choices", "give one of documented, hermes-0.19"),
     ("option-pytest-refuses", ["check", MINIMAL, "--no-such-option"], 4,
      "pytest refused the command line: unrecognized arguments: --no-such-option",
      "check --help and pytest --help list the options"),
     ("two-engines", ["check", MINIMAL, "reference_engines.router:ReferenceRouter"], 4,
-     "give one engine", "Run check once per engine"),
+     "give one engine", "once per engine"),
     ("engine-class-typo", ["check", "reference_engines.compressor:ReferenceCompresor"], 4,
      "has no attribute 'ReferenceCompresor'. Did you mean 'ReferenceCompressor'?",
      "Public names there"),
@@ -532,28 +532,19 @@ def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what
 @pytest.mark.parametrize("prog", ["pytest.main()", "context-engine-kit", "cli.py"])
 def test_pytest_option_error_is_read_whatever_program_name_it_gives(prog):
     """pytest's option parser names the program in its error: ``pytest.main()`` on recent
-    releases, the script's name before; either way the block is held back and read as one
-    refusal (the subprocess test above sees only the installed pytest's spelling)."""
-    import io
+    releases, the script's name before; either way ``check`` reads one refusal out of the
+    ``UsageError`` it raised (the subprocess test above sees only the installed pytest's
+    spelling), with the hint -n needs."""
+    from conformance.frontends.check_run import refusal
 
-    from conformance.cli import _ErrorLines
-
-    sink = io.StringIO()
-    lines = _ErrorLines(sink)
-    lines.write(
-        f"ERROR: usage: {prog} [options] [file_or_dir] [file_or_dir] [...]\n"
+    exc = pytest.UsageError(
+        f"usage: {prog} [options] [file_or_dir] [file_or_dir] [...]\n"
         f"{prog}: error: unrecognized arguments: -n2 --no-such-option\n"
         "  inifile: None\n  rootdir: /tmp/x\n"
     )
-    lines.write("\n")
-    lines.write("ERROR: file or directory not found: nowhere\n")
-    assert sink.getvalue() == "ERROR: file or directory not found: nowhere\n"
-    assert lines.refused_options() == (
+    assert refusal(exc) == (
         "unrecognized arguments: -n2 --no-such-option"
         " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
-    )
-    assert lines.errors() == (
-        "unrecognized arguments: -n2 --no-such-option file or directory not found: nowhere"
     )
 
 
@@ -587,14 +578,16 @@ def test_json_verdict_is_written_on_usage_errors_too(hostile):
     # errors pytest reports: an option value it refuses, a constructor that exits
     refused = verdict("check", MINIMAL, "--conformance-profile=bogus")
     assert refused["error"] == (
-        "--conformance-profile=bogus: not one of its choices; give one of default, quick, thorough."
+        "pytest refused the command line: argument --conformance-profile: 'bogus' is not one of "
+        "its choices; give one of default, quick, thorough"
     )
     timeout = verdict("check", MINIMAL, "--conformance-timeout=abc")
-    assert timeout["error"].startswith("--conformance-timeout=abc: not a number; give a number")
-    assert timeout["engine"] == {"spec": MINIMAL, "kwargs": {}} and timeout["profile"] == "default"
+    assert "argument --conformance-timeout: 'abc' is not a number; give" in timeout["error"]
+    # a refused command line was not read: its engine word is all the verdict knows
+    assert timeout["engine"] == {"spec": MINIMAL, "kwargs": {}} and timeout["profile"] is None
     quik = verdict("check", MINIMAL, "--conformance-profile=quik")
     assert "give one of default, quick, thorough (did you mean quick?)" in quik["error"]
-    assert quik["profile"] == "default"  # not the refused value
+    assert quik["profile"] is None  # not the refused value
     exits = verdict("check", "exits:ExitsInInit", "-n", "2")
     assert exits["error"].startswith("--engine=exits:ExitsInInit: constructing the engine raised")
     assert exits["engine"] == {"spec": "exits:ExitsInInit", "kwargs": {}}
@@ -688,7 +681,7 @@ def test_check_takes_the_conformance_spellings_and_marker_selection(tmp_path):
     assert data["results"] and {r["clause"] for r in data["results"]} == {"A1"}
     bad = cli("check", MINIMAL, "--conformance-host-profile=hermes-0.91", cwd=tmp_path)
     assert bad.returncode == 4
-    assert "--conformance-host-profile=hermes-0.91: not one of its choices" in bad.stderr
+    assert "argument --host-profile/--conformance-host-profile: 'hermes-0.91' is not" in bad.stderr
     missing = cli("check", "--conformance-engine-plugin", str(tmp_path / "nope"), cwd=tmp_path)
     assert missing.returncode == 4 and "not a folder" in missing.stderr, missing.stderr
 

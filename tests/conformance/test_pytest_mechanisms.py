@@ -199,3 +199,67 @@ def test_hypothesis_profile_selects_the_kit_profile_and_the_kit_option_wins(kit_
     given = ("--hypothesis-profile=conformance-quick", "--conformance-profile=default")
     assert run(kit_pytester, *base, *given).ret == 0
     assert collected(kit_pytester)["profile"] == "default"
+
+
+#: A conftest that wipes the junit properties of every report, the way a plugin that rewrites
+#: them would: the verdict must not change, as it reads each case's Result object.
+WIPE_CONFTEST = """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.user_properties = []
+    return report
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_the_verdict_reads_result_objects_not_junit_properties(kit_pytester, workers):
+    """Each case's Result travels on its report as an object (across pytest-xdist through
+    pytest's report serialization hooks); the junit properties are an output only: with every
+    report's properties wiped, the verdict is the one the clean run writes."""
+    pytest.importorskip("xdist") if workers else None
+    mutant = "reference_engines.mutants.v4_drops_system:DropsSystemPrompt"
+    args = (f"--engine={mutant}", QUICK, "--conformance-no-scenarios", "-k", "V4 or A1-")
+    clean = run(kit_pytester, *args, "--conformance-json=clean.json", *workers)
+    assert clean.ret == 1, clean.stdout.str()[-2000:]
+    kit_pytester.makeconftest(WIPE_CONFTEST)
+    wiped = run(kit_pytester, *args, "--conformance-json=wiped.json", *workers)
+    assert wiped.ret == 1, wiped.stdout.str()[-2000:]
+    first, second = (
+        json.loads((kit_pytester.path / n).read_text()) for n in ("clean.json", "wiped.json")
+    )
+    assert first["results"] and first["counts"]["failed"] > 0
+    for data in (first, second):
+        for row in data["results"]:
+            row.pop("seconds", None)
+        data.pop("duration_s", None)
+    assert first["results"] == second["results"] and first["counts"] == second["counts"]
+
+
+def test_the_engine_may_be_a_positional_word_and_only_one(kit_pytester):
+    """``pytest mypkg:Engine`` takes the engine from the test paths pytest parsed (as
+    ``context-engine-kit check`` does); a second engine, positional or ``--engine``, is one
+    usage error."""
+    result = run(kit_pytester, GOOD, QUICK, "--conformance-no-scenarios", "-k", "A1-")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines([f"conformance: engine --engine={GOOD} |*", "*verdict: PASS*"])
+    two = run(kit_pytester, GOOD, "reference_engines.router:ReferenceRouter")
+    assert two.ret == 4
+    two.stderr.fnmatch_lines(["ERROR: give one engine: *both look like MODULE:ATTR*"])
+    both = run(kit_pytester, f"--engine={GOOD}", "reference_engines.router:ReferenceRouter")
+    assert both.ret == 4 and "give one engine" in both.stderr.str()
+
+
+def test_a_bad_option_value_is_refused_by_pytests_own_parser(kit_pytester):
+    """The kit's option types give pytest's parser the kit's message: what was given, what to
+    give, the closest choice."""
+    result = run(kit_pytester, f"--engine={GOOD}", "--conformance-profile=quik")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [
+            "*error: argument --conformance-profile: 'quik' is not one of its choices; give one "
+            "of default, quick, thorough (did you mean quick?)*"
+        ]
+    )

@@ -112,3 +112,21 @@ def test_a_clause_key_selects_its_clause_not_the_clauses_it_prefixes():
     assert key_selects("V2", "REG-a-parallel-calls", "V2")  # by its clause
     assert key_selects("H1-hooks", "H1-hooks-do-not-raise[select_context]", "H1")
     assert not key_selects("", "A1-name-is-property", "A1")
+
+
+def test_a_result_record_crosses_a_process_boundary_and_back():
+    """``Result.as_record`` is plain JSON types (what pytest-xdist sends); ``from_record`` makes
+    the same Result again, every field kept, unknown keys left out."""
+    import json
+
+    from conformance.run.results import Result
+
+    result = Result(
+        "V4-system-prompt-first", "V4", "MUST", "failed", "[V4 MUST] ...", seconds=1.5,
+        replay_file="/x/f.json", example_messages=7, kind="contract", title="t",
+        root_cause="k", examples_run=3, examples_asked=9, budget_reached=True,
+        llm={"calls": 2}, hosts=("documented", "hermes-0.22"),
+    )  # fmt: skip
+    record = result.as_record()
+    assert json.loads(json.dumps(record)) == record
+    assert Result.from_record({**record, "added_later": 1}) == result

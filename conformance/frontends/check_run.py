@@ -1,0 +1,129 @@
+"""``context-engine-kit check``'s plugin object: what the command adds to the pytest run.
+
+``check`` hands pytest its command line and one :class:`CheckRun` (``pytest.main(args,
+plugins=[run])``). pytest's own parser reads the command line, the kit's plugin builds the run
+from the parsed options (:mod:`conformance.plugin`; the engine word ``MODULE:ATTR`` is taken
+out of the test paths there, :func:`~conformance.frontends.pytest_options.take_engine_word`),
+and this object keeps what ``check`` needs back as objects: the exception pytest's parser
+raised (:class:`CommandLineRefused`, one line), the usage errors that stopped the run, and the
+parsed config. It also prints ``check``'s two opening lines, from the configure hook, where the
+engine, the host profile and the failures folder are known as the run uses them.
+"""
+
+from __future__ import annotations
+
+import re
+from os.path import exists
+from typing import Any
+
+import pytest
+
+#: What ``check`` says when pytest ran but no engine was given.
+NO_ENGINE = (
+    "give the engine as MODULE:ATTR, or a plugin folder with --engine-plugin DIR (or a failure "
+    "file with --conformance-replay FILE, which names its engine)."
+)
+
+
+class CommandLineRefused(Exception):
+    """pytest's option parser refused ``check``'s command line; ``str()`` is one line saying
+    what it refused (pytest's usage block is left out), with a hint when the option needs a
+    plugin that is not installed (``-n``: pytest-xdist)."""
+
+
+def refusal(exc: pytest.UsageError) -> str:
+    """The line of a ``pytest.UsageError`` raised by pytest's option parser: what follows its
+    ``PROG: error: `` (PROG is ``pytest.main()`` or the script's name, by pytest release)."""
+    text = str(exc).strip()
+    # the usage block, the error, then (recent pytest) the inifile and rootdir lines
+    refused = text.rsplit(": error: ", 1)[-1].splitlines()[0].strip().rstrip(".")
+    if "unrecognized arguments:" in refused and re.search(
+        r"(?:^|\s)(?:-n\S*|--numprocesses\S*|--dist\S*)(?:\s|$)",
+        refused.split(":", 1)[1] + " ",
+    ):
+        refused += " (-n and --dist need pytest-xdist: pip install pytest-xdist)"
+    return refused
+
+
+class CheckRun:
+    """The pytest plugin object of one ``check`` run (registered through ``pytest.main``'s
+    ``plugins``; only in the process that runs ``check``, not on pytest-xdist workers).
+
+    Args:
+        failures_default: the failures folder ``check`` chose (under its state dir).
+        temporary: the state dir is a temp dir, removed when the run leaves it empty.
+    Attributes:
+        config: pytest's config once the command line parsed (None before).
+        errors: the messages of the usage errors that stopped the run, in order.
+    """
+
+    def __init__(self, failures_default: str, *, temporary: bool) -> None:
+        self.failures_default = failures_default
+        self.temporary = temporary
+        self.config: pytest.Config | None = None
+        self.errors: list[str] = []
+        self.introduced = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_cmdline_parse(self, pluginmanager: Any, args: list[str]):
+        """Keep the parsed config; turn the parser's refusal into :class:`CommandLineRefused`
+        (pytest then prints no usage block: ``check`` prints one line)."""
+        try:
+            config = yield
+        except pytest.UsageError as exc:
+            if ": error: " not in str(exc):
+                raise  # not the option parser (a -p plugin that does not import ...)
+            raise CommandLineRefused(refusal(exc)) from None
+        self.config = config
+        return config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_cmdline_main(self, config: pytest.Config):
+        """Before the run is built: ``check``'s first word that names no file or folder is its
+        engine, ``MODULE:ATTR`` or not (the engine loader then says what is wrong with it).
+        Then keep the usage error that stops the run (configure, start or collection), for the
+        ERROR verdict; pytest prints it."""
+        from conformance.runtime.engine_loading import is_engine_word
+
+        missing = [
+            a for a in config.args if "::" not in a and not a.startswith("-") and not exists(a)
+        ]
+        given = config.getoption("--engine") or config.getoption("--engine-plugin")
+        if missing and not given and not any(is_engine_word(a) for a in missing):
+            config.option.engine = missing[0]
+            config.args.remove(missing[0])
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            self.errors.append(str(exc))
+            raise
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """After the kit's plugin built the run: refuse a run without an engine (pytest would
+        collect the folder's own tests), then print ``check``'s opening lines."""
+        from conformance.frontends.header import hosts_line
+        from conformance.frontends.pytest_session import conformance_session
+
+        session = conformance_session(config)
+        if session is None or session.factory is None:
+            from conformance.frontends.outputs import usage_error
+
+            usage_error(config, NO_ENGINE)
+            raise pytest.UsageError(NO_ENGINE)
+        replay = config.getoption("--conformance-replay")
+        given = config.getoption("--engine") or config.getoption("--engine-plugin")
+        what = (
+            session.factory.cli_args() if given or not replay else f"the engine named in {replay}"
+        )
+        where = config.getoption("--conformance-failures-dir")
+        if where == self.failures_default and self.temporary:
+            where += " (a temp dir, removed if the run leaves it empty)"
+        print(
+            f"context-engine-kit check: the kit's conformance cases against {what}, run by "
+            f"pytest (each item of the kit's suite file test_contract.py is one case), "
+            f"{hosts_line(config)}\n"
+            f"context-engine-kit check: failure files go to {where}",
+            flush=True,
+        )
+        self.introduced = True

