@@ -49,8 +49,9 @@ def conformance_session(config: pytest.Config) -> ConformanceSession | None:
 
 
 def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
-    """Record ``result`` on ``item`` (its verdict row travels in ``user_properties``, also under
-    xdist and into junit) and turn it into the pytest outcome."""
+    """Keep ``result`` on ``item`` (the report hook puts it on the item's report, for the
+    verdict), write its row into the item's junit ``user_properties`` (an output only) and
+    turn it into the pytest outcome."""
     __tracebackhide__ = True
     item.stash[RESULT_KEY] = result
     keep = [(k, v) for k, v in item.user_properties if k not in ("clause", "level")]
@@ -232,9 +233,8 @@ class SessionPlugin:
             return None
         lines = ["conformance cases (id: what it checks):"]
         for item in items:
-            props = dict(item.user_properties)
-            if "conformance_check" in props:
-                case = self.session.case(props["conformance_check"])
+            case = item.stash.get(CASE_KEY, None)
+            if case is not None:
                 lines.append(f"  {case.id}: {case.title}")
         return lines if len(lines) > 1 else None
 
@@ -309,8 +309,7 @@ class SessionPlugin:
             return
         self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.verdict.total = (
-            sum(1 for item in session.items if "conformance_check" in dict(item.user_properties))
-            or self._xdist_total
+            sum(1 for item in session.items if CASE_KEY in item.stash) or self._xdist_total
         )
         if self.fixture_route and not self.verdict.results:
             return  # the fixture was defined but this run selected none of the suite
