@@ -324,7 +324,11 @@ def load_engine_factory(spec: str, kwargs: dict[str, Any] | None = None) -> Engi
                 f"(ModuleNotFoundError: {exc}). Install that dependency in this environment (e.g. "
                 f"pip install {missing.split('.')[0]}, or your package's requirements) and rerun."
             ) from None
-        where = "; ".join(p or "." for p in sys.path[:4])
+        from conformance.runtime.sandbox import CASE_PREFIX
+
+        # the user's folders: not the kit's case folder the engine is resolved in
+        mine = [p or "." for p in sys.path if CASE_PREFIX not in p]
+        where = "; ".join(mine[:4])
         raise EngineSpecError(
             f"--engine={spec!r}: module {module_name!r} could not be imported "
             f"(ModuleNotFoundError: {exc}). Searched sys.path starting with: {where} ... "

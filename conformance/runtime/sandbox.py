@@ -107,6 +107,8 @@ class Reach:
 #: ``tempfile.TemporaryDirectory()`` while a case's ``TMPDIR`` is set can cache that case's
 #: temp folder after the sandbox restored it; later case roots must not follow it there.
 CASE_PARENT = tempfile.gettempdir()
+#: The name every case root starts with (under :data:`CASE_PARENT`).
+CASE_PREFIX = "conformance-case-"
 #: Every case root made in this process, newest last, as text (``str(root)``, what
 #: :meth:`Sandbox.allows_write` compares: every write event is checked against all of them).
 _ROOTS: list[str] = []
@@ -166,7 +168,7 @@ class Sandbox:
     def __init__(
         self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
     ) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="conformance-case-", dir=CASE_PARENT)).resolve()
+        self.root = Path(tempfile.mkdtemp(prefix=CASE_PREFIX, dir=CASE_PARENT)).resolve()
         _add_root(self.root)
         self.user_hermes_home = user_hermes_home
         self.seed = seed

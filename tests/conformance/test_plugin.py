@@ -155,6 +155,10 @@ def test_malformed_engine_gives_one_paragraph_error(kit_pytester, spec, needle):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert needle in err
     assert "Traceback" not in err + result.stdout.str()
+    # the folders named are the user's, not the kit's case folder the engine is resolved in
+    assert "conformance-case-" not in err
+    if "could not be imported" in needle:
+        assert f"Searched sys.path starting with: {kit_pytester.path}" in err, err
 
 
 def test_engine_from_env_var_and_ini(kit_pytester, monkeypatch):
