@@ -51,7 +51,7 @@ from conformance.authoring.expect import v2_problems
 from conformance.clauses.errors import exception_text
 from conformance.runtime.supervisor import supervised
 from conformance.runtime.timeouts import calling, constructor_label
-from conformance.scenarios.expectations import evaluate_check
+from conformance.scenarios.engine_attr import evaluate_check
 from conformance.scenarios.observe import Finding, ScenarioRecorder
 from conformance.scenarios.run import (
     DEFAULT_CONTEXT_LENGTH,
