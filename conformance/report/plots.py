@@ -1,6 +1,6 @@
 """Per-scenario plots with matplotlib (SVG text), for the HTML report.
 
-:func:`run_svg` draws, for one :class:`~conformance.scenarios.runner.ScenarioRun`, the
+:func:`run_svg` draws, for one :class:`~conformance.scenarios.run.ScenarioRun`, the
 prompt tokens of every provider call (A2, canonical usage), the engine's
 ``threshold_tokens`` and ``context_length`` as step lines (K1, O4), the compress() calls
 as vertical lines (committed: solid; timed out or not committed: dashed), and the cache

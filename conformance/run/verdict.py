@@ -1,78 +1,33 @@
-"""The verdict: outcomes per case, counts per clause, the exit rule, the JSON file.
+"""The verdict: outcomes per case, counts per clause, the exit rule, the JSON document.
 
-JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
-``run_conformance(json_path=...)``; every one written by :func:`write_verdict_json`; JSON Schema
-``conformance/schemas/verdict.schema.json``, checked by
-:func:`conformance.run.verdict_schema.validate_verdict`)::
-
-    {"format_version": 1,                           # VERDICT_FORMAT_VERSION, always the first key
-     "engine": {"spec", "kwargs"} | {"plugin"} | null,  # as replay files name it
-     "kit_version": str, "contract_version": str, "host_abc": str,
-     "host_profile": str, "profile": str,           # null in an ERROR verdict when not known
-     "verdict": "PASS" | "FAIL" | "PARTIAL" | "NO CHECK RAN" | "INTERRUPTED" | "ERROR",
-                                                     # Verdict.word; PARTIAL: nothing failed,
-                                                     # the budget cut cases short (exit 6);
-                                                     # ERROR (or INTERRUPTED before the first
-                                                     # case) with "error" when the run could not
-                                                     # start (frontends.outputs.error_verdict)
-     "error"?: str,                                  # that usage error's message
-     "strict": bool,                                 # --conformance-strict was given
-     "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
-     "partly_checked": n,                            # passed/skipped rows the budget cut short
-     "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
-     "other_failures": n,                            # failed non-conformance tests of the session
-     "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
-     "snapshot_errors": n,                           # snapshot cases that could not run
-     "cases_run": n, "cases_total": n,               # an interrupted run says how far it got
-     "root_causes": [{"key", "first", "cases", "clause", "level"}],  # one per root cause
-     "llm": {"calls", "requests", "failed_requests", "prompt_tokens", "completion_tokens",
-             "cached_tokens", "cache_write_tokens", "cost_usd"},  # the engine's own LLM calls
-     "results": [{"check", "clause", "level": "MUST" | "SHOULD",
-                  "outcome": "passed" | "failed" | "skipped" | "xfailed" | "xpassed" | "error",
-                  "message",
-                  "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
-                  "root_cause"?: <first case>, "examples"?: {"run", "asked"},
-                  "hosts"?: [<host profile>, ...],  # several hosts: who the row stands for
-                  "partly_checked"?: bool}],        # with "examples": cut short
-     # a run of several hosts (--host-profile=a,b / all) adds, leaving the fields above as
-     # they are ("host_profile" is the first host):
-     "host_profiles"?: [<host profile>, ...],
-     "by_host"?: {<host profile>: {"verdict", "counts", "failures_by_level",
-                                   "failing": [{"clause", "level", "cases": [<check>, ...]}]}},
-     "by_host_line"?: "V2 MUST on hermes-0.19; clean on documented and hermes-0.22"}
+:class:`Verdict` holds one :class:`~conformance.run.results.Result` per case and derives from
+them the overall word, the counts, the root causes (one finding per shared engine exception,
+hang or death), the per-clause and per-host tables and the JSON document
+(:meth:`Verdict.to_json`). Its two renderings live beside it: the JSON file's shape, format
+version and writer in :mod:`conformance.run.verdict_format` (:data:`VERDICT_FORMAT_VERSION`,
+:func:`versioned` and :func:`write_verdict_json` are re-exported here), the terminal text in
+:mod:`conformance.run.verdict_text` (:meth:`Verdict.summary_lines`).
 
 A failure's root cause is the same engine exception from the same engine frame (or the same
 hang, the same death): the verdict counts it once (``failures_by_level``), under its first
 case, and the other rows point to that case. ``llm`` totals what the engine's own summary
 calls (``call_llm``, answered by the kit's LLM) cost over the run
 (:func:`conformance.authoring.engine_llm.summarise_ledgers`; zeros when it made none); the host's
-own
-provider calls are not in it.
-
-Format version. ``format_version`` (an int, :data:`VERDICT_FORMAT_VERSION`) is the first key of
-every verdict file. Within one format version a consumer may rely on: every key shown above
-without ``?`` being there (a verdict whose ``"error"`` is set, the ``ERROR`` verdict of a run
-that could not start, has no ``partly_checked``, ``cases_run``, ``cases_total``,
-``root_causes`` or ``llm``), each key keeping its JSON type, and the ``verdict``, ``outcome``
-and ``level`` words being the ones listed here, with their meaning. A removed key, a retyped
-key, or a word added to, dropped from or given a new meaning in those lists bumps the version;
-an added key (at the top level, in a row or in a block) does not, so a consumer ignores keys it
-does not know. Files without ``format_version`` were written by a kit older than the field.
+own provider calls are not in it.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.authoring.expect import MUST, SHOULD
 from conformance.clauses.catalogue import METHOD_CLAUSES, sort_key
 from conformance.run.results import OUTCOMES, Result, exit_code, partly_checked, verdict_word
+from conformance.run.verdict_format import VERDICT_FORMAT_VERSION, versioned, write_verdict_json
+from conformance.run.verdict_text import summary_lines
 
 if TYPE_CHECKING:
     from conformance.run.options import RunOptions
@@ -90,37 +45,6 @@ class VerdictSession(Protocol):
 
     @property
     def factory(self) -> EngineFactory | None: ...
-
-
-#: The JSON verdict's format version, its first key ``"format_version"``: bumped when a key is
-#: removed or retyped or a ``verdict``, ``outcome`` or ``level`` word is added, dropped or
-#: changes meaning; not when a key is added (module docstring).
-VERDICT_FORMAT_VERSION = 1
-
-
-def versioned(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` (a JSON verdict's fields) with ``"format_version":``
-    :data:`VERDICT_FORMAT_VERSION` as its first key, the other keys in their order; a
-    ``format_version`` already in ``document`` is replaced. A new dict; ``document`` is left
-    as it is."""
-    rest = {k: v for k, v in document.items() if k != "format_version"}
-    return {"format_version": VERDICT_FORMAT_VERSION, **rest}
-
-
-def write_verdict_json(path: str | os.PathLike, document: dict[str, Any]) -> None:
-    """Write a JSON verdict file: :func:`versioned` ``document`` as UTF-8 JSON (2-space indent,
-    non-ASCII kept as is, a final newline), making missing parent folders. The one writer of
-    verdict files (:meth:`Verdict.write_json`,
-    :func:`conformance.frontends.outputs.write_error_verdict`).
-
-    Raises:
-        OSError: ``path`` or its folder cannot be written.
-        TypeError, ValueError: ``document`` holds a value JSON cannot encode (or a cycle).
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(versioned(document), indent=2, ensure_ascii=False) + "\n"
-    target.write_text(text, encoding="utf-8")
 
 
 @dataclass
@@ -308,104 +232,9 @@ class Verdict:
         return "; ".join(parts)
 
     def summary_lines(self, *, strict: bool = False) -> list[str]:
-        """The terminal summary: a row per clause, then the verdict line."""
-        lines = [
-            "",
-            "=" * 20 + " conformance verdict by clause " + "=" * 20,
-            f"{'clause':<8}{'passed':>8}{'failed':>8}{'skipped':>9}{'xfailed':>9}"
-            f"{'xpassed':>9}{'error':>7}{'partial':>9}",
-        ]
-        for clause, row in self.per_clause().items():
-            lines.append(
-                f"{clause:<8}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
-                f"{row['xfailed']:>9}{row['xpassed']:>9}{row['error']:>7}{row['partial']:>9}"
-            )
-        totals = self.counts()
-        levels = self.failures_by_level()
-        word = self.word(strict=strict)
-        if word == "PASS" and levels[SHOULD]:
-            word += " (with SHOULD failures)"
-        if self.other_failures:
-            word += f" ({self.other_failures} non-conformance test(s) failed)"
-        if self.snapshot_mismatches:
-            word += (
-                f" ({self.snapshot_mismatches} snapshot mismatch(es): a changed output fails the "
-                "run; accept an intended change with --snapshot-update)"
-            )
-        if self.snapshot_errors:
-            word += f" ({self.snapshot_errors} snapshot case(s) could not run)"
-        if self.interrupted:
-            word += f" ({len(self.results)} of {self.total or '?'} cases ran before the stop)"
-        partial = self.partly_checked()
-        if word == "PARTIAL":
-            word += (
-                f" (no failure; {partial} case(s) partly checked: the budget cut them short, so "
-                "this is not a pass)"
-            )
-        for group in self.root_causes():
-            lines.append(
-                f"root cause: {len(group['cases'])} failures share one ({group['key']}); "
-                f"reported under {group['first']}, the others point to it"
-            )
-        skipped = [r for r in self.results if r.outcome == "skipped" and not r.budget_reached]
-        if skipped:
-            reasons = Counter(_skip_gist(r.message) for r in skipped)
-            lines.append(
-                f"skipped: {len(skipped)} case(s) that do not apply to this engine or host, most "
-                "often: "
-                + "; ".join(f"{reason} ({n})" for reason, n in reasons.most_common(3))
-                + ". Every reason: the JSON verdict's results, or -rs"
-            )
-        limited = [r for r in self.results if r.budget_reached and r.outcome != "skipped"]
-        if limited:
-            lines.append(
-                f"budget: {len(limited)} check(s) ran fewer examples than the profile asks, "
-                "partly checked, not passed (--conformance-budget; slow engine calls; "
-                "--conformance-budget=0 draws them all): "
-                + ", ".join(f"{r.check} {r.examples_run}/{r.examples_asked}" for r in limited[:6])
-                + (" ..." if len(limited) > 6 else "")
-            )
-        unplayed = sorted(
-            {
-                r.check.split(":")[1]
-                for r in self.results
-                if r.budget_reached and r.kind == "scenario"
-            }
-        )
-        if unplayed:
-            lines.append(
-                f"budget: {len(unplayed)} scenario file(s) not played, their expectations "
-                "skipped (--conformance-budget; slow engine calls): "
-                + ", ".join(unplayed[:6])
-                + (" ..." if len(unplayed) > 6 else "")
-            )
-        llm = self.llm_totals()
-        if llm["calls"]:
-            scripted = sum(sum((r.llm.get("faults") or {}).values()) for r in self.results if r.llm)
-            lines.append(
-                f"engine LLM: {llm['calls']} call(s), {llm['requests']} request(s) "
-                f"({llm['failed_requests']} failed: {scripted} of them faults the kit's checks "
-                f"scripted on purpose), {llm['prompt_tokens']} prompt + "
-                f"{llm['completion_tokens']} completion tokens ({llm['cached_tokens']} cached), "
-                f"${llm['cost_usd']:.6f} simulated"
-            )
-        for host, hrow in self.by_host(strict=strict).items():
-            lv = hrow["failures_by_level"]
-            named = ", ".join(f"{f['clause']} {f['level']}" for f in hrow["failing"])
-            lines.append(
-                f"host {host}: {hrow['verdict']} - {hrow['counts']['total']} cases, "
-                f"{lv[MUST]} MUST and {lv[SHOULD]} SHOULD failures"
-                + (f" ({named})" if named else "")
-            )
-        if self.hosts():
-            lines.append(f"by host: {self.host_line(strict=strict)}")
-        lines.append(
-            f"verdict: {word} - {len(self.results)} cases: {totals['passed']} passed, "
-            f"{totals['failed']} failed ({levels[MUST]} MUST, {levels[SHOULD]} SHOULD: errors "
-            f"included, one per root cause), {totals['skipped']} skipped, "
-            f"{totals['xfailed']} xfailed, {totals['xpassed']} xpassed, {totals['error']} error"
-        )
-        return lines
+        """The terminal summary: a row per clause, then the verdict line
+        (:func:`conformance.run.verdict_text.summary_lines`)."""
+        return summary_lines(self, strict=strict)
 
     def to_json(self, *, session: VerdictSession, strict: bool | None = None) -> dict[str, Any]:
         """The JSON verdict (shape in the module docstring, :func:`versioned`: ``format_version``
@@ -479,13 +308,6 @@ class Verdict:
             OSError: ``path`` or its folder cannot be written.
         """
         write_verdict_json(path, self.to_json(**kwargs))
-
-
-def _skip_gist(message: str) -> str:
-    """A skip reason's gist: its text up to the first parenthesised remark, semicolon or
-    colon."""
-    gist = re.split(r"\s\(|;|:", message or "", maxsplit=1)[0].strip()
-    return gist[:80] or "no reason given"
 
 
 def _and(names: list[str]) -> str:

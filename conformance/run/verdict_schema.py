@@ -1,9 +1,9 @@
 """The JSON Schema of the JSON verdict, shipped with the kit, and a check against it.
 
 ``conformance/schemas/verdict.schema.json`` (JSON Schema draft 2020-12) describes the document
-:func:`conformance.run.verdict.write_verdict_json` writes (``--conformance-json``,
+:func:`conformance.run.verdict_format.write_verdict_json` writes (``--conformance-json``,
 ``context-engine-kit check --json``, ``run_conformance(json_path=...)``) for
-``format_version`` :data:`~conformance.run.verdict.VERDICT_FORMAT_VERSION`: every key the kit
+``format_version`` :data:`~conformance.run.verdict_format.VERDICT_FORMAT_VERSION`: every key the kit
 writes, its JSON type, which keys are always there, and the ``verdict``, ``outcome`` and
 ``level`` words. Unknown keys are allowed at every level, so a verdict from a kit that added a
 key still validates; a removed or retyped key does not.

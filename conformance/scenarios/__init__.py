@@ -9,7 +9,7 @@ branch, rotation) and expectations that each name a contract clause and level.
   :class:`~conformance.scenarios.spec.Scenario` (errors:
   :class:`~conformance.scenarios.loader.ScenarioError`, ``file:line: field: problem``);
 - :func:`~conformance.scenarios.runner.run_scenario` ->
-  :class:`~conformance.scenarios.runner.ScenarioRun`;
+  :class:`~conformance.scenarios.run.ScenarioRun`;
 - :func:`~conformance.scenarios.expectations.judge_expectation` judges one expectation (a case of
   the stream);
 - :func:`library_paths`: the bundled library (``library/*.scenario.yaml``).

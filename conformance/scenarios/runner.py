@@ -36,100 +36,56 @@ uid stability along the main session's lineage). An exception escaping a step st
 run; expectations then report that step as the one that could not complete. So does the
 run's time limit (``timeout``, a hanging engine), naming the engine method in flight.
 Determinism: seeded text, seeded provider, the virtual clock; no wall clock decides.
+
+This module plays the steps; what the file scripts (host configuration, user texts, model
+replies, tool outputs) is turned into the host's inputs by
+:mod:`conformance.scenarios.scripted_inputs`, the invariants are
+:mod:`conformance.scenarios.step_invariants`, and which compactions committed and whether the
+engine compacts at all is :mod:`conformance.scenarios.compactions`.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import random
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from conformance.authoring.expect import v2_problems
 from conformance.clauses.errors import exception_text
 from conformance.runtime.supervisor import supervised
 from conformance.runtime.timeouts import calling, constructor_label
-from conformance.scenarios.expectations import evaluate_check
-from conformance.scenarios.observe import Finding, ScenarioRecorder
+from conformance.scenarios.compactions import PassSettler, compaction_reason, probe_compacts
+from conformance.scenarios.engine_attr import evaluate_check
+from conformance.scenarios.observe import ScenarioRecorder
 from conformance.scenarios.run import (
     DEFAULT_CONTEXT_LENGTH,
     CheckOutcome,
     ScenarioRun,
     StepRecord,
 )
+from conformance.scenarios.scripted_inputs import (
+    ScenarioReplies,
+    ScriptedUser,
+    generated_text,
+    host_config,
+    step_brief,
+)
 from conformance.scenarios.spec import Scenario, field_name
+from conformance.scenarios.step_invariants import UidWatch, orphan_findings
 from simulator.host.gateway import Gateway
-from simulator.host.scenarios import user_message
-from simulator.host.session import HostConfig, HostSession, default_tool_executor
+from simulator.host.session import HostSession, default_tool_executor
 from simulator.provider.core import Provider
 from simulator.provider.faults import Fault
-from simulator.provider.replies import (
-    EchoReplies,
-    Reply,
-    ReplyPolicy,
-    is_summary_request,
-    request_text,
-    summarise,
-)
 from simulator.store.memory import MemoryStore
 
 DEFAULT_MODEL = "sim-model"
 _RUN_IDS = itertools.count(1)
-_WORDS = (
-    "alpha beta gamma delta config parser request index module handler cache token budget "
-    "session compress summary output result record field value error retry build deploy"
-).split()
-
-
-class ScenarioReplies(ReplyPolicy):
-    """Reply mode of a scenario: the current turn's scripted replies, then echo.
-
-    Summary requests get the B4 summary (:func:`summarise`). A fault answers without
-    consuming a scripted reply (the provider never asks the policy then).
-    """
-
-    def __init__(self) -> None:
-        self.queue: list[Reply] = []
-        self._echo = EchoReplies()
-
-    def load(self, replies: list[Any]) -> None:
-        """Queue this turn's replies (text or ``{content, tool_calls, finish_reason}``)."""
-        self.queue = [
-            Reply(content=r)
-            if isinstance(r, str)
-            else Reply(
-                content=r.get("content"),
-                tool_calls=[dict(c) for c in r.get("tool_calls") or ()],
-                finish_reason=r.get("finish_reason"),
-            )
-            for r in replies
-        ]
-
-    def reply(self, request, index, seed):
-        """The next scripted reply, a B4 summary for a summary request, or an echo."""
-        messages = request.get("messages") or []
-        if is_summary_request(messages):
-            return Reply(content=summarise(request_text(messages)))
-        if self.queue:
-            return self.queue.pop(0)
-        return self._echo.reply(request, index, seed)
-
-
-def generated_text(n_bytes: int, seed: Any) -> str:
-    """Deterministic filler of about ``n_bytes`` bytes (ASCII words, newline every 12 words)."""
-    rng = random.Random(f"tool-output:{seed}")
-    parts: list[str] = []
-    size = 0
-    while size < n_bytes:
-        word = rng.choice(_WORDS)
-        parts.append(word + ("\n" if len(parts) % 12 == 11 else " "))
-        size += len(parts[-1])
-    return "".join(parts)[:n_bytes]
 
 
 class _Runner:
+    """One play of a scenario: the host's agents, provider, store and recorder, and the steps
+    played on them (:func:`run_scenario` drives it)."""
+
     def __init__(
         self,
         scenario: Scenario,
@@ -142,26 +98,10 @@ class _Runner:
         host = scenario.host
         self.model = host.get("model", DEFAULT_MODEL)
         self.context_length = int(host.get("context_length", DEFAULT_CONTEXT_LENGTH))
-        self.config = HostConfig.from_config({"compression": host.get("compression") or {}})
-        comp = host.get("compression") or {}
-        if "in_place" in comp:
-            self.config.compression_in_place = bool(comp["in_place"])
-        if "failure_cooldown_seconds" in comp:
-            self.config.failure_cooldown_seconds = float(comp["failure_cooldown_seconds"])
-        for key in ("max_retries", "fallback_model", "fallback_context_length", "seconds_per_turn"):
-            if key in host:
-                setattr(self.config, key, host[key])
-        if timeout is not None and self.config.context_timeout_seconds > 0:
-            # the kit's per-check limit bounds the host's compaction timeout (0 = inline stays
-            # inline)
-            self.config.context_timeout_seconds = min(
-                self.config.context_timeout_seconds, float(timeout)
-            )
-            self.config.timeout_limit_seconds = float(timeout)  # no profile floor goes past it
+        self.config = host_config(host, timeout)
         self.cancelled = threading.Event()  # set when the scenario's time limit expired
-        self.constructing = (
-            False  # True while the engine's constructor runs (names it on a timeout)
-        )
+        # True while the engine's constructor runs (names it on a timeout)
+        self.constructing = False
         self.replies = ScenarioReplies()
         self.provider = Provider(seed=scenario.seed, replies=self.replies)
         # session ids never repeat across the runs of a process, as Hermes' do not: engines
@@ -169,7 +109,7 @@ class _Runner:
         self.store = MemoryStore(id_prefix=f"{scenario.name}-run{next(_RUN_IDS)}")
         self.recorder = ScenarioRecorder()
         self.run = ScenarioRun(scenario, self.recorder, context_length=self.context_length)
-        self.turn_no = 0
+        self.user = ScriptedUser(scenario.seed)
         self.outputs = {
             name: (v if isinstance(v, str) else generated_text(v["bytes"], v.get("seed", name)))
             for name, v in scenario.tool_outputs.items()
@@ -189,8 +129,8 @@ class _Runner:
         self.main: HostSession | None = None
         self.subagent: HostSession | None = None
         self.agent_counts: dict[str, int] = {}
-        self._uid_prev: dict[str, tuple[str, ...]] | None = None
-        self._passes_seen: dict[int, int] = {}
+        self.uids = UidWatch()  # U3 along the main session's lineage
+        self.settler = PassSettler()
 
     # -- helpers --------------------------------------------------------------------------
     def build(self) -> Any:
@@ -233,26 +173,6 @@ class _Runner:
         s.restore(session_id)
         return s
 
-    def texts(self, spec: Any) -> tuple[list[str], list[Any], bool]:
-        """(texts, replies, interrupt) of a user spec; generated text when ``topic``/``words``."""
-        if isinstance(spec, str):
-            return [spec], [], False
-        repeat = int(spec.get("repeat", 1))
-        out = []
-        for _ in range(repeat):
-            self.turn_no += 1
-            if "text" in spec and "topic" not in spec and "words" not in spec:
-                out.append(spec["text"])
-            else:
-                text = user_message(
-                    spec.get("topic", "database"),
-                    self.turn_no,
-                    self.sc.seed,
-                    int(spec.get("words", 60)),
-                )
-                out.append((spec["text"] + " " + text) if "text" in spec else text)
-        return out, list(spec.get("replies") or ()), bool(spec.get("interrupt", False))
-
     # -- invariants -----------------------------------------------------------------------
     def live_sessions(self) -> list[tuple[str, HostSession]]:
         out = [("main", self.main)] if self.main is not None else []
@@ -263,73 +183,21 @@ class _Runner:
         return out
 
     def after_step(self, label: str) -> None:
-        for name, s in self.live_sessions():
-            problems = v2_problems(s.messages)
-            if problems:
-                self.run.orphans.append(
-                    Finding(label, f"{name} transcript ({len(s.messages)} messages): {problems[0]}")
-                )
-        self.check_uids(label)
+        """The invariants after the step ``label`` (V2 on every live transcript, U3 on the main
+        session), then the compactions settled from the host's pass outcomes."""
+        self.run.orphans += orphan_findings(label, self.live_sessions())
+        if self.main is not None:  # U3: same role and content keeps its message_uid
+            finding = self.uids.check(label, self.main.messages)
+            if finding is not None:
+                self.run.uid_changes.append(finding)
         self.settle_passes()
-
-    def check_uids(self, label: str) -> None:
-        """U3: a message still present with the same role and content keeps its message_uid."""
-        if self.main is None:
-            return
-        current: dict[str, tuple[str, ...]] = {}
-        for m in self.main.messages:
-            uid = m.get("message_uid")
-            if isinstance(uid, str) and uid:
-                key = json.dumps(
-                    [m.get("role"), m.get("content"), m.get("tool_call_id")],
-                    sort_keys=True,
-                    ensure_ascii=False,
-                    default=repr,
-                )
-                current[key] = current.get(key, ()) + (uid,)
-        prev = self._uid_prev
-        if prev is not None:
-            for key, uids in current.items():
-                old = prev.get(key)
-                if old and not set(old) & set(uids) and len(uids) <= len(old):
-                    role, content, _ = json.loads(key)
-                    text = (
-                        content
-                        if isinstance(content, str)
-                        else json.dumps(content, ensure_ascii=False)
-                    )
-                    self.run.uid_changes.append(
-                        Finding(
-                            label,
-                            f"the {role} message {text[:50]!r} had message_uid "
-                            f"{old[0]} and now has {uids[0]}",
-                        )
-                    )
-                    break
-        self._uid_prev = current
 
     def settle_passes(self) -> None:
         """Mark each recorded compaction committed / timed out from the host's pass outcomes."""
         sessions = [s for _, s in self.run.sessions]
         if self.run.gateway is not None:
             sessions += list(self.run.gateway.hygiene_agents)
-        pending: dict[int, list[Any]] = {}
-        for ev in self.recorder.compactions:
-            if ev.committed is None:
-                pending.setdefault(ev.engine_id, []).append(ev)
-        for s in sessions:
-            key = id(s)
-            seen = self._passes_seen.get(key, 0)
-            new = s.passes[seen:]
-            self._passes_seen[key] = len(s.passes)
-            queue = pending.get(id(s.engine), [])
-            for outcome in new:
-                if queue:
-                    ev = queue.pop(0)
-                    ev.committed = bool(outcome.committed and not outcome.timed_out)
-                    ev.timed_out = bool(outcome.timed_out)
-                    ev.declined = bool(outcome.noop or outcome.no_progress)
-                    ev.no_progress = bool(outcome.no_progress)
+        self.settler.settle(sessions, self.recorder.compactions)
 
     # -- steps ----------------------------------------------------------------------------
     def run_steps(
@@ -342,7 +210,7 @@ class _Runner:
                 return False
             path = base + (i,)
             kind = next(iter(step))
-            label = f"{field_name(path)} {kind}" + _brief(step[kind])
+            label = f"{field_name(path)} {kind}" + step_brief(step[kind])
             record = StepRecord(label)
             self.run.steps.append(record)
             self.recorder.step = label
@@ -367,7 +235,7 @@ class _Runner:
     ) -> None:
         s = self.session(in_subagent)
         if kind == "user":
-            texts, replies, interrupt = self.texts(value)
+            texts, replies, interrupt = self.user.texts(value)
             for n, text in enumerate(texts):
                 if self.cancelled.is_set():
                     return
@@ -389,7 +257,9 @@ class _Runner:
                 self.run.gateway.sessions[key].switch_model(
                     value["model"]["name"], value["model"].get("context_length")
                 )
-            texts, replies, _ = self.texts(value["user"]) if "user" in value else ([], [], False)
+            texts, replies, _ = (
+                self.user.texts(value["user"]) if "user" in value else ([], [], False)
+            )
             for text in texts:
                 if self.cancelled.is_set():
                     return
@@ -415,7 +285,7 @@ class _Runner:
             s.reset()
         elif kind == "new":
             s.new_session()
-            self._uid_prev = None
+            self.uids.forget()
         elif kind == "end":
             s.end()
         elif kind == "restart":
@@ -462,70 +332,12 @@ class _Runner:
         self.run_steps(self.sc.steps, ("steps",))
         self.settle_passes()
         self.run.main = self.main
-        self.run.compacts = self.engine_compacts()
-        return self.run
-
-    def engine_compacts(self) -> str:
-        """Why the engine counts as one that compacts (a non-empty reason), or "" when it
-        never does: it declares ``compressor``, asked to compact in this run, had a pass
-        committed, or, probed on a fresh engine, asks to at twice its threshold or drops rows
-        from a history over it. Expectations about compactions apply only to such engines
-        (no clause asks an engine to compact)."""
+        # expectations about compactions apply only to an engine that compacts
         engine = getattr(self.main, "engine", None) or self.registered
-        if "compressor" in (getattr(engine, "conformance_capabilities", None) or ()):
-            return "it declares the 'compressor' capability"
-        if self.recorder.asked_to_compact:
-            return "its should_compress() answered True in this run"
-        if any(e.committed for e in self.recorder.compactions):
-            return "a compaction of it was committed in this run"
-        try:
-            return probe_compacts(self.factory, self.model, self.context_length)
-        except Exception:  # a probe that fails says nothing; the run's own record stands
-            return ""
-
-
-def probe_compacts(factory: Callable[[], Any], model: str, context_length: int) -> str:
-    """Probe a fresh engine from ``factory`` outside the run (its calls are not recorded):
-    ``update_model(model, context_length)``, then ``should_compress(2 x threshold)``; if that
-    is not True, ``compress()`` of a plain history over the threshold. Returns the reason it
-    compacts, or "" (it never asked and removed no row)."""
-    from conformance.authoring.strategies import probe_history
-    from simulator.host.calls import compress_kwargs, update_model_kwargs
-    from simulator.provider.tokens import count_messages
-
-    engine = factory()
-    if callable(getattr(engine, "update_model", None)):
-        engine.update_model(**update_model_kwargs(model, context_length))
-    threshold = int(getattr(engine, "threshold_tokens", 0) or 0) or context_length // 2
-    if engine.should_compress(2 * threshold) is True:
-        return "a fresh engine asks to compact at twice its threshold_tokens"
-    history = probe_history(threshold)
-    out = engine.compress(
-        [dict(m) for m in history],
-        **compress_kwargs(engine, current_tokens=count_messages(history)),
-    )
-    if isinstance(out, list) and len(out) < len(history):
-        return "a fresh engine drops rows when compress() is called over its threshold_tokens"
-    return ""
-
-
-def _brief(value: Any) -> str:
-    if value is None or value is True:
-        return ""
-    if isinstance(value, str):
-        return f" {value[:40]!r}"
-    if isinstance(value, dict):
-        if "text" in value and isinstance(value["text"], str):
-            return f" {value['text'][:40]!r}"
-        if "topic" in value or "words" in value:
-            return f" <{value.get('words', 60)} words on {value.get('topic', 'database')}>"
-        if "kind" in value:
-            return f" {value['kind']}"
-        if "name" in value:
-            return f" {value['name']}"
-        if "conversation" in value:
-            return f" {value['conversation']!r}"
-    return ""
+        self.run.compacts = compaction_reason(
+            engine, self.recorder, self.factory, self.model, self.context_length
+        )
+        return self.run
 
 
 def run_scenario(
@@ -586,4 +398,5 @@ __all__ = [
     "StepRecord",
     "CheckOutcome",
     "generated_text",
+    "probe_compacts",
 ]

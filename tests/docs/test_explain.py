@@ -64,7 +64,8 @@ def test_every_engine_facing_and_kit_clause_has_a_cause_and_a_fix():
     for clause in catalogue.CLAUSES.values():
         if clause.side in (catalogue.ENGINE, catalogue.KIT):
             assert clause.id in ADVICE, (
-                f"{clause.id} has no entry in conformance/run/clause_advice.py"
+                f"{clause.id} has no entry in conformance/run/clause_advice_surface.py or "
+                "clause_advice_behaviour.py"
             )
         tip = advice(clause.id, clause.side)
         assert len(tip.cause) > 30 and len(tip.fix) > 20, clause.id

@@ -1,0 +1,99 @@
+"""The JSON verdict file: its shape, its format version and its one writer.
+
+The document itself is built by :meth:`conformance.run.verdict.Verdict.to_json` (and, for a run
+that could not start, :func:`conformance.frontends.outputs.error_verdict`); this module puts
+``format_version`` first (:func:`versioned`) and writes the file (:func:`write_verdict_json`).
+
+JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
+``run_conformance(json_path=...)``; every one written by :func:`write_verdict_json`; JSON Schema
+``conformance/schemas/verdict.schema.json``, checked by
+:func:`conformance.run.verdict_schema.validate_verdict`)::
+
+    {"format_version": 1,                           # VERDICT_FORMAT_VERSION, always the first key
+     "engine": {"spec", "kwargs"} | {"plugin"} | null,  # as replay files name it
+     "kit_version": str, "contract_version": str, "host_abc": str,
+     "host_profile": str, "profile": str,           # null in an ERROR verdict when not known
+     "verdict": "PASS" | "FAIL" | "PARTIAL" | "NO CHECK RAN" | "INTERRUPTED" | "ERROR",
+                                                     # Verdict.word; PARTIAL: nothing failed,
+                                                     # the budget cut cases short (exit 6);
+                                                     # ERROR (or INTERRUPTED before the first
+                                                     # case) with "error" when the run could not
+                                                     # start (frontends.outputs.error_verdict)
+     "error"?: str,                                  # that usage error's message
+     "strict": bool,                                 # --conformance-strict was given
+     "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
+     "partly_checked": n,                            # passed/skipped rows the budget cut short
+     "failures_by_level": {"MUST": n, "SHOULD": n},  # failed + error results per level
+     "other_failures": n,                            # failed non-conformance tests of the session
+     "snapshot_mismatches": n,                       # failed snapshot cases (D1; they fail the run)
+     "snapshot_errors": n,                           # snapshot cases that could not run
+     "cases_run": n, "cases_total": n,               # an interrupted run says how far it got
+     "root_causes": [{"key", "first", "cases", "clause", "level"}],  # one per root cause
+     "llm": {"calls", "requests", "failed_requests", "prompt_tokens", "completion_tokens",
+             "cached_tokens", "cache_write_tokens", "cost_usd"},  # the engine's own LLM calls
+     "results": [{"check", "clause", "level": "MUST" | "SHOULD",
+                  "outcome": "passed" | "failed" | "skipped" | "xfailed" | "xpassed" | "error",
+                  "message",
+                  "llm": {} | <ledger>,              # the case's engine LLM calls (Result.llm)
+                  "root_cause"?: <first case>, "examples"?: {"run", "asked"},
+                  "hosts"?: [<host profile>, ...],  # several hosts: who the row stands for
+                  "partly_checked"?: bool}],        # with "examples": cut short
+     # a run of several hosts (--host-profile=a,b / all) adds, leaving the fields above as
+     # they are ("host_profile" is the first host):
+     "host_profiles"?: [<host profile>, ...],
+     "by_host"?: {<host profile>: {"verdict", "counts", "failures_by_level",
+                                   "failing": [{"clause", "level", "cases": [<check>, ...]}]}},
+     "by_host_line"?: "V2 MUST on hermes-0.19; clean on documented and hermes-0.22"}
+
+What the root causes and the ``llm`` totals count: :mod:`conformance.run.verdict`.
+
+Format version. ``format_version`` (an int, :data:`VERDICT_FORMAT_VERSION`) is the first key of
+every verdict file. Within one format version a consumer may rely on: every key shown above
+without ``?`` being there (a verdict whose ``"error"`` is set, the ``ERROR`` verdict of a run
+that could not start, has no ``partly_checked``, ``cases_run``, ``cases_total``,
+``root_causes`` or ``llm``), each key keeping its JSON type, and the ``verdict``, ``outcome``
+and ``level`` words being the ones listed here, with their meaning. A removed key, a retyped
+key, or a word added to, dropped from or given a new meaning in those lists bumps the version;
+an added key (at the top level, in a row or in a block) does not, so a consumer ignores keys it
+does not know. Files without ``format_version`` were written by a kit older than the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+#: The JSON verdict's format version, its first key ``"format_version"``: bumped when a key is
+#: removed or retyped or a ``verdict``, ``outcome`` or ``level`` word is added, dropped or
+#: changes meaning; not when a key is added (module docstring).
+VERDICT_FORMAT_VERSION = 1
+
+
+def versioned(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` (a JSON verdict's fields) with ``"format_version":``
+    :data:`VERDICT_FORMAT_VERSION` as its first key, the other keys in their order; a
+    ``format_version`` already in ``document`` is replaced. A new dict; ``document`` is left
+    as it is."""
+    rest = {k: v for k, v in document.items() if k != "format_version"}
+    return {"format_version": VERDICT_FORMAT_VERSION, **rest}
+
+
+def write_verdict_json(path: str | os.PathLike, document: dict[str, Any]) -> None:
+    """Write a JSON verdict file: :func:`versioned` ``document`` as UTF-8 JSON (2-space indent,
+    non-ASCII kept as is, a final newline), making missing parent folders. The one writer of
+    verdict files (:meth:`conformance.run.verdict.Verdict.write_json`,
+    :func:`conformance.frontends.outputs.write_error_verdict`).
+
+    Raises:
+        OSError: ``path`` or its folder cannot be written.
+        TypeError, ValueError: ``document`` holds a value JSON cannot encode (or a cycle).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(versioned(document), indent=2, ensure_ascii=False) + "\n"
+    target.write_text(text, encoding="utf-8")
+
+
+__all__ = ["VERDICT_FORMAT_VERSION", "versioned", "write_verdict_json"]
