@@ -30,7 +30,7 @@ from conformance.frontends.pytest_session import (
     conformance_mark,
     conformance_session,
 )
-from conformance.frontends.stop_signals import sigterm_as_interrupt
+from conformance.frontends.stop_signals import stop_signals_as_interrupt
 from conformance.run.conformance_session import ConformanceSession
 
 pytest_plugins = (
@@ -97,7 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise
     shim.install()
     if not hasattr(config, "workerinput"):  # an xdist worker is stopped by its controller
-        config.add_cleanup(sigterm_as_interrupt())
+        config.add_cleanup(stop_signals_as_interrupt())
     given = config.args_source == pytest.Config.ArgsSource.ARGS and config.args
     if not route and not given:  # no test paths (the engine word is not one)
         config.args[:] = [str(SUITE_DIR)]

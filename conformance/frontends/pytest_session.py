@@ -307,7 +307,10 @@ class SessionPlugin:
         self.session.close()  # end the supervised child
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return
-        self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        from conformance.frontends.stop_signals import stop_requested
+
+        # a second stop signal, raised while pytest handled the first, leaves another status
+        self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or stop_requested()
         self.verdict.total = (
             sum(1 for item in session.items if CASE_KEY in item.stash) or self._xdist_total
         )

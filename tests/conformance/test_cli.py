@@ -902,6 +902,36 @@ def test_sigterm_mid_run_writes_an_interrupted_verdict(tmp_path):
     assert data["verdict"] == "INTERRUPTED"
 
 
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_second_stop_signal_still_gives_an_interrupted_verdict(tmp_path, name):
+    """GNU ``timeout`` signals the command and its process group, and a user may press Ctrl-C
+    twice: the second signal, arriving while pytest handles the first, must not turn the
+    stopped run into a PASS on the cases that ran (it did: the session ended with another
+    exit status)."""
+    import signal
+    import time
+
+    signum = getattr(signal, name)
+    proc, head = _check_until_header(
+        tmp_path,
+        "slow_compress",
+        SLOW_COMPRESS,
+        ["slow_compress:SlowCompress", "--conformance-no-scenarios"],
+        signum,
+    )
+    time.sleep(4)  # into the cases
+    proc.send_signal(signum)
+    time.sleep(0.05)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    out = "".join(head) + out
+    assert proc.returncode == 2, out[-2000:] + err[-2000:]
+    assert "verdict: INTERRUPTED" in out and "verdict: PASS" not in out, out[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "INTERRUPTED"
+
+
 def test_run_conformance_takes_a_spec_string_in_a_process_without_the_shim(tmp_path):
     """``conformance.run_conformance("module:Class")`` in a fresh process (no hermes-agent, the
     import hook not installed yet) loads an engine module that imports
