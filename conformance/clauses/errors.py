@@ -6,7 +6,7 @@ Every finding, failure and error the kit reports is one line in one grammar::
     got tool message at index 3 answers 'call_7', which no earlier assistant message calls
     (history of 14 messages). See docs/contract.md#v2 (context-engine-kit explain V2). Repro:
     pytest --engine=mypkg:Engine
-    --conformance-replay .conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
+    --conformance-replay=.conformance/failures/mypkg.Engine/V2-tool-results-paired_compress_.json
 
 :func:`render` builds it (error outcomes included: ``[A4 MUST] engine not available: ...``);
 the ``See`` target comes from the clause catalogue (:mod:`conformance.clauses.catalogue`),

@@ -13,6 +13,7 @@ still ends the line and pastes as printed.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
@@ -80,7 +81,10 @@ def repro(
     host = host_of(case)
     replay_file = replay_file or options.replay_file
     if replay_file:
-        return f"{command_for(options, factory, explicit, host)} --conformance-replay {replay_file}"
+        # joined to its option: a value standing alone is a path argument to pytest, which
+        # would take its rootdir (and ini file) from the failures folder
+        base = command_for(options, factory, explicit, host)
+        return f"{base} --conformance-replay={shlex.quote(str(replay_file))}"
     rerun = rerun_command_for(options, factory, explicit, host)
     if hasattr(case, "repro"):
         return case.repro(rerun, violation)

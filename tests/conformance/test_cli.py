@@ -704,7 +704,7 @@ def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_optio
     assert "the engine named in" in again.stdout.splitlines()[0]
     assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
     # the replayed failure's Repro replays the same file again (not the case's -k rerun)
-    assert f"--conformance-replay {replay.resolve()}" in again.stdout, again.stdout[-2000:]
+    assert f"--conformance-replay={replay.resolve()}" in again.stdout, again.stdout[-2000:]
 
 
 @pytest.mark.slow

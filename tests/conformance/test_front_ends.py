@@ -175,7 +175,7 @@ def test_every_front_ends_repro_line_runs_as_printed_and_fails_the_same_case(tmp
 
 def _replay_names(command: str, case: str) -> bool:
     """True when ``command`` replays a failure file written for ``case``."""
-    match = re.search(r"--conformance-replay (\S+)", command)
+    match = re.search(r"--conformance-replay[= ](\S+)", command)
     if not match or not Path(match.group(1)).is_file():
         return False
     return json.loads(Path(match.group(1)).read_text())["check"] == case

@@ -183,7 +183,7 @@ def test_one_run_on_two_hosts_gives_a_verdict_per_host(tmp_path):
     by_id = {r.check: r for r in results}
     doc = by_id["V4-system-prompt-first[compress][documented]"]
     assert doc.outcome == "failed" and doc.hosts == ("documented",)
-    assert "--host-profile=documented --conformance-replay" in doc.message
+    assert "--host-profile=documented --conformance-replay=" in doc.message
     assert by_id["V4-system-prompt-first[compress][hermes-0.19]"].outcome == "skipped"
     assert by_id["A2-usage-updates-counters"].hosts == TWO
     data = json.loads(path.read_text())

@@ -83,7 +83,7 @@ def test_must_failure_fails_the_run_with_clause_and_repro(kit_pytester):
         "error": 0,
     }
     assert "[V4 MUST] compress() output: expected the system prompt to stay first" in out
-    assert f"Repro: pytest --engine={spec} --conformance-replay " in out
+    assert f"Repro: pytest --engine={spec} --conformance-replay=" in out
     # the repro line names the failure file, kept per engine
     assert f"{spec.replace(':', '.')}/V4-system-prompt-first_compress_.json" in out
     assert "Traceback" not in out
@@ -190,7 +190,7 @@ def test_factory_fixture_override_in_conftest(kit_pytester):
     # the repro reruns the same tests (the conftest supplies the engine), never a function's repr
     assert "Repro: pytest " in result.stdout.str() and "<function" not in result.stdout.str()
     assert re.search(
-        r"Repro: pytest (\S+ )?(-k 'V4-|--conformance-replay \S+V4-)", result.stdout.str()
+        r"Repro: pytest (\S+ )?(-k 'V4-|--conformance-replay=\S+V4-)", result.stdout.str()
     )
 
 
@@ -337,7 +337,7 @@ def test_xfails_file_and_replay_file(kit_pytester):
         / "V4-system-prompt-first_compress_.json"
     )
     assert replay_file.is_file()
-    assert f"--conformance-replay {replay_file}" in failing.stdout.str()
+    assert f"--conformance-replay={replay_file}" in failing.stdout.str()
     again = run(kit_pytester, f"--engine={spec}", QUICK, f"--conformance-replay={replay_file}")
     assert again.ret == 1
     again.assert_outcomes(failed=1)
