@@ -62,7 +62,6 @@ class CheckRun:
         self.temporary = temporary
         self.config: pytest.Config | None = None
         self.errors: list[str] = []
-        self.introduced = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_cmdline_parse(self, pluginmanager: Any, args: list[str]):
@@ -126,4 +125,3 @@ class CheckRun:
             f"context-engine-kit check: failure files go to {where}",
             flush=True,
         )
-        self.introduced = True

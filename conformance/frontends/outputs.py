@@ -129,10 +129,10 @@ def error_verdict(
     """The JSON verdict of a run stopped before any case ran (the shape of
     :meth:`conformance.run.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
     ``INTERRUPTED`` for a Ctrl-C before the first case), no results) with ``"error"``:
-    ``message``; ``format_version`` first (:func:`conformance.run.verdict.versioned`)."""
+    ``message``; ``format_version`` first (:func:`conformance.run.verdict_format.versioned`)."""
     from conformance import CONTRACT_VERSION, __version__
     from conformance.run.results import OUTCOMES
-    from conformance.run.verdict import versioned
+    from conformance.run.verdict_format import versioned
     from simulator.host.shim import abc_info
 
     return versioned(
@@ -158,10 +158,10 @@ def error_verdict(
 
 def write_error_verdict(path: str | os.PathLike, message: str, **kwargs: Any) -> bool:
     """Write :func:`error_verdict` to ``path`` (with
-    :func:`conformance.run.verdict.write_verdict_json`,
+    :func:`conformance.run.verdict_format.write_verdict_json`,
     the one writer of verdict files); False (and nothing written) when ``path`` cannot be
     written (that is then the error the user sees)."""
-    from conformance.run.verdict import write_verdict_json
+    from conformance.run.verdict_format import write_verdict_json
 
     try:
         write_verdict_json(path, error_verdict(message, **kwargs))

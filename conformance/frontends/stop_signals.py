@@ -75,7 +75,3 @@ def stop_signals_as_interrupt() -> Callable[[], None]:
                 signal.signal(signum, _defaults()[signum])
 
     return restore
-
-
-#: The earlier name (SIGTERM only); SIGINT is handled the same way now.
-sigterm_as_interrupt = stop_signals_as_interrupt
