@@ -61,19 +61,6 @@ if TYPE_CHECKING:
     from conformance.authoring.case import ScenarioExpectationCase
 
 
-def kit_builtin_compressor() -> Any:
-    """A new built-in compressor for the kit's scenario hosts to fall back to (C3, when an
-    engine's ``clone_for_agent`` fails): the contract's B reference,
-    :class:`reference_engines.compressor.ReferenceCompressor`, the kit's model of Hermes'
-    built-in compressor. The host's own default (:mod:`simulator.host.builtin`) is a minimal
-    one; the kit injects this one so a fallen-back agent behaves as Hermes' would. Imported
-    only when an agent falls back, inside the case's child: the process that writes the
-    verdict loads no engine."""
-    from reference_engines.compressor import ReferenceCompressor
-
-    return ReferenceCompressor()
-
-
 class ConformanceSession:
     """The one run state (module doc).
 
@@ -252,7 +239,7 @@ class ConformanceSession:
 
     def play_scenario(self, case: Case) -> Any:
         """Play ``case``'s scenario on this run's engine (this run's host profile, the per-call
-        limit, :func:`kit_builtin_compressor` as the C3 fallback); returns the
+        limit, the host's own built-in compressor as the C3 fallback); returns the
         :class:`~conformance.scenarios.run.ScenarioRun`."""
         from conformance.scenarios.runner import run_scenario
 
@@ -261,7 +248,6 @@ class ConformanceSession:
             self.factory,  # type: ignore[arg-type]  # bound before a case runs
             host_profile=host_of(case) or self.options.host_profile,
             timeout=self.options.timeout,
-            builtin_factory=kit_builtin_compressor,
         )
 
     def scenario_run(self, case: Case) -> Any:
@@ -367,4 +353,4 @@ class ConformanceSession:
         return out
 
 
-__all__ = ["ConformanceSession", "kit_builtin_compressor"]
+__all__ = ["ConformanceSession"]

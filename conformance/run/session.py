@@ -12,7 +12,7 @@ they always were; the kit's own modules import them from their homes.
 from __future__ import annotations
 
 from conformance.run.cases import scenario_key
-from conformance.run.conformance_session import ConformanceSession, kit_builtin_compressor
+from conformance.run.conformance_session import ConformanceSession
 from conformance.run.entry import run_conformance, scenario_results
 from conformance.run.options import (
     Declarations,
@@ -24,7 +24,6 @@ from conformance.run.options import (
 from conformance.run.results import OUTCOMES, Result, exit_code
 
 __all__ = [
-    "kit_builtin_compressor",
     "scenario_key",
     "scenario_results",
     "OUTCOMES",

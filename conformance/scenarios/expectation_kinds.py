@@ -74,6 +74,30 @@ class Inapplicable(str):
     """An expectation this run cannot judge for this engine; the text is the skip reason."""
 
 
+#: The kinds that judge the C3 fallback itself (C1): every other kind judges what the engine
+#: under test did, which a run with a fallen-back agent does not show alone.
+FALLBACK_KINDS = frozenset({"engine_active", "no_engine_errors"})
+
+
+def fallback_exemption(run: ScenarioRun) -> Inapplicable | None:
+    """Why a run where an agent fell back to the host's built-in compressor (C3: its
+    ``clone_for_agent()`` failed) cannot judge the engine under test, or None when every agent
+    ran it. What such a run records (compactions, calls, attributes, cache reads) is partly the
+    built-in's, so only the :data:`FALLBACK_KINDS` judge it: the fallback is the engine's C1
+    finding there, and the built-in is credited and charged nothing."""
+    fell = [(label, s) for label, s in run.sessions if not s.engine_active]
+    if not fell:
+        return None
+    label, first = fell[0]
+    more = f" and {len(fell) - 1} more agent(s)" if len(fell) > 1 else ""
+    return Inapplicable(
+        "an agent ran the host's built-in compressor in place of this engine: "
+        f"clone_for_agent() failed on agent {label!r}{more} ({first.clone_error}), which "
+        "this scenario's engine_active/no_engine_errors expectations judge (C1); the rest of "
+        "what the run shows is partly the built-in's (C3)"
+    )
+
+
 def evaluate_kind(exp: Expectation, run: ScenarioRun) -> ContractViolation | None:
     """The violation of ``exp`` in ``run`` by the rule of its kind (the table of
     :mod:`conformance.scenarios.expectations`), None when it holds, or :class:`Inapplicable`.
@@ -81,6 +105,10 @@ def evaluate_kind(exp: Expectation, run: ScenarioRun) -> ContractViolation | Non
     :func:`conformance.scenarios.expectations.evaluate`, not here."""
     rec = run.recorder
     kind, params = exp.kind, exp.params
+    if kind not in FALLBACK_KINDS:
+        exempt = fallback_exemption(run)
+        if exempt is not None:
+            return exempt
     if kind == "engine_attr" and exp.step is not None:
         outcome = run.checks.get(exp.id)
         if outcome is None:

@@ -1,11 +1,11 @@
 """The built-in compressor the host falls back to (R1, R3, C3).
 
 The host never imports an engine package: whoever builds a host may inject the built-in it
-falls back to (``HostConfig.builtin_factory``, ``select_engine(builtin_factory=...)``; the
-conformance kit's scenario runs inject ``conformance.run.session.kit_builtin_compressor``, the
-reference B1-B6 engine). Without one, the host uses a minimal built-in of its own: threshold 0.50 of
-the context (B1), keeps the system prompt, a deterministic structured summary of the middle
-(:func:`simulator.provider.replies.summarise`) and the last ``protect_last_n`` messages,
+falls back to (``HostConfig.builtin_factory``, ``select_engine(builtin_factory=...)``). Without
+one, the host uses a minimal built-in of its own (the conformance kit's scenario runs do):
+threshold 0.50 of the context (B1), keeps the system prompt, a deterministic structured
+summary of the middle (:func:`simulator.provider.replies.summarise`) and the last
+``protect_last_n`` messages,
 never splitting a tool call from its results (V2). It is enough for a session to go on when
 the selected engine could not be used; it is not the B-clause reference.
 """

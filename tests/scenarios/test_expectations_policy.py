@@ -152,3 +152,31 @@ def test_rotation_mode_scenario_rotates_mid_session_and_keeps_uids(tmp_path):
     assert len(starts) >= 2
     results = scenario_results(scenario, MinimalEngine, run=run)
     assert all(r.outcome == "passed" for r in results), [r.message for r in results]
+
+
+class CloneFails(MinimalEngine):
+    """A C1 fault: clone_for_agent() raises, so every agent runs the host's built-in (C3)."""
+
+    def clone_for_agent(self):
+        raise RuntimeError("holds a connection that cannot be copied")
+
+
+def test_a_fallen_back_agent_is_judged_only_by_the_fallback_expectations():
+    # the host's own minimal built-in ran in the engine's place: l1-reset-new's
+    # compacted-before-reset would read the built-in's compression_count (it does not count
+    # passes that changed nothing), and any pass would credit the engine with the built-in's work
+    results = _library("l1_reset_new", CloneFails)
+    errors = results["no-engine-errors"]
+    assert errors.outcome == "failed" and errors.clause == "C1"
+    rest = [r for k, r in results.items() if k != "no-engine-errors"]
+    assert rest and all(r.outcome == "skipped" for r in rest), [(r.check, r.outcome) for r in rest]
+    assert all("built-in compressor in place of this engine" in r.message for r in rest)
+    assert "holds a connection that cannot be copied" in rest[0].message
+
+
+def test_an_engine_whose_clone_works_is_judged_on_every_expectation():
+    # the twin: the same engine with a working clone_for_agent is judged as before
+    results = _library("l1_reset_new", MinimalEngine)
+    assert all(r.outcome == "passed" for r in results.values()), [
+        (r.check, r.outcome, r.message) for r in results.values() if r.outcome != "passed"
+    ]
