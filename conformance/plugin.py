@@ -17,7 +17,6 @@ snapshot fixture, the HTML report and the output checks (``pytest_plugins`` belo
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ from conformance.frontends import pytest_options
 from conformance.frontends.pytest_session import (
     MARKER_LINE,
     SESSION_KEY,
+    SUITE_DIR,
     SessionPlugin,
     conformance_mark,
     conformance_session,
@@ -39,8 +39,6 @@ pytest_plugins = (
     "conformance.frontends.report_plugin",
     "conformance.frontends.outputs",
 )
-
-SUITE_DIR = Path(__file__).parent / "suite"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -47,7 +47,12 @@ def header_lines(
 
     o = session.options
     if session.factory is not None:
+        from conformance.frontends.pytest_options import engine_origin
+
         engine = session.factory.cli_args()
+        origin = engine_origin(config)
+        if origin and engine:  # the same engine as --engine=X would give, said where it came from
+            engine = f"{engine} (from {origin})"
     else:
         engine = "from the conformance_engine_factory fixture (conftest.py)"
     if o.derandomize:
@@ -67,7 +72,7 @@ def header_lines(
     if o.replay is not None:
         lines.append(
             f"conformance: replaying {config.getoption('--conformance-replay')} "
-            f"(check {o.replay['check']})"
+            f"(check {o.replay['check']}){_other_engine(o.replay, config)}"
         )
     if o.snapshots_dir is not None:
         lines.append(f"conformance snapshots: {o.snapshots_dir}")
@@ -106,3 +111,26 @@ def hosts_line(config: pytest.Config) -> str:
             else " (no host profile matches its version; the nearest profiles play it)"
         )
     return f"on {hosts_text(hosts)}; {real}"
+
+
+def _other_engine(replay: dict[str, Any], config: pytest.Config) -> str:
+    """``; the file was recorded on X, and its draws are replayed on Y, the engine given`` when
+    the run names another engine than the one the failure file was recorded on; "" when they
+    agree or none is given (the file's engine then runs)."""
+    record = replay.get("engine")
+    recorded = (
+        record
+        if isinstance(record, str)
+        else (record or {}).get("spec") or (record or {}).get("plugin")
+    )
+    from conformance.frontends.pytest_options import engine_spec
+
+    given = engine_spec(config) or config.getoption("--engine-plugin")
+    if not recorded or not given or given == recorded:
+        return ""
+    if os.path.abspath(str(given)) == os.path.abspath(str(recorded)):
+        return ""
+    return (
+        f"; the file was recorded on {recorded}, and its draws are replayed on {given}, the "
+        "engine given"
+    )

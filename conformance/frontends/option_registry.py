@@ -33,6 +33,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--engine",
         "--conformance-engine",
         default=None,
+        action=option_types.Once,
         metavar="MODULE:ATTR",
         help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
     )
@@ -47,6 +48,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--engine-plugin",
         "--conformance-engine-plugin",
         default=None,
+        action=option_types.Once,
         metavar="DIR",
         help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
         "--engine its engine is also the engine under test.",

@@ -83,3 +83,29 @@ def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
 
     parse.__name__ = kind.__name__
     return parse
+
+
+class Once(argparse.Action):
+    """The ``action=`` of an option that names the engine under test (``--engine``,
+    ``--engine-plugin``): given twice with different values, the command line is refused,
+    since a run checks one engine and argparse would silently keep the last one.
+
+    Raises (when the option comes a second time with another value):
+        argparse.ArgumentError: names both values and says to give one.
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before not in (None, self.default, values):
+            raise argparse.ArgumentError(
+                self,
+                f"given twice ({before!r}, then {values!r}); a run checks one engine: give "
+                "it once (run the kit once per engine)",
+            )
+        setattr(namespace, self.dest, values)

@@ -268,6 +268,17 @@ def pytest_sessionstart(session: pytest.Session):
         raise
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection(session: pytest.Session):
+    """Write the ERROR verdict when pytest refuses the test paths at collection (``file or
+    directory not found: x``)."""
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        usage_error(session.config, str(exc))
+        raise
+
+
 __all__ = [
     "OUTPUT_OPTIONS",
     "check_output_options",

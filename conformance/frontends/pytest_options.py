@@ -155,6 +155,31 @@ def engine_spec(config: pytest.Config) -> str | None:
     )
 
 
+def engine_origin(config: pytest.Config) -> str:
+    """Where the engine spec came from when not from the command line: ``the environment
+    variable CONFORMANCE_ENGINE`` or ``the ini key conformance_engine (<ini file>)``; "" when
+    ``--engine`` (or the engine word) gave it, or none is given."""
+    if config.getoption("--engine"):
+        return ""
+    if os.environ.get(ENV_ENGINE):
+        return f"the environment variable {ENV_ENGINE}"
+    if (config.getini("conformance_engine") or "").strip():
+        return f"the ini key conformance_engine ({config.inipath or 'the ini file'})"
+    return ""
+
+
+def from_origin(message: str, config: pytest.Config) -> str:
+    """``message`` (an engine error that says ``--engine=...``) with where the engine was
+    really given, when that was not the command line (:func:`engine_origin`)."""
+    origin = engine_origin(config)
+    if not origin:
+        return message
+    return (
+        f"{message.rstrip()} (the engine was given by {origin}, not on the command line; "
+        "fix it there or give --engine)"
+    )
+
+
 def engine_kwargs_text(config: pytest.Config) -> str | None:
     """The ``--engine-kwargs`` JSON text from the option, the env var, or the ini key."""
     ini = (config.getini("conformance_engine_kwargs") or "").strip()
@@ -274,7 +299,9 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
         ):  # the fixture route: rerun the same test files (the conftest supplies it)
             command = " ".join([pytest_command(), *(config.args or ())])
         return Built(ConformanceSession(options, factory, command=command))
-    except (EngineSpecError, KitUsageError) as exc:
+    except EngineSpecError as exc:
+        raise pytest.UsageError(from_origin(str(exc), config)) from None
+    except KitUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
@@ -330,14 +357,15 @@ def _max_timeouts(config: pytest.Config) -> int:
     return DEFAULT_MAX_TIMEOUTS if value is None else int(value)
 
 
-def probe_or_raise(session: ConformanceSession) -> None:
+def probe_or_raise(session: ConformanceSession, config: pytest.Config | None = None) -> None:
     """Probe the engine up front, in a supervised child (the declarations: this process never
     builds an engine): a constructor that raises or hangs, or a factory that returns no engine,
     is one usage error instead of the same error in every case
     (:func:`conformance.run.probe.probe_problem`).
 
     Raises:
-        pytest.UsageError: naming the engine's options and what to do.
+        pytest.UsageError: naming the engine's options (and where the engine was given, from
+            ``config``, :func:`from_origin`) and what to do.
     """
     from conformance.run.probe import probe_problem
 
@@ -350,7 +378,7 @@ def probe_or_raise(session: ConformanceSession) -> None:
     except KitUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     if problem:
-        raise pytest.UsageError(problem)
+        raise pytest.UsageError(from_origin(problem, config) if config is not None else problem)
 
 
 def _seed(config: pytest.Config) -> int | None:

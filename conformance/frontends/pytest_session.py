@@ -28,11 +28,15 @@ from conformance.run.conformance_session import ConformanceSession
 from conformance.run.options import unmatched_xfails
 from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
+from conformance.runtime.timeouts import NOT_RUN, not_run
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
 #: The item's case (stashed at collection) and the Result its run reported (report_result).
 CASE_KEY = pytest.StashKey[Case]()
 RESULT_KEY = pytest.StashKey[Result]()
+#: The kit's suite folder: the test paths of a run given none.
+SUITE_DIR = Path(__file__).resolve().parents[1] / "suite"
+
 #: The attribute of a case's report that holds its Result (a dict on the wire under xdist).
 REPORT_ATTR = "conformance_result"
 
@@ -143,6 +147,8 @@ class SessionPlugin:
         self.fixture_route = fixture_route
         self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
         self._xdist_total = 0  # cases the xdist workers collected (the controller collects none)
+        self.collection_refused = ""  # pytest's usage error at collection (a missing path)
+        self.json_problem = ""  # why --conformance-json could not be written at the end
 
     @property
     def strict(self) -> bool:
@@ -155,7 +161,7 @@ class SessionPlugin:
         constructor that raises or hangs is a usage error naming it."""
         result = yield
         if self.session.factory is not None and not hasattr(self.config, "workerinput"):
-            pytest_options.probe_or_raise(self.session)
+            pytest_options.probe_or_raise(self.session, self.config)
         return result
 
     @pytest.hookimpl(optionalhook=True)
@@ -212,6 +218,17 @@ class SessionPlugin:
             if param in known or name in known:
                 found.add(node_id)
         self._xdist_total = max(len(found), self._xdist_total)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self, session: pytest.Session):
+        """Keep pytest's usage error at collection (``file or directory not found: x``): the
+        run then ends with the ERROR verdict naming it (written by
+        :mod:`conformance.frontends.outputs`), not NO CHECK RAN."""
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            self.collection_refused = str(exc)
+            raise
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Share the drawing budget among the cases selected to run (after -k, -m,
@@ -281,24 +298,53 @@ class SessionPlugin:
         elif report.failed:
             self.verdict.other_failures += 1
 
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
+        """A case the hang cap kept from running is ``N`` / ``NOT RUN`` in pytest's progress
+        and its own tally, not one FAILURES block each: the terminal summary says why once.
+        The verdict still counts it as an error (its Result is unchanged)."""
+        result = getattr(report, REPORT_ATTR, None)
+        if report.when == "call" and isinstance(result, Result) and _kept_from_running(result):
+            return "not run", "N", ("NOT RUN", {"yellow": True})
+        return None
+
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config: pytest.Config) -> None:
         """Print the verdict by clause and the verdict line, once (on the xdist controller)."""
         if hasattr(config, "workerinput"):
             return
+        if self.collection_refused:
+            return  # pytest prints its usage error; the JSON verdict says ERROR
         if not self.verdict.results:
             if not config.option.collectonly and not self.fixture_route:
-                errors = terminalreporter.stats.get("error", [])
-                why = (
-                    f"collection stopped at {len(errors)} error(s) shown above (a malformed "
-                    "file or a module that does not import); fix them and run again"
-                    if errors
-                    else "every conformance check was deselected (-k, -m or --deselect); "
-                    "widen the selection"
-                )
-                terminalreporter.write_line(f"verdict: NO CHECK RAN - {why}")
+                terminalreporter.write_line(f"verdict: NO CHECK RAN - {self._none_ran(config)}")
             return
+        kept = [r for r in self.verdict.results if _kept_from_running(r)]
+        if kept:
+            why = kept[0].message.partition(NOT_RUN)[2].split(". See ")[0]
+            terminalreporter.write_line(
+                f"not run: {len(kept)} case(s), shown as N above and counted as errors below: {why}"
+            )
         for line in self.verdict.summary_lines(strict=self.strict):
             terminalreporter.write_line(line)
+        if self.json_problem:
+            terminalreporter.write_line(f"error: {self.json_problem}", red=True)
+
+    def _none_ran(self, config: pytest.Config) -> str:
+        """Why no case ran, for the NO CHECK RAN line: collection errors, test paths that
+        replaced the kit's suite, or a selection that left none."""
+        errors = config.pluginmanager.get_plugin("terminalreporter").stats.get("error", [])
+        if errors:
+            return (
+                f"collection stopped at {len(errors)} error(s) shown above (a malformed "
+                "file or a module that does not import); fix them and run again"
+            )
+        given = [a for a in config.args if not _in_suite(a, config)]
+        if given:
+            return (
+                f"the test paths given ({' '.join(given)}) replace the kit's suite and hold no "
+                "conformance check; give no path to check the engine (run your own tests in "
+                "a separate run)"
+            )
+        return "every conformance check was deselected (-k, -m or --deselect); widen the selection"
 
     @pytest.hookimpl(trylast=True)  # after plugins (syrupy) that OR the exit status back in
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
@@ -331,8 +377,29 @@ class SessionPlugin:
         ):
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
         path = self.config.getoption("--conformance-json")
-        if path:
-            self.verdict.write_json(Path(path), session=self.session)
+        if path and not (self.collection_refused and not self.verdict.results):
+            # (a refused collection's ERROR verdict is written by conformance.frontends.outputs)
+            try:
+                self.verdict.write_json(Path(path), session=self.session)
+            except OSError as exc:
+                self.json_problem = (
+                    f"the JSON verdict could not be written to {path} "
+                    f"({exc.strerror or exc}); the verdict printed above stands. Give a "
+                    "file on a writable disk with room"
+                )
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _kept_from_running(result: Result) -> bool:
+    """Whether ``result`` is of a case the hang cap kept from running (an error)."""
+    return result.outcome == "error" and not_run(result.message)
+
+
+def _in_suite(arg: str, config: pytest.Config) -> bool:
+    """Whether the test path ``arg`` (a path, maybe with ``::`` parts) is in the kit's suite
+    folder (:data:`SUITE_DIR`)."""
+    path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+    return path == SUITE_DIR or SUITE_DIR in path.parents
 
 
 def result_of(report: pytest.TestReport, case: Case, ran: Result | None) -> Result | None:

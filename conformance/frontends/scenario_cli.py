@@ -24,10 +24,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import host_of
 from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
+from conformance.frontends.option_types import Once
 from conformance.frontends.outputs import check_writable, engine_record, write_error_verdict
 from conformance.run.cases import scenario_key
 from conformance.run.conformance_session import ConformanceSession
@@ -57,7 +59,11 @@ def _positive_seconds(text: str) -> float:
 def _engine_from_files(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Take the engine from the positional arguments when neither ``--engine`` nor
     ``--engine-plugin`` names it: the one ``MODULE:ATTR`` that is not a file (as ``check``
-    takes it). Exits with a usage error (2) when no engine, or two, are given."""
+    takes it).
+
+    Raises:
+        _Refused: no engine, or two, are given (the command exits 2 with one line).
+    """
     specs = [f for f in args.files if is_engine_word(f)]
     if args.engine or args.engine_plugin:
         if specs:
@@ -96,9 +102,31 @@ def _usage_error(args: argparse.Namespace, message: str, code: int) -> int:
     return code
 
 
+class _Refused(Exception):
+    """The option parser refused the command line (its message, one line)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose refusal is an exception, so the command prints it as one line
+    and writes the ERROR verdict, as ``check`` does, instead of argparse's usage block."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
+        raise _Refused(message)
+
+
+def _json_given(argv: list[str] | None) -> str | None:
+    """The ``--json`` file of a command line the parser refused (None: none readable)."""
+    reader = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    reader.add_argument("--json")
+    try:
+        return reader.parse_known_args(sys.argv[1:] if argv is None else argv)[0].json
+    except (argparse.ArgumentError, SystemExit):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="context-engine-kit scenario",
         description="Run *.scenario.yaml files against an engine through "
         "the reference host and the provider simulator; every "
@@ -114,10 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--engine", metavar="MODULE:ATTR", help="a ContextEngine subclass or factory"
+        "--engine", action=Once, metavar="MODULE:ATTR", help="a ContextEngine subclass or factory"
     )
     source.add_argument(
-        "--engine-plugin", metavar="DIR", help="a Hermes plugin folder (plugin.yaml + __init__.py)"
+        "--engine-plugin",
+        action=Once,
+        metavar="DIR",
+        help="a Hermes plugin folder (plugin.yaml + __init__.py)",
     )
     parser.add_argument("--engine-kwargs", default=None, metavar="JSON")
     parser.add_argument(
@@ -159,8 +190,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="show the host's warnings (retries, fallbacks)"
     )
-    args = parser.parse_args(argv)
-    _engine_from_files(parser, args)
+    try:
+        args = parser.parse_args(argv)
+        _engine_from_files(parser, args)
+    except _Refused as exc:
+        print(
+            f"context-engine-kit scenario: error: {exc}; context-engine-kit scenario --help "
+            "lists the options",
+            file=sys.stderr,
+        )
+        json_path = _json_given(argv)
+        if json_path:
+            write_error_verdict(json_path, f"the command line was refused: {exc}")
+        return 2
     if not args.verbose:
         import logging
 
@@ -260,7 +302,16 @@ def _play(
     for line in verdict.summary_lines(strict=args.strict):
         print(line)
     if args.json:
-        verdict.write_json(args.json, session=session, strict=args.strict)
+        try:
+            verdict.write_json(args.json, session=session, strict=args.strict)
+        except OSError as exc:
+            print(
+                f"context-engine-kit scenario: error: the JSON verdict could not be written to "
+                f"{args.json} ({exc.strerror or exc}); the verdict printed above stands. Give "
+                "a file on a writable disk with room",
+                file=sys.stderr,
+            )
+            return 4
     if args.report:
         from conformance.report import write_report
 

@@ -246,9 +246,19 @@ class HangBudget:
             f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items()
         )
         return (
-            f"not run: the engine hung in {len(self.hung)} checks ({which}); fix the hang "
+            f"{NOT_RUN}the engine hung in {len(self.hung)} checks ({which}); fix the hang "
             f"first, or raise --conformance-max-timeouts (now {self.limit}; 0 runs every check)"
         )
 
 
-__all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS"]
+#: How the message of a case the hang cap kept from running begins, after its clause tag.
+NOT_RUN = "not run: "
+
+
+def not_run(message: str) -> bool:
+    """Whether a result ``message`` (``[A4 MUST] not run: ...``) is of a case the hang cap kept
+    from running (:meth:`HangBudget.reason`)."""
+    return message.partition("] ")[2].startswith(NOT_RUN)
+
+
+__all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS", "NOT_RUN", "not_run"]

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -502,6 +503,11 @@ BAD_INPUTS = [
      "expect[0].clause: 'Q9' is not a contract clause id", "explain --list lists them"),
     ("scenario-file-missing", ["scenario", "{d}/missing.scenario.yaml", MINIMAL], 2,
      "missing.scenario.yaml: cannot read the file", "No such file"),
+    ("scenario-option-refused", ["scenario", MINIMAL, "--no-such-option"], 2,
+     "context-engine-kit scenario: error: unrecognized arguments: --no-such-option",
+     "scenario --help lists the options"),
+    ("scenario-engine-twice", ["scenario", "--engine", MINIMAL, "--engine", "a:B"], 2,
+     "argument --engine: given twice", "give it once"),
     ("serve-non-loopback", ["serve", "--host", "0.0.0.0"], 2,
      "context-engine-kit serve: error: refusing to bind '0.0.0.0'", "--allow-non-loopback"),
 ]  # fmt: skip
@@ -1013,3 +1019,32 @@ def _check_until_header(tmp_path, module, source, args, handled):
         assert line, "".join(head)[-2000:]
         head.append(line)
     return proc, head
+
+
+def test_the_ends_of_a_run_say_what_went_wrong(hostile):
+    """The scenario command's refused command line writes the ERROR verdict as check's does;
+    a test path that does not exist is an ERROR verdict naming it, not NO CHECK RAN; test
+    paths that hold no kit case say they replaced the kit's suite; a verdict file that cannot
+    be written at the end is one error line, not a traceback, and the run does not pass."""
+    path = hostile / "v.json"
+    proc = cli("scenario", MINIMAL, "--no-such-option", "--json", str(path), cwd=hostile)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert (
+        data["verdict"] == "ERROR" and "unrecognized arguments: --no-such-option" in (data["error"])
+    )
+    proc = cli("check", MINIMAL, "nothere/", "--json", str(path), cwd=hostile)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["verdict"] == "ERROR" and data["error"] == "file or directory not found: nothere/"
+    (hostile / "own_tests").mkdir()
+    (hostile / "own_tests" / "test_own.py").write_text("def test_own():\n    pass\n")
+    proc = cli("check", MINIMAL, "own_tests", cwd=hostile)
+    assert "verdict: NO CHECK RAN - the test paths given (own_tests) replace the kit's suite" in (
+        proc.stdout
+    ), proc.stdout[-2000:]
+    if Path("/dev/full").exists():  # a disk with no room: the write fails at the end
+        proc = cli("check", MINIMAL, "-k", "A1-name", "--json", "/dev/full", cwd=hostile)
+        assert proc.returncode == 4 and "Traceback" not in proc.stdout + proc.stderr
+        assert "error: the JSON verdict could not be written to /dev/full" in proc.stdout
+        assert "verdict: PASS" in proc.stdout  # printed, so nothing is lost

@@ -200,3 +200,26 @@ def test_h3_diff_shows_the_first_differing_position():
     )
     assert where.startswith("request_messages[0].content (at character 92, 92 -> 93 characters: ")
     assert where.endswith('"...e and redis for caching." -> "...e and redis for caching.!")')
+
+
+class WritesPartsAsText(MinimalEngine):
+    """Keeps its tail, but stores each kept row's content as text: a list of parts (a pasted
+    screenshot) becomes its JSON, base64 data URL included, so the output outgrows the input."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        import json
+
+        out = super().compress(messages, current_tokens, focus_topic, **kwargs)
+        return [
+            {**m, "content": json.dumps(m["content"])} if isinstance(m.get("content"), list) else m
+            for m in out
+        ]
+
+
+def test_an_a9_failure_names_content_parts_written_out_as_text():
+    [result] = run_conformance(
+        WritesPartsAsText, profile="quick", only=["A9-no-more-tokens"], scenarios=False
+    )
+    assert result.outcome == "failed", result.message
+    assert "a list of parts written out as text" in result.message, result.message
+    assert "(V7)" in result.message

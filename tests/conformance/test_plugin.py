@@ -163,12 +163,21 @@ def test_malformed_engine_gives_one_paragraph_error(kit_pytester, spec, needle):
 
 def test_engine_from_env_var_and_ini(kit_pytester, monkeypatch):
     monkeypatch.setenv("CONFORMANCE_ENGINE", GOOD)
-    assert run(kit_pytester, QUICK, "-k", "A2").ret == 0
+    from_env = run(kit_pytester, QUICK, "-k", "A2")
+    assert from_env.ret == 0
+    assert f"engine --engine={GOOD} (from the environment variable CONFORMANCE_ENGINE)" in (
+        from_env.stdout.str()
+    )
+    monkeypatch.setenv("CONFORMANCE_ENGINE", GOOD + "x")  # a typo: the error says where it is
+    typo = run(kit_pytester, QUICK)
+    assert typo.ret == pytest.ExitCode.USAGE_ERROR
+    assert "given by the environment variable CONFORMANCE_ENGINE" in typo.stderr.str()
     monkeypatch.delenv("CONFORMANCE_ENGINE")
     kit_pytester.makeini(f"[pytest]\nconformance_engine = {GOOD}\n")
     result = run(kit_pytester, QUICK, "-k", "A3-should")
     assert result.ret == 0
     result.assert_outcomes(passed=1)
+    assert "(from the ini key conformance_engine (" in result.stdout.str()
 
 
 @pytest.mark.slow
@@ -347,6 +356,14 @@ def test_xfails_file_and_replay_file(kit_pytester):
     assert alone.ret == 1, alone.stdout.str()
     alone.assert_outcomes(failed=1)
     assert f"conformance: engine --engine={spec}" in alone.stdout.str()
+    assert "the file was recorded on" not in again.stdout.str() + alone.stdout.str()
+    # replayed on another engine (a fix, or a twin): the header says so, the run goes on
+    fixed = run(kit_pytester, f"--engine={GOOD}", QUICK, f"--conformance-replay={replay_file}")
+    assert fixed.ret == 0, fixed.stdout.str()
+    fixed.stdout.fnmatch_lines(
+        [f"conformance: replaying * the file was recorded on {spec}, and its draws are "
+         f"replayed on {GOOD}, the engine given"]
+    )  # fmt: skip
 
 
 def test_no_scenarios_flag_leaves_the_scenario_library_out(kit_pytester):

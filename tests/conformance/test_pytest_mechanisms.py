@@ -250,6 +250,14 @@ def test_the_engine_may_be_a_positional_word_and_only_one(kit_pytester):
     two.stderr.fnmatch_lines(["ERROR: give one engine: *both look like MODULE:ATTR*"])
     both = run(kit_pytester, f"--engine={GOOD}", "reference_engines.router:ReferenceRouter")
     assert both.ret == 4 and "give one engine" in both.stderr.str()
+    # argparse keeps the last of two --engine values; the kit refuses the pair instead
+    twice = run(
+        kit_pytester, f"--engine={GOOD}", "--engine=reference_engines.router:ReferenceRouter"
+    )
+    assert twice.ret == 4
+    twice.stderr.fnmatch_lines(["*argument --engine/--conformance-engine: given twice*"])
+    same = run(kit_pytester, f"--engine={GOOD}", f"--conformance-engine={GOOD}", QUICK, "-k", "A1-")
+    assert same.ret == 0, same.stdout.str()[-2000:]
 
 
 def test_a_bad_option_value_is_refused_by_pytests_own_parser(kit_pytester):

@@ -122,6 +122,28 @@ def _bulk_in_tail(call: dict[str, Any], lines: list[str]) -> list[dict[str, Any]
     ]
 
 
+_PART_TEXT = re.compile(r"""["']type["']\s*:\s*["'](text|image_url|input_audio|file)["']""")
+
+
+def flattened(out: list[dict[str, Any]]) -> str:
+    """A hint for an A9 failure whose output holds content parts written out as text (a list
+    ``content`` turned into ``str(parts)`` or JSON): "" when no row does."""
+    rows = [
+        n
+        for n, m in enumerate(out)
+        if isinstance(m, dict)
+        and isinstance(m.get("content"), str)
+        and _PART_TEXT.search(m["content"])
+    ]
+    if not rows:
+        return ""
+    return (
+        f"; row {rows[0]}'s content is a list of parts written out as text (a 'type': "
+        "'image_url' or 'text' part inside a string): keep a list content a list of parts "
+        "(V7), since a flattened image costs its whole base64 data URL as text tokens"
+    )
+
+
 @check(
     "A9",
     "no-more-tokens",
@@ -151,7 +173,7 @@ def check_a9_no_more_tokens(ctx):
                 MUST,
                 "tokens of the compress() output",
                 expected=f"at most the {before} tokens it got",
-                got=f"{after} tokens ({len(out)} rows for {len(history)})",
+                got=f"{after} tokens ({len(out)} rows for {len(history)}){flattened(out)}",
                 context=where(history, out),
             )
 
