@@ -148,6 +148,7 @@ class SessionPlugin:
         self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
         self._xdist_total = 0  # cases the xdist workers collected (the controller collects none)
         self.collection_refused = ""  # pytest's usage error at collection (a missing path)
+        self.collection_errors = 0  # files that failed to collect (a malformed scenario file)
         self.json_problem = ""  # why --conformance-json could not be written at the end
 
     @property
@@ -218,6 +219,12 @@ class SessionPlugin:
             if param in known or name in known:
                 found.add(node_id)
         self._xdist_total = max(len(found), self._xdist_total)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """Count the files that failed to collect: pytest then ends the run as INTERRUPTED,
+        which is no stop (the verdict says NO CHECK RAN and why)."""
+        if report.failed:
+            self.collection_errors += 1
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self, session: pytest.Session):
@@ -314,7 +321,7 @@ class SessionPlugin:
         if self.collection_refused:
             return  # pytest prints its usage error; the JSON verdict says ERROR
         if not self.verdict.results:
-            if exitstatus == pytest.ExitCode.INTERRUPTED or self.verdict.interrupted:
+            if self.verdict.interrupted:
                 terminalreporter.write_line(
                     "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran"
                 )
@@ -360,8 +367,11 @@ class SessionPlugin:
             return
         from conformance.frontends.stop_signals import stop_requested
 
-        # a second stop signal, raised while pytest handled the first, leaves another status
-        self.verdict.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or stop_requested()
+        # a second stop signal, raised while pytest handled the first, leaves another status;
+        # collection errors end a run with INTERRUPTED too, but nobody stopped it
+        self.verdict.interrupted = stop_requested() or (
+            exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
+        )
         self.verdict.total = (
             sum(1 for item in session.items if CASE_KEY in item.stash) or self._xdist_total
         )
@@ -369,7 +379,7 @@ class SessionPlugin:
             return  # the fixture was defined but this run selected none of the suite
         if self.verdict.interrupted:
             session.exitstatus = pytest.ExitCode.INTERRUPTED  # never a PASS
-        elif not self.verdict.ran_any():
+        elif not self.verdict.ran_any() and not self.collection_errors:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         elif (
             session.exitstatus == pytest.ExitCode.TESTS_FAILED
