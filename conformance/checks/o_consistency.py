@@ -39,13 +39,23 @@ from simulator.host.hooks import overrides as hook_overridden
 
 # -- O12-O14: the methods Hermes 0.22's ABC added (host practice) -----------------------------
 def _skip_without(engine: Any, method: str, clause: str) -> Any:
-    """``engine.<method>``, or CheckSkipped when the ABC in use has none and the engine defines
-    none (hermes-agent 0.19.0's ABC predates ``method``)."""
+    """``engine.<method>``, or CheckSkipped when no host built on the ABC in use calls it: the
+    engine defines none, or the ABC has none (hermes-agent 0.19.0's predates ``method``, so
+    0.19.0 never calls an engine's own; an override that calls ``super()`` for Hermes 0.22 is
+    then dead code there, not a fault)."""
+    from simulator.host import shim
+
     bound = getattr(engine, method, None)
     if not callable(bound):
         raise CheckSkipped(
             f"the engine has no {method}() (the host ABC in use predates it; Hermes 0.22 "
             f"calls it: {clause})"
+        )
+    if not callable(getattr(shim.context_engine_base(), method, None)):
+        raise CheckSkipped(
+            f"the host ABC in use ({shim.abc_info().label()}) has no {method}(), so its host "
+            f"never calls the engine's own; Hermes 0.22 does ({clause}): run the kit next to "
+            "hermes-agent 0.22, or with no Hermes installed, to check it"
         )
     return bound
 

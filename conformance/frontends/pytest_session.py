@@ -331,14 +331,15 @@ class SessionPlugin:
     def _none_ran(self, config: pytest.Config) -> str:
         """Why no case ran, for the NO CHECK RAN line: collection errors, test paths that
         replaced the kit's suite, or a selection that left none."""
-        errors = config.pluginmanager.get_plugin("terminalreporter").stats.get("error", [])
+        stats = config.pluginmanager.get_plugin("terminalreporter").stats
+        errors = stats.get("error", [])
         if errors:
             return (
                 f"collection stopped at {len(errors)} error(s) shown above (a malformed "
                 "file or a module that does not import); fix them and run again"
             )
         given = [a for a in config.args if not _in_suite(a, config)]
-        if given:
+        if given and not stats.get("deselected"):
             return (
                 f"the test paths given ({' '.join(given)}) replace the kit's suite and hold no "
                 "conformance check; give no path to check the engine (run your own tests in "

@@ -229,7 +229,7 @@ class ScenarioRecorder(Recorder):
                     )
                 )
                 if method == "compress":
-                    self._compaction(engine, step, args, None)
+                    self._compaction(engine, step, args, None, raised=True)
             raise
         finally:
             with self._obs_lock:
@@ -284,7 +284,11 @@ class ScenarioRecorder(Recorder):
                     break
         return result
 
-    def _compaction(self, engine: Any, step: str, args: Any, result: Any) -> None:
+    def _compaction(
+        self, engine: Any, step: str, args: Any, result: Any, *, raised: bool = False
+    ) -> None:
+        """Record one compress() pass; ``raised``: it raised (then it returned nothing, and its
+        root cause is the exception's, recorded with the engine errors)."""
         messages = args[0] if args else []
         try:
             t_in = tokens.count_messages(strip_persistence_fields(list(messages)))
@@ -305,7 +309,7 @@ class ScenarioRecorder(Recorder):
                 t_out,
                 threading.current_thread().name,
                 id(engine),
-                returned="" if isinstance(result, list) else type(result).__name__,
+                returned="" if raised or isinstance(result, list) else type(result).__name__,
             )
         )
 

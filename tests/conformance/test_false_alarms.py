@@ -276,3 +276,35 @@ def test_ts3_race_on_a_shared_connection_is_caught_on_every_run(attempt):
     assert any(symptom in row.message for symptom in symptoms), row.message
     results, _ = _run(M + "ts3_shared_connection:SharedConnectionLocked", ["TS3"])
     assert results[0].outcome == "passed"
+
+
+def test_o13_skips_where_the_host_abc_has_no_prune_tool_results_only(monkeypatch):
+    """An engine written for Hermes 0.22 overrides prune_tool_results_only() and defers to the
+    ABC's; next to hermes-agent 0.19.0 (whose ABC has no such method, so its host never calls
+    it) that is dead code: O13 skips, naming the ABC. On an ABC that has it, O13 judges the
+    engine (clean here), and the O13 mutant is still caught there."""
+    from simulator.host import shim
+
+    only = ["O13"]
+    [judged] = run_conformance(
+        fa.PrunesForHermes022, profile="quick", only=only, scenarios=False, isolation="inprocess"
+    )
+    assert judged.outcome == "passed", judged.message
+    [mutant] = run_conformance(
+        load_engine_factory(M + "o_new_methods:DropsOldToolRows"),
+        profile="quick",
+        only=only,
+        scenarios=False,
+        isolation="inprocess",
+    )
+    assert mutant.outcome == "failed" and mutant.clause == "O13", mutant.message
+
+    old_abc = type("ContextEngine", (), {})  # an ABC that predates the method (0.19.0's)
+    monkeypatch.setattr(shim, "context_engine_base", lambda: old_abc)
+    [skipped] = run_conformance(
+        fa.PrunesForHermes022, profile="quick", only=only, scenarios=False, isolation="inprocess"
+    )
+    assert skipped.outcome == "skipped", skipped.message
+    assert "has no prune_tool_results_only(), so its host never calls the engine's own" in (
+        skipped.message
+    )

@@ -127,6 +127,10 @@ def test_a_count_after_raising_passes_says_they_raised_not_that_they_changed_not
     r = results["compacted-before-reset"]
     assert r.outcome == "failed" and "raised or returned no list" in r.message, r.message
     assert "that all changed nothing" not in r.message
+    # one root cause, the exception's (A4's finding), not "compress returned NoneType"
+    errors = results["no-engine-errors"]
+    assert r.root_cause and r.root_cause == errors.root_cause, (r.root_cause, errors.root_cause)
+    assert "returned" not in r.root_cause
 
 
 def test_rotation_mode_scenario_rotates_mid_session_and_keeps_uids(tmp_path):
