@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import tempfile
+from typing import NoReturn
 
 from conformance.clauses.errors import KitUsageError
 from conformance.frontends.subcommands import Command, command_parser, run_command
@@ -45,9 +46,21 @@ def _stat(path: str) -> tuple[int, int] | None:
     return (st.st_ino, st.st_mtime_ns)
 
 
+class _CheckParser(argparse.ArgumentParser):
+    """``check``'s own parser: a refusal is one line (:func:`_check` prints it), not argparse's
+    usage block and exit 2."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
+        from conformance.frontends.check_run import CommandLineRefused
+
+        raise CommandLineRefused(message)
+
+
 def _check_parser() -> argparse.ArgumentParser:
     """``check``'s own options; every other word goes to pytest as it is."""
-    parser = argparse.ArgumentParser(
+    from conformance.frontends.option_types import Once, file_name
+
+    parser = _CheckParser(
         prog="context-engine-kit check",
         usage="context-engine-kit check MODULE:ATTR | --engine-plugin DIR | --conformance-replay "
         "FILE [options] [pytest options]",
@@ -64,6 +77,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--json",
         default=None,
+        type=file_name,
+        action=Once,
         metavar="FILE",
         help="write the verdict as JSON (also when the run cannot start: verdict ERROR)",
     )
@@ -94,7 +109,15 @@ def _check(argv: list[str]) -> int:
         )
         parser.print_help()
         return 0
-    args, rest = parser.parse_known_args(argv)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except CommandLineRefused as exc:
+        print(
+            f"context-engine-kit check: error: {exc}; context-engine-kit check --help lists "
+            "the options",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     json_path = os.path.abspath(args.json) if args.json else None
 
     def error_verdict(message: str, run: CheckRun | None = None, word: str = "ERROR") -> None:
@@ -158,6 +181,8 @@ def _check(argv: list[str]) -> int:
         )
         error_verdict(message)
         code = USAGE_ERROR
+    except KeyboardInterrupt:  # Ctrl-C while pytest was still starting (before its own handler)
+        code = int(pytest.ExitCode.INTERRUPTED)
     finally:
         _settle_state(state, temporary=temporary)
     unwritten = json_path and _stat(json_path) in (None, before)

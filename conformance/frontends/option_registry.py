@@ -33,6 +33,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--engine",
         "--conformance-engine",
         default=None,
+        type=option_types.given("the engine as MODULE:ATTR"),
         action=option_types.Once,
         metavar="MODULE:ATTR",
         help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
@@ -48,6 +49,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--engine-plugin",
         "--conformance-engine-plugin",
         default=None,
+        type=option_types.given("the plugin folder"),
         action=option_types.Once,
         metavar="DIR",
         help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
@@ -105,6 +107,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--conformance-json",
         default=None,
+        type=option_types.file_name,
+        action=option_types.Once,
         metavar="FILE",
         help="write the verdict as JSON to FILE.",
     )
@@ -199,6 +203,7 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--conformance-report",
         default=None,
+        type=option_types.file_name,
         metavar="FILE",
         help="write a self-contained HTML report (verdict by clause, one token plot per "
         "scenario; plots need the 'report' extra: matplotlib).",

@@ -85,10 +85,48 @@ def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
     return parse
 
 
+def given(what: str) -> Callable[[str], str]:
+    """The ``type=`` of an option whose empty value would silently mean "not given"
+    (``--engine``, ``--engine-plugin``): ``what`` says what to give.
+
+    Raises (when called with an empty value):
+        argparse.ArgumentTypeError: says to give ``what`` (an unset CI variable, most often).
+    """
+
+    def non_empty(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(
+                f"an empty value; give {what} (is the variable that holds it unset?)"
+            )
+        return value
+
+    non_empty.__name__ = "non_empty"
+    return non_empty
+
+
+def file_name(value: str) -> str:
+    """The ``type=`` of an option that names a file the run writes (``--json``,
+    ``--conformance-json``, ``--conformance-report``).
+
+    Raises (an empty value, or ``-``):
+        argparse.ArgumentTypeError: says to give a file name (an empty value is most often an
+            unset variable in a CI script, which would lose the file without a word).
+    """
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty value; give a file name (is the variable that holds it unset?)"
+        )
+    if value == "-":
+        raise argparse.ArgumentTypeError(
+            "'-': the kit writes this file, not standard output; give a file name"
+        )
+    return value
+
+
 class Once(argparse.Action):
-    """The ``action=`` of an option that names the engine under test (``--engine``,
-    ``--engine-plugin``): given twice with different values, the command line is refused,
-    since a run checks one engine and argparse would silently keep the last one.
+    """The ``action=`` of an option a run takes once (``--engine``, ``--engine-plugin``, the
+    verdict file): given twice with different values, the command line is refused, since a
+    run checks one engine and writes one verdict, and argparse would silently keep the last.
 
     Raises (when the option comes a second time with another value):
         argparse.ArgumentError: names both values and says to give one.
@@ -105,7 +143,7 @@ class Once(argparse.Action):
         if before not in (None, self.default, values):
             raise argparse.ArgumentError(
                 self,
-                f"given twice ({before!r}, then {values!r}); a run checks one engine: give "
-                "it once (run the kit once per engine)",
+                f"given twice ({before!r}, then {values!r}); give it once (one run checks "
+                "one engine and writes one verdict: run the kit once per engine)",
             )
         setattr(namespace, self.dest, values)

@@ -272,7 +272,8 @@ def build_session(config: pytest.Config, *, fixture_route: bool) -> Built:
             max_timeouts=_max_timeouts(config),
             shrink=not config.getoption("--conformance-no-shrink"),
             strict=bool(config.getoption("--conformance-strict")),
-            host_profile=host_profile_text(config),
+            # a replayed failure runs on the host it was found on, unless the run names one
+            host_profile=host_profile_text(config) or str((replay or {}).get("host_profile") or ""),
             capabilities=frozenset(
                 c.strip() for c in config.getoption("--conformance-capabilities").split(",")
             ),

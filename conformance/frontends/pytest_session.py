@@ -314,7 +314,11 @@ class SessionPlugin:
         if self.collection_refused:
             return  # pytest prints its usage error; the JSON verdict says ERROR
         if not self.verdict.results:
-            if not config.option.collectonly and not self.fixture_route:
+            if exitstatus == pytest.ExitCode.INTERRUPTED or self.verdict.interrupted:
+                terminalreporter.write_line(
+                    "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran"
+                )
+            elif not config.option.collectonly and not self.fixture_route:
                 terminalreporter.write_line(f"verdict: NO CHECK RAN - {self._none_ran(config)}")
             return
         kept = [r for r in self.verdict.results if _kept_from_running(r)]

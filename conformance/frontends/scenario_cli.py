@@ -29,7 +29,7 @@ from typing import NoReturn
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import host_of
 from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
-from conformance.frontends.option_types import Once
+from conformance.frontends.option_types import Once, file_name
 from conformance.frontends.outputs import check_writable, engine_record, write_error_verdict
 from conformance.run.cases import scenario_key
 from conformance.run.conformance_session import ConformanceSession
@@ -177,12 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     parser.add_argument(
         "--json",
+        type=file_name,
+        action=Once,
         metavar="FILE",
         help="write the verdict as JSON (the format of check --json; also when the run cannot "
         "start: verdict ERROR)",
     )
     parser.add_argument(
-        "--report", metavar="FILE", help="write the self-contained HTML report to FILE"
+        "--report",
+        type=file_name,
+        metavar="FILE",
+        help="write the self-contained HTML report to FILE",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print failures and the verdict only"

@@ -224,6 +224,12 @@ def probe_problem(declared: Declarations, what: str, *, not_run: str) -> str | N
         what = what[:240] + f"...<{len(what)} chars>"
     if problem.startswith("the factory returned"):
         return f"{what}: {problem}. Return a new ContextEngine instance."
+    if problem.startswith("constructing the engine raised") and "abstract class" in problem:
+        return (
+            f"{what}: {problem}. Implement every abstract method the error names (the "
+            "ContextEngine ABC's: docs/write-your-own-engine.md lists them), or give a "
+            "concrete subclass as MODULE:ATTR."
+        )
     if problem.startswith("constructing the engine raised"):
         return (
             f"{what}: {problem}. Fix the constructor, or pass the arguments it needs with "

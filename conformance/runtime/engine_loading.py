@@ -472,14 +472,14 @@ def deferred_engine_factory(
 
 def deferred_plugin_factory(plugin_dir: str, *, timeout: float = 120.0) -> DeferredPluginFactory:
     """``--engine-plugin DIR`` as a factory this process never calls into (loaded once in a
-    child to check it, then where it is called).
+    child to check it, then where it is called); a relative ``DIR`` is taken from the current
+    folder.
 
     Raises:
         EngineSpecError: not a folder, or no engine could be loaded.
     """
     if not os.path.isdir(plugin_dir):
         load_plugin_factory(plugin_dir)  # raises the usual "not a folder" error
-    resolve_in_child(
-        lambda: load_plugin_factory(plugin_dir), f"--engine-plugin={plugin_dir}", timeout
-    )
-    return DeferredPluginFactory(str(plugin_dir), None)
+    full = os.path.abspath(plugin_dir)  # the children work in folders of their own
+    resolve_in_child(lambda: load_plugin_factory(full), f"--engine-plugin={plugin_dir}", timeout)
+    return DeferredPluginFactory(full, None)

@@ -258,7 +258,7 @@ def test_check_engine_plugin_in_place_of_module_attr(tmp_path):
     proc = cli(
         "check",
         "--engine-plugin",
-        str(home / "plugins" / "lcm"),
+        os.path.join("home", "plugins", "lcm"),  # relative to the folder it runs in
         "--json",
         str(out),
         "--conformance-profile=quick",
@@ -503,6 +503,16 @@ BAD_INPUTS = [
      "expect[0].clause: 'Q9' is not a contract clause id", "explain --list lists them"),
     ("scenario-file-missing", ["scenario", "{d}/missing.scenario.yaml", MINIMAL], 2,
      "missing.scenario.yaml: cannot read the file", "No such file"),
+    ("engine-empty", ["check", "--engine="], 4,
+     "argument --engine/--conformance-engine: an empty value", "give the engine as MODULE:ATTR"),
+    ("json-empty", ["check", MINIMAL, "--json="], 4,
+     "argument --json: an empty value", "give a file name (is the variable that holds it unset?)"),
+    ("json-stdout", ["check", MINIMAL, "--json", "-"], 4,
+     "argument --json: '-': the kit writes this file, not standard output", "give a file name"),
+    ("json-twice", ["check", MINIMAL, "--json", "a.json", "--json", "b.json"], 4,
+     "argument --json: given twice ('a.json', then 'b.json')", "give it once"),
+    ("pytest-json-empty", ["check", MINIMAL, "--conformance-json="], 4,
+     "argument --conformance-json: an empty value", "give a file name"),
     ("scenario-option-refused", ["scenario", MINIMAL, "--no-such-option"], 2,
      "context-engine-kit scenario: error: unrecognized arguments: --no-such-option",
      "scenario --help lists the options"),
@@ -1048,3 +1058,35 @@ def test_the_ends_of_a_run_say_what_went_wrong(hostile):
         assert proc.returncode == 4 and "Traceback" not in proc.stdout + proc.stderr
         assert "error: the JSON verdict could not be written to /dev/full" in proc.stdout
         assert "verdict: PASS" in proc.stdout  # printed, so nothing is lost
+
+
+def test_a_stop_before_the_first_case_says_interrupted(tmp_path):
+    """A stop (Ctrl-C) before the first case's result: pytest's run says INTERRUPTED, not NO
+    CHECK RAN (a conftest raises it at collection, as a Ctrl-C under -n 2 lands there); a stop
+    while pytest is still starting is no traceback from check, and the JSON verdict says
+    INTERRUPTED."""
+    late = tmp_path / "late"
+    late.mkdir()
+    (late / "conftest.py").write_text(
+        "def pytest_collection_finish(session):\n    raise KeyboardInterrupt\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--engine={MINIMAL}"],
+        cwd=late,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        timeout=300,
+    )
+    assert "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran" in (
+        proc.stdout
+    ), proc.stdout[-2000:]
+    assert "NO CHECK RAN" not in proc.stdout
+    early = tmp_path / "early"
+    early.mkdir()
+    (early / "conftest.py").write_text(
+        "def pytest_configure(config):\n    raise KeyboardInterrupt\n"
+    )
+    proc = cli("check", MINIMAL, "--json", str(early / "v.json"), cwd=early)
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    assert json.loads((early / "v.json").read_text())["verdict"] == "INTERRUPTED"

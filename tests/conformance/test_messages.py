@@ -223,3 +223,20 @@ def test_an_a9_failure_names_content_parts_written_out_as_text():
     assert result.outcome == "failed", result.message
     assert "a list of parts written out as text" in result.message, result.message
     assert "(V7)" in result.message
+
+
+def test_an_abstract_engine_is_told_to_implement_the_abstract_methods():
+    from conformance.run.options import Declarations
+    from conformance.run.probe import probe_problem
+
+    raised = (
+        "constructing the engine raised TypeError: Can't instantiate abstract class Mine with "
+        "abstract methods compress, name"
+    )
+    text = probe_problem(Declarations(error=raised), "--engine=m:Mine", not_run="check")
+    assert text is not None and "Implement every abstract method the error names" in text
+    assert "--engine-kwargs" not in text  # arguments are not what it lacks
+    other = probe_problem(
+        Declarations(error="constructing the engine raised ValueError: no db"), "x", not_run="c"
+    )
+    assert other is not None and "--engine-kwargs" in other

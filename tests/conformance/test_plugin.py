@@ -528,3 +528,33 @@ def test_failure_file_of_a_check_that_passes_now_is_removed(kit_pytester):
     assert result.ret == 0, result.stdout.str()
     assert not stale.exists() and mine.read_text() == "my notes\n"
     assert others.is_file()  # a passing run of one engine never removes another's
+
+
+HOST_DEPENDENT = """
+from reference_engines.mutants._base import MinimalEngine
+
+class NeedsSystem(MinimalEngine):
+    '''Fails only where compress() is handed no system prompt (Hermes 0.19).'''
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        if len(messages) > 8 and messages[0]["role"] != "system":
+            raise ValueError("expected the system prompt first")
+        return super().compress(messages, current_tokens, focus_topic, **kwargs)
+"""
+
+
+def test_a_replayed_failure_runs_on_the_host_it_was_found_on(kit_pytester):
+    """A failure found on hermes-0.19 only, replayed from its file alone, runs on hermes-0.19
+    (the default hosts would pass it: a false green for an author checking a fix)."""
+    kit_pytester.makepyfile(hostdep=HOST_DEPENDENT)
+    case = "V2-tool-results-paired and compress"
+    found = run(kit_pytester, "--engine=hostdep:NeedsSystem", QUICK, "--host-profile=hermes-0.19",
+                "-k", case)  # fmt: skip
+    assert found.ret == 1, found.stdout.str()[-2000:]
+    [failure] = (kit_pytester.path / ".conformance" / "failures").rglob("V2-tool*.json")
+    alone = run(kit_pytester, f"--conformance-replay={failure}")
+    assert alone.ret == 1, alone.stdout.str()[-2000:]
+    alone.stdout.fnmatch_lines(["conformance: engine *| host profile hermes-0.19 |*"])
+    # the run may still name its own host
+    documented = run(kit_pytester, f"--conformance-replay={failure}", "--host-profile=documented")
+    assert documented.ret == 0, documented.stdout.str()[-2000:]

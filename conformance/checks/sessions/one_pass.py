@@ -13,7 +13,9 @@ from conformance.authoring.expect import MUST, SHOULD, fail, short
 from conformance.authoring.registry import check
 from conformance.authoring.strategies import (
     REASONING_FIELDS,
+    add_filler,
     argument_heavy_turn,
+    deep_tool_loop,
     grow_history,
     live_ask_index,
     realistic_sessions,
@@ -83,7 +85,30 @@ def check_a8_live_ask_verbatim(ctx):
                 context=where(history, out),
             )
 
-    ctx.examples(body)
+    ctx.examples(body, first={"history": ask_behind_tool_loop_history(threshold + 500)})
+
+
+#: Tool rounds after the live ask in A8's fixed first example: 48 rows, more than any tail an
+#: engine keeps by count (Hermes' protect_last_n is 20).
+ASK_LOOP_ROUNDS = 24
+
+
+def ask_behind_tool_loop_history(min_tokens: int) -> list[dict[str, Any]]:
+    """A8's fixed first example: an earlier conversation over ``min_tokens``, then the live ask
+    and :data:`ASK_LOOP_ROUNDS` tool rounds working on it. An engine that keeps the last N rows
+    and summarises the rest drops the ask once the loop outgrows N; a drawn session reaches
+    that shape only at some profiles and seeds (the deep loop has 2-14 rounds there)."""
+    out: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Set up the project and tell me what it does."},
+    ]
+    add_filler(out, min_tokens, 808, tools=False)
+    if out[-1].get("role") == "user":
+        out.append({"role": "assistant", "content": "Understood."})
+    out.append(
+        {"role": "user", "content": "The tests fail on CI: find out why and fix them. ASK-0000a8a8"}
+    )
+    return out + deep_tool_loop(808, ASK_LOOP_ROUNDS, 1_200)
 
 
 # --- A9: never more tokens ----------------------------------------------------------------------
