@@ -555,6 +555,7 @@ def test_a_replayed_failure_runs_on_the_host_it_was_found_on(kit_pytester):
     alone = run(kit_pytester, f"--conformance-replay={failure}")
     assert alone.ret == 1, alone.stdout.str()[-2000:]
     alone.stdout.fnmatch_lines(["conformance: engine *| host profile hermes-0.19 |*"])
-    # the run may still name its own host
+    # the run may still name its own host (what the replayed draws do there is another matter:
+    # replaying an example depends on the Hypothesis release)
     documented = run(kit_pytester, f"--conformance-replay={failure}", "--host-profile=documented")
-    assert documented.ret == 0, documented.stdout.str()[-2000:]
+    documented.stdout.fnmatch_lines(["conformance: engine *| host profile documented |*"])
