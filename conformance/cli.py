@@ -29,7 +29,6 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import NoReturn
 
 from conformance.clauses.errors import KitUsageError
 from conformance.frontends.subcommands import Command, command_parser, run_command
@@ -46,21 +45,12 @@ def _stat(path: str) -> tuple[int, int] | None:
     return (st.st_ino, st.st_mtime_ns)
 
 
-class _CheckParser(argparse.ArgumentParser):
-    """``check``'s own parser: a refusal is one line (:func:`_check` prints it), not argparse's
-    usage block and exit 2."""
-
-    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
-        from conformance.frontends.check_run import CommandLineRefused
-
-        raise CommandLineRefused(message)
-
-
 def _check_parser() -> argparse.ArgumentParser:
     """``check``'s own options; every other word goes to pytest as it is."""
+    from conformance.frontends.check_run import OneLineParser
     from conformance.frontends.option_types import Once, file_name
 
-    parser = _CheckParser(
+    parser = OneLineParser(
         prog="context-engine-kit check",
         usage="context-engine-kit check MODULE:ATTR | --engine-plugin DIR | --conformance-replay "
         "FILE [options] [pytest options]",

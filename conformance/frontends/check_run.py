@@ -12,9 +12,10 @@ engine, the host profile and the failures folder are known as the run uses them.
 
 from __future__ import annotations
 
+import argparse
 import re
 from os.path import exists
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -26,9 +27,19 @@ NO_ENGINE = (
 
 
 class CommandLineRefused(Exception):
-    """pytest's option parser refused ``check``'s command line; ``str()`` is one line saying
-    what it refused (pytest's usage block is left out), with a hint when the option needs a
-    plugin that is not installed (``-n``: pytest-xdist)."""
+    """An option parser refused a command line (pytest's, for ``check``, or a
+    :class:`OneLineParser`); ``str()`` is one line saying what it refused (the usage block is
+    left out), with a hint when the option needs a plugin that is not installed (``-n``:
+    pytest-xdist)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose refusal raises :class:`CommandLineRefused`, so a command prints
+    it as one line (and writes its ERROR verdict) instead of argparse's usage block and exit 2:
+    ``check``'s own options and the ``scenario`` command."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
+        raise CommandLineRefused(message)
 
 
 def refusal(exc: pytest.UsageError) -> str:

@@ -117,18 +117,17 @@ def _other_engine(replay: dict[str, Any], config: pytest.Config) -> str:
     """``; the file was recorded on X, and its draws are replayed on Y, the engine given`` when
     the run names another engine than the one the failure file was recorded on; "" when they
     agree or none is given (the file's engine then runs)."""
+    from conformance.frontends.pytest_options import engine_spec
+
     record = replay.get("engine")
     recorded = (
         record
         if isinstance(record, str)
         else (record or {}).get("spec") or (record or {}).get("plugin")
     )
-    from conformance.frontends.pytest_options import engine_spec
-
     given = engine_spec(config) or config.getoption("--engine-plugin")
-    if not recorded or not given or given == recorded:
-        return ""
-    if os.path.abspath(str(given)) == os.path.abspath(str(recorded)):
+    # (a plugin folder is recorded absolute; a spec compares as itself)
+    if not recorded or not given or os.path.abspath(given) == os.path.abspath(recorded):
         return ""
     return (
         f"; the file was recorded on {recorded}, and its draws are replayed on {given}, the "

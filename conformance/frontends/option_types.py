@@ -104,6 +104,9 @@ def given(what: str) -> Callable[[str], str]:
     return non_empty
 
 
+_a_file_name = given("a file name")
+
+
 def file_name(value: str) -> str:
     """The ``type=`` of an option that names a file the run writes (``--json``,
     ``--conformance-json``, ``--conformance-report``).
@@ -112,10 +115,7 @@ def file_name(value: str) -> str:
         argparse.ArgumentTypeError: says to give a file name (an empty value is most often an
             unset variable in a CI script, which would lose the file without a word).
     """
-    if not value.strip():
-        raise argparse.ArgumentTypeError(
-            "an empty value; give a file name (is the variable that holds it unset?)"
-        )
+    _a_file_name(value)
     if value == "-":
         raise argparse.ArgumentTypeError(
             "'-': the kit writes this file, not standard output; give a file name"

@@ -358,7 +358,7 @@ def _max_timeouts(config: pytest.Config) -> int:
     return DEFAULT_MAX_TIMEOUTS if value is None else int(value)
 
 
-def probe_or_raise(session: ConformanceSession, config: pytest.Config | None = None) -> None:
+def probe_or_raise(session: ConformanceSession, config: pytest.Config) -> None:
     """Probe the engine up front, in a supervised child (the declarations: this process never
     builds an engine): a constructor that raises or hangs, or a factory that returns no engine,
     is one usage error instead of the same error in every case
@@ -379,7 +379,7 @@ def probe_or_raise(session: ConformanceSession, config: pytest.Config | None = N
     except KitUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     if problem:
-        raise pytest.UsageError(from_origin(problem, config) if config is not None else problem)
+        raise pytest.UsageError(from_origin(problem, config))
 
 
 def _seed(config: pytest.Config) -> int | None:

@@ -28,6 +28,7 @@ from conformance.run.conformance_session import ConformanceSession
 from conformance.run.options import unmatched_xfails
 from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
+from conformance.run.verdict_format import unwritten
 from conformance.runtime.timeouts import NOT_RUN, not_run
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
@@ -147,7 +148,6 @@ class SessionPlugin:
         self.fixture_route = fixture_route
         self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
         self._xdist_total = 0  # cases the xdist workers collected (the controller collects none)
-        self.collection_refused = ""  # pytest's usage error at collection (a missing path)
         self.collection_errors = 0  # files that failed to collect (a malformed scenario file)
         self.json_problem = ""  # why --conformance-json could not be written at the end
 
@@ -225,17 +225,6 @@ class SessionPlugin:
         which is no stop (the verdict says NO CHECK RAN and why)."""
         if report.failed:
             self.collection_errors += 1
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_collection(self, session: pytest.Session):
-        """Keep pytest's usage error at collection (``file or directory not found: x``): the
-        run then ends with the ERROR verdict naming it (written by
-        :mod:`conformance.frontends.outputs`), not NO CHECK RAN."""
-        try:
-            return (yield)
-        except pytest.UsageError as exc:
-            self.collection_refused = str(exc)
-            raise
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Share the drawing budget among the cases selected to run (after -k, -m,
@@ -318,15 +307,16 @@ class SessionPlugin:
         """Print the verdict by clause and the verdict line, once (on the xdist controller)."""
         if hasattr(config, "workerinput"):
             return
-        if self.collection_refused:
-            return  # pytest prints its usage error; the JSON verdict says ERROR
+        if exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results:
+            return  # pytest prints its usage error (a missing path); the JSON verdict says ERROR
         if not self.verdict.results:
             if self.verdict.interrupted:
                 terminalreporter.write_line(
                     "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran"
                 )
             elif not config.option.collectonly and not self.fixture_route:
-                terminalreporter.write_line(f"verdict: NO CHECK RAN - {self._none_ran(config)}")
+                why = self._none_ran(config, terminalreporter.stats)
+                terminalreporter.write_line(f"verdict: NO CHECK RAN - {why}")
             return
         kept = [r for r in self.verdict.results if _kept_from_running(r)]
         if kept:
@@ -339,10 +329,10 @@ class SessionPlugin:
         if self.json_problem:
             terminalreporter.write_line(f"error: {self.json_problem}", red=True)
 
-    def _none_ran(self, config: pytest.Config) -> str:
-        """Why no case ran, for the NO CHECK RAN line: collection errors, test paths that
-        replaced the kit's suite, or a selection that left none."""
-        stats = config.pluginmanager.get_plugin("terminalreporter").stats
+    def _none_ran(self, config: pytest.Config, stats: dict[str, list[Any]]) -> str:
+        """Why no case ran, for the NO CHECK RAN line (``stats``: the terminal reporter's):
+        collection errors, test paths that replaced the kit's suite, or a selection that left
+        none."""
         errors = stats.get("error", [])
         if errors:
             return (
@@ -392,16 +382,14 @@ class SessionPlugin:
         ):
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
         path = self.config.getoption("--conformance-json")
-        if path and not (self.collection_refused and not self.verdict.results):
-            # (a refused collection's ERROR verdict is written by conformance.frontends.outputs)
+        # pytest refused the test paths at collection (a usage error: the session ends with its
+        # status): conformance.frontends.outputs wrote the ERROR verdict naming it
+        refused = exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results
+        if path and not refused:
             try:
                 self.verdict.write_json(Path(path), session=self.session)
             except OSError as exc:
-                self.json_problem = (
-                    f"the JSON verdict could not be written to {path} "
-                    f"({exc.strerror or exc}); the verdict printed above stands. Give a "
-                    "file on a writable disk with room"
-                )
+                self.json_problem = unwritten(path, exc)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 

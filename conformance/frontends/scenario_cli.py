@@ -24,11 +24,11 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
 
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hosts import host_of
 from conformance.clauses.errors import EngineSpecError, KitUsageError, ScenarioError
+from conformance.frontends.check_run import CommandLineRefused, OneLineParser
 from conformance.frontends.option_types import Once, file_name
 from conformance.frontends.outputs import check_writable, engine_record, write_error_verdict
 from conformance.run.cases import scenario_key
@@ -37,6 +37,7 @@ from conformance.run.options import RunOptions
 from conformance.run.probe import probe_problem
 from conformance.run.results import exit_code
 from conformance.run.verdict import Verdict
+from conformance.run.verdict_format import unwritten
 from conformance.runtime.engine_loading import (
     deferred_engine_factory,
     deferred_plugin_factory,
@@ -62,7 +63,7 @@ def _engine_from_files(parser: argparse.ArgumentParser, args: argparse.Namespace
     takes it).
 
     Raises:
-        _Refused: no engine, or two, are given (the command exits 2 with one line).
+        CommandLineRefused: no engine, or two, are given (the command exits 2 with one line).
     """
     specs = [f for f in args.files if is_engine_word(f)]
     if args.engine or args.engine_plugin:
@@ -102,18 +103,6 @@ def _usage_error(args: argparse.Namespace, message: str, code: int) -> int:
     return code
 
 
-class _Refused(Exception):
-    """The option parser refused the command line (its message, one line)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argparse parser whose refusal is an exception, so the command prints it as one line
-    and writes the ERROR verdict, as ``check`` does, instead of argparse's usage block."""
-
-    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
-        raise _Refused(message)
-
-
 def _json_given(argv: list[str] | None) -> str | None:
     """The ``--json`` file of a command line the parser refused (None: none readable)."""
     reader = argparse.ArgumentParser(add_help=False, exit_on_error=False)
@@ -126,7 +115,7 @@ def _json_given(argv: list[str] | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scenario`` subcommand; returns the exit status (see module doc)."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog="context-engine-kit scenario",
         description="Run *.scenario.yaml files against an engine through "
         "the reference host and the provider simulator; every "
@@ -198,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         _engine_from_files(parser, args)
-    except _Refused as exc:
+    except CommandLineRefused as exc:
         print(
             f"context-engine-kit scenario: error: {exc}; context-engine-kit scenario --help "
             "lists the options",
@@ -311,10 +300,7 @@ def _play(
             verdict.write_json(args.json, session=session, strict=args.strict)
         except OSError as exc:
             print(
-                f"context-engine-kit scenario: error: the JSON verdict could not be written to "
-                f"{args.json} ({exc.strerror or exc}); the verdict printed above stands. Give "
-                "a file on a writable disk with room",
-                file=sys.stderr,
+                f"context-engine-kit scenario: error: {unwritten(args.json, exc)}", file=sys.stderr
             )
             return 4
     if args.report:

@@ -96,4 +96,14 @@ def write_verdict_json(path: str | os.PathLike, document: dict[str, Any]) -> Non
     target.write_text(text, encoding="utf-8")
 
 
-__all__ = ["VERDICT_FORMAT_VERSION", "versioned", "write_verdict_json"]
+def unwritten(path: str | os.PathLike, exc: OSError) -> str:
+    """What a front end says when the verdict file of a finished run could not be written
+    (:func:`write_verdict_json` raised ``exc``): the printed verdict stands, give another
+    file."""
+    return (
+        f"the JSON verdict could not be written to {os.fspath(path)} ({exc.strerror or exc}); "
+        "the verdict printed above stands. Give a file on a writable disk with room"
+    )
+
+
+__all__ = ["VERDICT_FORMAT_VERSION", "unwritten", "versioned", "write_verdict_json"]
