@@ -104,6 +104,7 @@ def run_engine(engine: Engine, out_dir: Path, extra: list[str]) -> Path | None:
     home.mkdir(parents=True)
     env = {**os.environ, **engine.env, "HERMES_HOME": str(home), "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory(prefix="pypi-engine-") as work:
+        paths = {str(home): "$HERMES_HOME", work: "<work>"}  # this machine's, out of the page
         plugin_dir = _plugin_folder(engine, Path(work)) if engine.plugin_package else None
         partial = Path(work) / "verdict.json"
         shown_json = f"docs/verdicts/{json_path.name}"
@@ -131,7 +132,10 @@ def run_engine(engine: Engine, out_dir: Path, extra: list[str]) -> Path | None:
         "output_tail": [] if partial_written(verdict) else tail,
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(verdict, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    text = json.dumps(verdict, indent=2, ensure_ascii=False) + "\n"
+    for path, name in paths.items():
+        text = text.replace(path, name)
+    json_path.write_text(text, "utf-8")
     return json_path
 
 
