@@ -11,7 +11,9 @@ Subcommands:
   and ``--json FILE`` then holds the verdict ``ERROR`` with the message. ``check`` reads only
   its own two options; pytest parses the rest, the engine word included
   (:mod:`conformance.frontends.check_run`).
-- ``scenario [FILE...] --engine MODULE:ATTR``: run scenario files (none: the bundled library).
+- ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of
+  the files given (none: the bundled library; ``--library``: both); the same pytest run, options,
+  exit codes and verdict file.
 - ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
 - ``serve``: the provider simulator over HTTP on loopback.
 - ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home.
@@ -45,26 +47,40 @@ def _stat(path: str) -> tuple[int, int] | None:
     return (st.st_ino, st.st_mtime_ns)
 
 
-def _check_parser() -> argparse.ArgumentParser:
-    """``check``'s own options; every other word goes to pytest as it is."""
+def _check_parser(command: str) -> argparse.ArgumentParser:
+    """The options ``check`` (or ``scenario``) reads itself; every other word goes to pytest as
+    it is. ``scenario`` adds ``--library`` and three short spellings of the kit's options."""
     from conformance.frontends.check_run import OneLineParser
     from conformance.frontends.option_types import Once, file_name
 
+    scenario = command == "scenario"
     parser = OneLineParser(
-        prog="context-engine-kit check",
-        usage="context-engine-kit check MODULE:ATTR | --engine-plugin DIR | --conformance-replay "
-        "FILE [options] [pytest options]",
-        description="Run the conformance checks against an engine and print a verdict by clause. "
-        "Every other option goes to pytest (e.g. -k V2, --conformance-profile=quick, "
+        prog=f"context-engine-kit {command}",
+        usage=f"context-engine-kit {command} "
+        + ("[FILE...] " if scenario else "")
+        + "MODULE:ATTR | --engine-plugin DIR"
+        + ("" if scenario else " | --conformance-replay FILE")
+        + " [options] [pytest options]",
+        description=(
+            "Run *.scenario.yaml files against an engine through the reference host and the "
+            "provider simulator (every expectation names its contract clause and level): "
+            "check, with the scenario expectations selected. FILE: scenario files; with "
+            "none, the bundled library runs, and the first line says so. "
+            if scenario
+            else "Run the conformance checks against an engine and print a verdict by clause. "
+        )
+        + "Every other option goes to pytest (e.g. -k V2, --conformance-profile=quick, "
         "--conformance-report=report.html, --junit-xml=junit.xml, --engine-plugin DIR, "
-        "--engine-kwargs JSON: a JSON object of keyword arguments for the engine).",
+        "--host-profile HOSTS, --engine-kwargs JSON: a JSON object of keyword arguments for the "
+        "engine).",
         epilog="pytest-xdist's -n N (cases on N processes) needs pip install pytest-xdist; it "
         "is not part of the kit's dependencies, and on a small, fast engine it is not faster "
         "(each worker pays the start-up). context-engine-kit explain CLAUSE explains a clause "
         "a failure names.",
         allow_abbrev=False,
     )
-    parser.add_argument(
+    add = parser.add_argument
+    add(
         "--json",
         default=None,
         type=file_name,
@@ -72,25 +88,45 @@ def _check_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the verdict as JSON (also when the run cannot start: verdict ERROR)",
     )
-    parser.add_argument(
+    add(
         "--state-dir",
         default=None,
         metavar="DIR",
         help="where failure files go (default: a new temp dir, removed when left empty)",
     )
-    return parser
+    if scenario:
+        add(
+            "--library",
+            action="store_true",
+            help="also run the bundled scenario library with FILE...",
+        )
+        for short, option, metavar in _SCENARIO_SPELLINGS:
+            kind = {"metavar": metavar} if metavar else {"action": "store_true"}
+            add(short, dest=option, default=None, help=f"short for {option}", **kind)
+    return parser  # fmt: skip
 
 
-def _check(argv: list[str]) -> int:
-    """``check``: pytest parses the command line and the kit's plugin builds the run
+#: ``scenario``'s short spellings of the kit's pytest options: (spelling, option, metavar).
+_SCENARIO_SPELLINGS = (
+    ("--timeout", "--conformance-timeout", "SECONDS"),
+    ("--report", "--conformance-report", "FILE"),
+    ("--strict", "--conformance-strict", None),
+)
+
+
+def _check(argv: list[str], command: str = "check") -> int:
+    """``check`` (and ``scenario``, the same run with the scenario expectations selected):
+    pytest parses the command line and the kit's plugin builds the run
     (:class:`~conformance.frontends.check_run.CheckRun` brings back what it needs)."""
     import pytest
 
     from conformance.frontends import outputs
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
 
-    parser = _check_parser()
+    parser = _check_parser(command)
     if any(a in ("-h", "--help") for a in argv):
+        if command == "scenario":
+            parser.add_argument("files", nargs="*", metavar="FILE", help="scenario files")
         parser.add_argument(
             "engine_arg",
             nargs="?",
@@ -103,8 +139,8 @@ def _check(argv: list[str]) -> int:
         args, rest = parser.parse_known_args(argv)
     except CommandLineRefused as exc:
         print(
-            f"context-engine-kit check: error: {exc}; context-engine-kit check --help lists "
-            "the options",
+            f"context-engine-kit {command}: error: {exc}; context-engine-kit {command} --help "
+            "lists the options",
             file=sys.stderr,
         )
         return USAGE_ERROR
@@ -128,7 +164,7 @@ def _check(argv: list[str]) -> int:
             try:
                 outputs.check_writable(value, option=option, kind=kind, keep=kind == "dir")
             except KitUsageError as exc:
-                print(f"context-engine-kit check: error: {exc}", file=sys.stderr)
+                print(f"context-engine-kit {command}: error: {exc}", file=sys.stderr)
                 error_verdict(str(exc))
                 return USAGE_ERROR
     temporary = not args.state_dir
@@ -139,6 +175,12 @@ def _check(argv: list[str]) -> int:
     )
     os.makedirs(state, exist_ok=True)
     failures = os.path.join(state, "failures")
+    spelled = [
+        f"{option}={value}" if metavar else option
+        for _, option, metavar in _SCENARIO_SPELLINGS
+        for value in [getattr(args, option, None)]
+        if value
+    ]
     # check's defaults come first (a later value given by the user wins); each value is
     # joined to its option: pytest picks its rootdir from the arguments before it knows the
     # kit's options, so a value standing alone that names an existing file or folder (a
@@ -156,17 +198,23 @@ def _check(argv: list[str]) -> int:
         f"--conformance-failures-dir={failures}",
         # the project's snapshots, as a plain pytest run there
         f"--conformance-snapshots-dir={os.path.join(os.getcwd(), '.conformance', 'snapshots')}",
+        *spelled,
         *rest,
     ] + ([f"--conformance-json={json_path}"] if json_path else [])
-    run = CheckRun(failures, temporary=temporary)
+    run = CheckRun(
+        failures,
+        temporary=temporary,
+        command=command,
+        library=bool(getattr(args, "library", False)),
+    )
     before = _stat(json_path) if json_path else None
     try:
         code = int(pytest.main(pytest_args, plugins=[run]))
     except CommandLineRefused as exc:
         message = f"pytest refused the command line: {exc}"
         print(
-            f"context-engine-kit check: error: {message}; context-engine-kit check --help and "
-            "pytest --help list the options.",
+            f"context-engine-kit {command}: error: {message}; context-engine-kit {command} "
+            "--help and pytest --help list the options.",
             file=sys.stderr,
         )
         error_verdict(message)
@@ -281,9 +329,7 @@ def _explain(argv: list[str]) -> int:
 
 
 def _scenario(argv: list[str]) -> int:
-    from conformance.frontends.scenario_cli import main as scenario_main
-
-    return int(scenario_main(argv) or 0)
+    return _check(argv, command="scenario")
 
 
 COMMANDS = (

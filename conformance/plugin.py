@@ -130,7 +130,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if name not in metafunc.fixturenames:
             continue
         cases = [] if session is None else session.cases()
-        chosen = [c for c in cases if (c.kind == "snapshot") == snapshot]
+        # a user's scenario files are items of their own files (scenario_items), not the suite's
+        chosen = [
+            c
+            for c in cases
+            if (c.kind == "snapshot") == snapshot and getattr(c, "bundled", True) is not False
+        ]
         params = [
             pytest.param(c.id, id=c.case_id if snapshot else c.id, marks=conformance_mark(c))
             for c in chosen

@@ -183,7 +183,7 @@ class EngineSpecError(Exception):
 class KitUsageError(ValueError):
     """A bad option value or input file (an unknown capability, a malformed replay file): the
     message says what was wrong and what to do. The pytest front end raises it as
-    ``pytest.UsageError``; the CLI exits 2 (4 for an engine that cannot be loaded)."""
+    ``pytest.UsageError``; ``check`` and ``scenario`` exit 4."""
 
 
 class ScenarioError(ValueError):

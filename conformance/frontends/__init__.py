@@ -7,7 +7,6 @@
 - :mod:`~conformance.frontends.scenario_items`: a user's ``*.scenario.yaml`` files as items;
 - :mod:`~conformance.frontends.snapshot_fixture`: syrupy's ``snapshot`` bound to the engine;
 - :mod:`~conformance.frontends.report_plugin`: the HTML report at the end of a pytest run;
-- :mod:`~conformance.frontends.scenario_cli`: ``context-engine-kit scenario``;
 - :mod:`~conformance.frontends.subcommands`: the argparse dispatch of ``context-engine-kit`` and
   ``python -m conformance.devtools`` (each command parses its own words).
 

@@ -1,4 +1,5 @@
-"""``context-engine-kit check``'s plugin object: what the command adds to the pytest run.
+"""``context-engine-kit check``'s plugin object: what the command adds to the pytest run (and
+``scenario``'s: the same run with the scenario expectations selected, :data:`SCENARIOS`).
 
 ``check`` hands pytest its command line and one :class:`CheckRun` (``pytest.main(args,
 plugins=[run])``). pytest's own parser reads the command line, the kit's plugin builds the run
@@ -26,6 +27,10 @@ NO_ENGINE = (
 )
 
 
+#: The ``-m`` expression of the ``scenario`` command: the scenario expectations of the run.
+SCENARIOS = "conformance(kind='scenario')"
+
+
 class CommandLineRefused(Exception):
     """An option parser refused a command line (pytest's, for ``check``, or a
     :class:`OneLineParser`); ``str()`` is one line saying what it refused (the usage block is
@@ -36,7 +41,7 @@ class CommandLineRefused(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """An argparse parser whose refusal raises :class:`CommandLineRefused`, so a command prints
     it as one line (and writes its ERROR verdict) instead of argparse's usage block and exit 2:
-    ``check``'s own options and the ``scenario`` command."""
+    the options ``check`` and ``scenario`` read themselves."""
 
     def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
         raise CommandLineRefused(message)
@@ -63,14 +68,28 @@ class CheckRun:
     Args:
         failures_default: the failures folder ``check`` chose (under its state dir).
         temporary: the state dir is a temp dir, removed when the run leaves it empty.
+        command: ``check``, or ``scenario``: the same run with the scenario expectations
+            selected (``-m`` :data:`SCENARIOS`, and'ed with the user's), of the files given,
+            else of the bundled library (the kit's suite).
+        library: ``scenario --library``: the bundled library too, with the files given.
     Attributes:
         config: pytest's config once the command line parsed (None before).
         errors: the messages of the usage errors that stopped the run, in order.
     """
 
-    def __init__(self, failures_default: str, *, temporary: bool) -> None:
+    def __init__(
+        self,
+        failures_default: str,
+        *,
+        temporary: bool,
+        command: str = "check",
+        library: bool = False,
+    ) -> None:
         self.failures_default = failures_default
         self.temporary = temporary
+        self.command = command
+        self.library = library
+        self.files: list[str] = []  # the scenario files (test paths) given to ``scenario``
         self.config: pytest.Config | None = None
         self.errors: list[str] = []
 
@@ -102,11 +121,27 @@ class CheckRun:
         if missing and not given and not any(is_engine_word(a) for a in missing):
             config.option.engine = missing[0]
             config.args.remove(missing[0])
+        if self.command == "scenario":
+            self._select_scenarios(config)
         try:
             return (yield)
         except pytest.UsageError as exc:
             self.errors.append(str(exc))
             raise
+
+    def _select_scenarios(self, config: pytest.Config) -> None:
+        """``scenario``: the test paths given are its files; the kit's suite (the bundled
+        library) runs when none is given, or with ``--library``; only scenario expectations
+        are selected."""
+        from conformance.frontends.pytest_session import SUITE_DIR
+        from conformance.runtime.engine_loading import is_engine_word
+
+        given = config.args_source == pytest.Config.ArgsSource.ARGS
+        self.files = [a for a in config.args if given and not is_engine_word(a)]
+        if self.files and self.library:
+            config.args.append(str(SUITE_DIR))
+        mark = config.option.markexpr
+        config.option.markexpr = f"({mark}) and {SCENARIOS}" if mark else SCENARIOS
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -129,10 +164,21 @@ class CheckRun:
         where = config.getoption("--conformance-failures-dir")
         if where == self.failures_default and self.temporary:
             where += " (a temp dir, removed if the run leaves it empty)"
+        cases = "the kit's conformance cases"
+        items = "each item of the kit's suite file test_contract.py is one case"
+        if self.command == "scenario":
+            from conformance.scenarios import LIBRARY_DIR, library_paths
+
+            bundled = f"the {len(library_paths())} bundled scenarios from {LIBRARY_DIR}"
+            cases = (
+                f"no FILE given: running {bundled}"
+                if not self.files
+                else f"the scenario files given{f' and {bundled}' if self.library else ''}"
+            )
+            items = "each expectation is one case"
         print(
-            f"context-engine-kit check: the kit's conformance cases against {what}, run by "
-            f"pytest (each item of the kit's suite file test_contract.py is one case), "
+            f"context-engine-kit {self.command}: {cases} against {what}, run by pytest ({items}), "
             f"{hosts_line(config)}\n"
-            f"context-engine-kit check: failure files go to {where}",
+            f"context-engine-kit {self.command}: failure files go to {where}",
             flush=True,
         )

@@ -31,15 +31,26 @@ class ScenarioFile(pytest.File):
     """One ``*.scenario.yaml`` file: an item per expectation."""
 
     def collect(self):
+        """An item per expectation and host view of the run's hosts
+        (:func:`conformance.authoring.hosts.expand`, ``name[host]`` when the views differ), as
+        the bundled library's; the cases join the session's stream, so the file is played once
+        per host and every expectation judged on that play."""
+        from conformance.authoring.hosts import expand
         from conformance.clauses.errors import ScenarioError
+        from conformance.frontends.pytest_session import conformance_session
         from conformance.run.cases import scenario_cases
 
+        session = conformance_session(self.config)
         try:
-            cases = scenario_cases([self.path], bundled=False)
+            cases = expand(
+                scenario_cases([self.path], bundled=False), session.options.host_profiles
+            )
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
+        session.extend(cases)
         for case in cases:
-            yield ScenarioItem.from_parent(self, name=case.expectation.id, case=case)
+            host = f"[{case.host}]" if getattr(case, "suffixed", False) else ""
+            yield ScenarioItem.from_parent(self, name=case.expectation.id + host, case=case)
 
 
 class ScenarioItem(pytest.Item):

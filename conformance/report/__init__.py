@@ -1,4 +1,4 @@
-"""The HTML report (``--conformance-report=report.html``, ``context-engine-kit scenario --report``).
+"""The HTML report (``--conformance-report=report.html``; ``scenario --report`` is short for it).
 
 :func:`write_report` writes one self-contained file: the verdict table by clause, every
 result, and per scenario a matplotlib SVG plot of prompt tokens per provider call with

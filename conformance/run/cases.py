@@ -202,7 +202,7 @@ def cases(
     Args:
         scenarios: include the bundled scenario library (``--conformance-no-scenarios``: False).
         scenario_files: further scenario files (a user's), after the library.
-        checks: include the registry's checks (``context-engine-kit scenario``: False).
+        checks: include the registry's checks (``run_conformance`` of scenarios only: False).
         snapshots: include the snapshot cases (the tier is on).
     Raises:
         ScenarioError: a malformed scenario file.

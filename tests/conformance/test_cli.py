@@ -467,17 +467,11 @@ BAD_INPUTS = [
      "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
     ("system-exit-in-the-constructor-scenario", ["scenario", "--engine", "exits:ExitsInInit"], 4,
      "--engine=exits:ExitsInInit: constructing the engine raised SystemExit: 3", "Fix the "),
-    ("deep-scenario-yaml", ["scenario", "{d}/deep.scenario.yaml", "--engine", MINIMAL], 2,
-     "deep.scenario.yaml: nested deeper than 48 levels", "flat lists and objects"),
-    ("alias-bomb-scenario-yaml", ["scenario", "{d}/bomb.scenario.yaml", "--engine", MINIMAL], 2,
-     "values once aliases are expanded", "write its steps out"),
-    ("binary-scenario-file", ["scenario", "{d}/binary.scenario.yaml", "--engine", MINIMAL], 2,
-     "binary.scenario.yaml: not UTF-8 text", "save the scenario as UTF-8"),
     ("deep-replay-json", ["check", MINIMAL, "--conformance-replay", "{d}/deep.json"], 4,
      "--conformance-replay {d}/deep.json: cannot read it", "give a file written under"),
     ("scenario-report-under-a-file",
-     ["scenario", LIBRARY_FILE, "--engine", MINIMAL, "--report", "{f}/r.html"], 2,
-     "--report {f}/r.html: cannot write there", "Give a file path"),
+     ["scenario", LIBRARY_FILE, "--engine", MINIMAL, "--report", "{f}/r.html"], 4,
+     "--conformance-report {f}/r.html: cannot write there", "Give a file path"),
     ("serve-port-out-of-range", ["serve", "--port", "99999"], 2,
      "--port 99999: a port is a number from 0 to 65535. Pick", "Pick a free port"),
     ("timeout-not-a-number", ["check", MINIMAL, "--conformance-timeout=abc"], 4,
@@ -499,10 +493,8 @@ BAD_INPUTS = [
     ("engine-class-typo", ["check", "reference_engines.compressor:ReferenceCompresor"], 4,
      "has no attribute 'ReferenceCompresor'. Did you mean 'ReferenceCompressor'?",
      "Public names there"),
-    ("scenario-clause-typo", ["scenario", "{d}/clause.scenario.yaml", MINIMAL], 2,
-     "expect[0].clause: 'Q9' is not a contract clause id", "explain --list lists them"),
-    ("scenario-file-missing", ["scenario", "{d}/missing.scenario.yaml", MINIMAL], 2,
-     "missing.scenario.yaml: cannot read the file", "No such file"),
+    ("scenario-file-missing", ["scenario", "{d}/missing.scenario.yaml", MINIMAL], 4,
+     "file or directory not found: {d}/missing.scenario.yaml", ""),
     ("engine-empty", ["check", "--engine="], 4,
      "argument --engine/--conformance-engine: an empty value", "give the engine as MODULE:ATTR"),
     ("json-empty", ["check", MINIMAL, "--json="], 4,
@@ -513,11 +505,11 @@ BAD_INPUTS = [
      "argument --json: given twice ('a.json', then 'b.json')", "give it once"),
     ("pytest-json-empty", ["check", MINIMAL, "--conformance-json="], 4,
      "argument --conformance-json: an empty value", "give a file name"),
-    ("scenario-option-refused", ["scenario", MINIMAL, "--no-such-option"], 2,
-     "context-engine-kit scenario: error: unrecognized arguments: --no-such-option",
-     "scenario --help lists the options"),
-    ("scenario-engine-twice", ["scenario", "--engine", MINIMAL, "--engine", "a:B"], 2,
-     "argument --engine: given twice", "give it once"),
+    ("scenario-option-refused", ["scenario", MINIMAL, "--no-such-option"], 4,
+     "context-engine-kit scenario: error: pytest refused the command line: unrecognized "
+     "arguments: --no-such-option", "scenario --help and pytest --help list the options"),
+    ("scenario-engine-twice", ["scenario", "--engine", MINIMAL, "--engine", "a:B"], 4,
+     "argument --engine/--conformance-engine: given twice", "give it once"),
     ("serve-non-loopback", ["serve", "--host", "0.0.0.0"], 2,
      "context-engine-kit serve: error: refusing to bind '0.0.0.0'", "--allow-non-loopback"),
 ]  # fmt: skip
@@ -543,6 +535,38 @@ def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what
     assert fill(what) in errors[0] and todo in errors[0], errors[0]
     assert not re.search(r"\s\.(\s|$)|[^.]\.\.(\s|$)", errors[0]), errors[0]  # no stray dots
     assert "passed" not in proc.stdout  # refused before any case ran
+
+
+#: Scenario files the loader refuses: (id, file name, what its collection error says, what to do).
+MALFORMED_SCENARIOS = [
+    ("deep-scenario-yaml", "deep", "deep.scenario.yaml: nested deeper than 48 levels",
+     "flat lists and objects"),
+    ("alias-bomb-scenario-yaml", "bomb", "values once aliases are expanded",
+     "write its steps out"),
+    ("binary-scenario-file", "binary", "binary.scenario.yaml: not UTF-8 text",
+     "save the scenario as UTF-8"),
+    ("scenario-clause-typo", "clause", "expect[0].clause: 'Q9' is not a contract clause id",
+     "explain --list lists them"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, what, todo",
+    [m[1:] for m in MALFORMED_SCENARIOS],
+    ids=[m[0] for m in MALFORMED_SCENARIOS],
+)
+def test_a_malformed_scenario_file_is_a_collection_error_naming_it(hostile, name, what, todo):
+    """``scenario`` (as ``check``, which shares its run) reports a file the loader refuses as
+    pytest's collection error, ``file:line: field: problem`` and what to do, with no traceback;
+    no case runs and the verdict says why (exit 2, pytest's)."""
+    proc = cli("scenario", str(hostile / f"{name}.scenario.yaml"), MINIMAL, cwd=hostile)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    line = next(
+        ln for ln in proc.stdout.splitlines() if f"{name}.scenario.yaml" in ln and what in ln
+    )
+    assert todo in line, line
+    assert "verdict: NO CHECK RAN - collection stopped at 1 error(s)" in proc.stdout
 
 
 @pytest.mark.parametrize("prog", ["pytest.main()", "context-engine-kit", "cli.py"])
@@ -1038,7 +1062,7 @@ def test_the_ends_of_a_run_say_what_went_wrong(hostile):
     be written at the end is one error line, not a traceback, and the run does not pass."""
     path = hostile / "v.json"
     proc = cli("scenario", MINIMAL, "--no-such-option", "--json", str(path), cwd=hostile)
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.returncode == 4 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     data = json.loads(path.read_text(encoding="utf-8"))
     assert (
         data["verdict"] == "ERROR" and "unrecognized arguments: --no-such-option" in (data["error"])

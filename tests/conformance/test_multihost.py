@@ -275,16 +275,23 @@ def test_a_real_hermes_is_named_and_its_profile_is_in_the_run(tmp_path, var, dis
     assert data["host_profiles"] == ["documented", profile]
 
 
-def test_the_scenario_command_plays_each_file_on_each_host(capsys):
-    from conformance.frontends.scenario_cli import main
+def test_the_scenario_command_plays_each_file_on_each_host(tmp_path):
     from conformance.scenarios import LIBRARY_DIR
+    from tests.conformance.test_cli import cli
 
     path = LIBRARY_DIR / "b7_gateway_hygiene.scenario.yaml"
-    code = main(
-        [str(path), "--engine", "reference_engines.compressor:ReferenceCompressor"]
-        + ["--host-profile", "documented,hermes-0.19"]
-    )
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "on documented:" in out and "on hermes-0.19:" in out
+    proc = cli(
+        "scenario", str(path), "--engine", "reference_engines.compressor:ReferenceCompressor",
+        "--host-profile", "documented,hermes-0.19", "--json", "v.json", cwd=tmp_path,
+    )  # fmt: skip
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr
+    assert "on host profiles documented, hermes-0.19" in out.splitlines()[0]
     assert "by host: clean on documented and hermes-0.19" in out
+    import json
+
+    data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    assert data["host_profiles"] == ["documented", "hermes-0.19"]
+    # a user's file is played on each host, as the bundled library is (the cases are expanded)
+    played = {h for r in data["results"] for h in r["hosts"]}
+    assert played == {"documented", "hermes-0.19"}, data["results"]

@@ -1,5 +1,7 @@
-"""Covers conformance.frontends.scenario_cli (``context-engine-kit scenario FILE... --engine
-MODULE:ATTR``): progress lines, exit statuses, and the pytest ``Repro:`` command its failures end
+"""Covers ``context-engine-kit scenario FILE... MODULE:ATTR`` (:mod:`conformance.cli`): the
+``check`` run with the scenario expectations selected (``-m``
+:data:`conformance.frontends.check_run.SCENARIOS`), of the files given or of the bundled
+library; its opening line, exit statuses, and the pytest ``Repro:`` command its failures end
 with."""
 
 from __future__ import annotations
@@ -7,44 +9,55 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from conformance.frontends.scenario_cli import main
 from conformance.scenarios import LIBRARY_DIR
+from tests.conformance.test_cli import cli
 
 C1 = str(LIBRARY_DIR / "c1_subagents.scenario.yaml")
+ROUTER = "reference_engines.router:ReferenceRouter"
 
 
-def test_passing_scenario_exits_zero_with_a_progress_line_and_verdict(capsys):
-    assert main([C1, "--engine", "reference_engines.router:ReferenceRouter"]) == 0
-    out = capsys.readouterr().out
-    assert "[1/1] c1-subagents: 5/5 expectations hold (" in out
-    assert "verdict: PASS" in out
+def scenario(*args, cwd):
+    """``context-engine-kit scenario ARGS`` in ``cwd``: (exit status, stdout, stderr)."""
+    proc = cli("scenario", *args, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
-def test_must_failure_exits_one_and_prints_the_message(capsys):
-    assert (
-        main([C1, "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q"]) == 1
-    )
-    out = capsys.readouterr().out
-    assert "FAILED   scenario:c1-subagents:parent-window-unchanged" in out
+def test_passing_scenario_exits_zero_with_its_expectations_and_verdict(tmp_path):
+    code, out, err = scenario(C1, "--engine", ROUTER, cwd=tmp_path)
+    assert code == 0, out[-3000:] + err
+    assert "collected 5 items" in out and "5 passed" in out
+    assert "verdict: PASS - 5 cases: 5 passed" in out
+
+
+def test_must_failure_exits_one_and_prints_the_message(tmp_path):
+    code, out, _ = scenario(
+        C1, "--engine", "reference_engines.mutants.scn_shared_clone:SharedClone", "-q",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 1, out[-3000:]
+    assert "c1_subagents.scenario.yaml::parent-window-unchanged" in out
     assert (
         "[C2 MUST] scenario 'c1-subagents', expectation 'parent-window-unchanged' at steps[3] check"
         in out
     )
 
 
-def test_malformed_scenario_exits_two_with_file_line(tmp_path, capsys):
+def test_malformed_scenario_exits_two_with_file_line(tmp_path):
     bad = tmp_path / "bad.scenario.yaml"
     bad.write_text("name: bad\nsteps:\n  - user: {words: x}\nexpect: []\n", encoding="utf-8")
-    assert main([str(bad), "--engine", "reference_engines.router:ReferenceRouter"]) == 2
-    assert f"{bad}:3: steps[0].user.words: expected integer, got string" in capsys.readouterr().err
+    code, out, _ = scenario(str(bad), "--engine", ROUTER, cwd=tmp_path)
+    assert code == 2  # pytest's collection error
+    assert "bad.scenario.yaml:3: steps[0].user.words: expected integer, got string" in out
+    assert "verdict: NO CHECK RAN - collection stopped at 1 error(s)" in out
 
 
-def test_bad_engine_exits_four(capsys):
-    assert main([C1, "--engine", "no_colon"]) == 4
-    assert "is not of the form MODULE:ATTR" in capsys.readouterr().err
+def test_bad_engine_exits_four(tmp_path):
+    code, out, err = scenario(C1, "--engine", "no_colon", cwd=tmp_path)
+    assert code == 4
+    assert "is not of the form MODULE:ATTR" in out + err
 
 
-def test_engine_plugin_folder(tmp_path, capsys):
+def test_engine_plugin_folder(tmp_path):
     plugin = tmp_path / "minimal"
     plugin.mkdir()
     (plugin / "plugin.yaml").write_text(
@@ -56,21 +69,25 @@ def test_engine_plugin_folder(tmp_path, capsys):
         "class Engine(MinimalEngine):\n    pass\n",
         encoding="utf-8",
     )
-    assert main([C1, "--engine-plugin", str(plugin)]) == 0, capsys.readouterr()
-    assert "c1-subagents: 5/5 expectations hold" in capsys.readouterr().out
+    code, out, err = scenario(C1, "--engine-plugin", str(plugin), cwd=tmp_path)
+    assert code == 0, out[-3000:] + err
+    assert "verdict: PASS - 5 cases: 5 passed" in out
 
 
-def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(capsys, kit_pytester):
+def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(tmp_path, kit_pytester):
     import shlex
 
     spec = "reference_engines.mutants.scn_shared_clone:SharedClone"
-    assert main([C1, str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml"), "--engine", spec, "-q"]) == 1
-    out = capsys.readouterr().out
+    l1 = str(LIBRARY_DIR / "l1_lifecycle.scenario.yaml")
+    code, out, _ = scenario(C1, l1, "--engine", spec, "-q", cwd=tmp_path)
+    assert code == 1, out[-3000:]
     line = next(x for x in out.splitlines() if "expectation 'parent-window-unchanged'" in x)
     repro = line.split(" Repro: ", 1)[1]
-    assert repro == f"pytest --engine={spec} {C1} -k 'parent-window-unchanged'"
-    args = shlex.split(repro)
-    assert args[0] == "pytest"
+    assert repro.endswith(f" --engine={spec} {C1} -k 'parent-window-unchanged'"), repro
+    args = shlex.split(repro)  # pytest, or this python -m pytest when PATH has another
+    if args[0] != "pytest":
+        assert args[1:3] == ["-m", "pytest"], repro
+        args = ["pytest", *args[3:]]
     again = kit_pytester.runpytest_subprocess(
         *args[1:], "-p", "no:cacheprovider", "--rootdir", str(kit_pytester.path)
     )
@@ -86,34 +103,45 @@ def test_a_failure_ends_with_a_repro_command_that_reruns_just_that_scenario(caps
         assert summary.endswith("::parent-window-unchanged"), summary
 
 
-def test_no_file_runs_the_bundled_library_and_says_so(capsys):
+def test_no_file_runs_the_bundled_library_and_only_its_expectations(tmp_path):
+    """No FILE: the bundled library, every expectation of it and nothing else (the checks are
+    deselected), and the first line says so; a FILE replaces the library, --library adds it."""
     from conformance.scenarios import library_paths
 
-    assert main(["--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
-    first = capsys.readouterr().out.splitlines()[0]
-    assert first == (
+    code, out, err = scenario(ROUTER, "-q", "--json", "v.json", cwd=tmp_path)
+    assert code == 0, out[-3000:] + err
+    assert out.splitlines()[0].startswith(
         f"context-engine-kit scenario: no FILE given: running the {len(library_paths())} bundled "
-        f"scenarios from {LIBRARY_DIR}"
+        f"scenarios from {LIBRARY_DIR} against --engine={ROUTER}, run by pytest"
     )
-    assert main([C1, "--engine", "reference_engines.router:ReferenceRouter", "-q"]) == 0
-    assert "no FILE given" not in capsys.readouterr().out
+    import json
+
+    data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
+    files = {r["check"].split(":")[1] for r in data["results"]}
+    assert all(r["check"].startswith("scenario:") for r in data["results"])
+    assert len(files) == len(library_paths()) and data["cases_total"] == len(data["results"])
+    code, out, _ = scenario(C1, ROUTER, "-q", cwd=tmp_path)
+    assert code == 0 and "no FILE given" not in out and "5 passed" in out
+    mine = tmp_path / "mine.scenario.yaml"
+    mine.write_text((LIBRARY_DIR / "c1_subagents.scenario.yaml").read_text().replace(
+        "name: c1-subagents", "name: mine"), encoding="utf-8")  # fmt: skip
+    code, out, _ = scenario(str(mine), ROUTER, "-q", "--library", cwd=tmp_path)
+    assert code == 0 and "the scenario files given and the" in out.splitlines()[0]
+    assert f"{len(data['results']) + 5} passed" in out  # each case once
 
 
-def test_help_says_what_no_file_does(capsys):
-    import pytest
+def test_help_says_what_no_file_does(tmp_path):
+    code, out, _ = scenario("--help", cwd=tmp_path)
+    assert code == 0
+    help_text = " ".join(out.split())
+    assert "scenario files; with none, the bundled library runs" in help_text
+    assert "--timeout SECONDS short for --conformance-timeout" in help_text
 
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    help_text = " ".join(capsys.readouterr().out.split())
-    assert "scenario files; with none, the bundled library" in help_text
 
-
-def test_report_shows_every_scenario_played_and_no_made_up_call_count(tmp_path, capsys):
+def test_report_shows_every_scenario_played(tmp_path):
     report = tmp_path / "r.html"
-    spec = "reference_engines.router:ReferenceRouter"
-    assert main([C1, "--engine", spec, "--report", str(report)]) == 0
-    out = capsys.readouterr().out
-    assert "0 provider calls" not in out  # the run was played in a child: no count is shown
+    code, out, err = scenario(C1, "--engine", ROUTER, "--report", str(report), cwd=tmp_path)
+    assert code == 0, out[-3000:] + err
     html = report.read_text(encoding="utf-8")
     assert "Scenarios (1)" in html and "c1-subagents" in html and "No scenario ran" not in html
 
@@ -127,7 +155,7 @@ def test_a_scenario_run_leaves_no_temp_folder_behind(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.frontends.scenario_cli", C1, "--engine"]
+        [sys.executable, "-m", "conformance.cli", "scenario", C1, "--engine"]
         + ["reference_engines.router:ReferenceRouter", "-q"],
         cwd=tmp_path,
         env=dict(os.environ, TMPDIR=str(tmp)),
