@@ -15,8 +15,10 @@ Subcommands:
   the files given (none: the bundled library; ``--library``: both); the same pytest run, options,
   exit codes and verdict file.
 - ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
-- ``serve``: the provider simulator over HTTP on loopback.
-- ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home.
+- ``serve``: the provider simulator over HTTP on loopback (its own command line,
+  :func:`simulator.provider.serve.main`).
+- ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home
+  (its own command line, :func:`reference_engines.lcm.install.main`).
 
 ``--version`` prints the kit's version and the contract version it checks. argparse picks the
 command (:mod:`conformance.frontends.subcommands`); each command parses its own words. The kit's
@@ -122,6 +124,8 @@ def _check(argv: list[str], command: str = "check") -> int:
 
     from conformance.frontends import outputs
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
+    from conformance.run import verdict_format
+    from conformance.runtime import writable
 
     parser = _check_parser(command)
     if any(a in ("-h", "--help") for a in argv):
@@ -155,14 +159,14 @@ def _check(argv: list[str], command: str = "check") -> int:
             from conformance.runtime.engine_loading import is_engine_word
 
             spec = next((w for w in rest if is_engine_word(w)), None)
-            engine = outputs.engine_record(spec, None, None)
-            outputs.write_error_verdict(json_path, message, engine=engine, word=word)
+            engine = verdict_format.engine_record(spec, None, None)
+            verdict_format.write_error_verdict(json_path, message, engine=engine, word=word)
 
     for option, kind in (("--json", "file"), ("--state-dir", "dir")):
         value = getattr(args, option[2:].replace("-", "_"))
         if value:
             try:
-                outputs.check_writable(value, option=option, kind=kind, keep=kind == "dir")
+                writable.check_writable(value, option=option, kind=kind, keep=kind == "dir")
             except KitUsageError as exc:
                 print(f"context-engine-kit {command}: error: {exc}", file=sys.stderr)
                 error_verdict(str(exc))
@@ -240,10 +244,10 @@ def _check(argv: list[str], command: str = "check") -> int:
 
 def _unwritable_file(path: str, option: str) -> str | None:
     """Why ``path`` cannot be written (None: it can), without raising."""
-    from conformance.frontends import outputs
+    from conformance.runtime.writable import check_writable
 
     try:
-        outputs.check_writable(path, option=option, kind="file")
+        check_writable(path, option=option, kind="file")
     except KitUsageError as exc:
         return str(exc)
     return None
@@ -263,63 +267,18 @@ def _settle_state(state: str, temporary: bool) -> None:
 
 
 def _serve(argv: list[str]) -> int:
-    try:
-        from simulator.provider import serve
-    except ImportError as exc:  # pragma: no cover - the provider ships http
-        print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
-        return 2
-    port = _port_given(argv)
-    if port is not None and not 0 <= port <= 65535:
-        print(
-            f"context-engine-kit serve: error: --port {port}: a port is a number from 0 to "
-            "65535. Pick a free port (0 picks one for you).",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        return int(serve.main(argv) or 0)
-    except (OSError, OverflowError, ValueError) as exc:
-        reason = str(exc).rstrip(". ") or type(exc).__name__
-        print(
-            f"context-engine-kit serve: error: cannot listen: {reason}. Pick a free "
-            "port between 0 and 65535 (0 picks one for you) on a loopback address.",
-            file=sys.stderr,
-        )
-        return 2
+    """``serve``: the simulator's own command line (:func:`simulator.provider.serve.main`)."""
+    from simulator.provider import serve
 
-
-def _port_given(argv: list[str]) -> int | None:
-    """The ``--port`` value of a ``serve`` command line when it is a whole number, else None
-    (the serve parser reports what is wrong with it)."""
-    values = [a.split("=", 1)[1] for a in argv if a.startswith("--port=")] + [
-        b for a, b in zip(argv, argv[1:], strict=False) if a == "--port"
-    ]
-    try:
-        return int(values[-1]) if values else None
-    except ValueError:
-        return None
+    return serve.main(argv)
 
 
 def _install_plugin(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="context-engine-kit install-plugin",
-        description="Copy a bundled reference engine, laid out as a Hermes plugin folder, "
-        "to HERMES_HOME/plugins/<name>/.",
-    )
-    parser.add_argument("name", choices=["lcm"], help="the bundled plugin to install")
-    parser.add_argument(
-        "--hermes-home", required=True, metavar="DIR", help="the Hermes home folder"
-    )
-    args = parser.parse_args(argv)
-    from reference_engines.lcm.install import install_plugin
+    """``install-plugin``: the LCM plugin's own command line
+    (:func:`reference_engines.lcm.install.main`)."""
+    from reference_engines.lcm.install import main as install_main
 
-    try:
-        target = install_plugin(args.name, args.hermes_home)
-    except OSError as exc:
-        print(f"context-engine-kit install-plugin: error: {exc}", file=sys.stderr)
-        return 2
-    print(target)
-    return 0
+    return install_main(argv, prog="context-engine-kit install-plugin")
 
 
 def _explain(argv: list[str]) -> int:

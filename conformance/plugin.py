@@ -30,8 +30,8 @@ from conformance.frontends.pytest_session import (
     conformance_mark,
     conformance_session,
 )
-from conformance.frontends.stop_signals import stop_signals_as_interrupt
 from conformance.run.conformance_session import ConformanceSession
+from conformance.runtime.stop_signals import stop_signals_as_interrupt
 
 pytest_plugins = (
     "conformance.frontends.scenario_items",

@@ -355,7 +355,7 @@ class SessionPlugin:
         self.session.close()  # end the supervised child
         if hasattr(self.config, "workerinput") or self.config.option.collectonly:
             return
-        from conformance.frontends.stop_signals import stop_requested
+        from conformance.runtime.stop_signals import stop_requested
 
         # a second stop signal, raised while pytest handled the first, leaves another status;
         # collection errors end a run with INTERRUPTED too, but nobody stopped it

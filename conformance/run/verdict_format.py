@@ -1,7 +1,8 @@
 """The JSON verdict file: its shape, its format version and its one writer.
 
-The document itself is built by :meth:`conformance.run.verdict.Verdict.to_json` (and, for a run
-that could not start, :func:`conformance.frontends.outputs.error_verdict`); this module puts
+The document itself is built by :meth:`conformance.run.verdict.Verdict.to_json`, or, for a run
+that could not start, by :func:`error_verdict` here (written by :func:`write_error_verdict`;
+:func:`engine_record` names the engine a command line gave); this module puts
 ``format_version`` first (:func:`versioned`) and writes the file (:func:`write_verdict_json`).
 
 JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
@@ -18,7 +19,7 @@ JSON shape (``--conformance-json`` / ``context-engine-kit check --json`` /
                                                      # the budget cut cases short (exit 6);
                                                      # ERROR (or INTERRUPTED before the first
                                                      # case) with "error" when the run could not
-                                                     # start (frontends.outputs.error_verdict)
+                                                     # start (error_verdict, below)
      "error"?: str,                                  # that usage error's message
      "strict": bool,                                 # --conformance-strict was given
      "counts": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "error"},
@@ -84,7 +85,7 @@ def write_verdict_json(path: str | os.PathLike, document: dict[str, Any]) -> Non
     """Write a JSON verdict file: :func:`versioned` ``document`` as UTF-8 JSON (2-space indent,
     non-ASCII kept as is, a final newline), making missing parent folders. The one writer of
     verdict files (:meth:`conformance.run.verdict.Verdict.write_json`,
-    :func:`conformance.frontends.outputs.write_error_verdict`).
+    :func:`write_error_verdict`).
 
     Raises:
         OSError: ``path`` or its folder cannot be written.
@@ -106,4 +107,81 @@ def unwritten(path: str | os.PathLike, exc: OSError) -> str:
     )
 
 
-__all__ = ["VERDICT_FORMAT_VERSION", "unwritten", "versioned", "write_verdict_json"]
+def error_verdict(
+    message: str,
+    *,
+    engine: Any = None,
+    profile: str | None = None,
+    host_profile: str | None = None,
+    strict: bool = False,
+    word: str = "ERROR",
+) -> dict[str, Any]:
+    """The JSON verdict of a run stopped before any case ran (the shape of
+    :meth:`conformance.run.verdict.Verdict.to_json`, ``"verdict": word`` (``ERROR``, or
+    ``INTERRUPTED`` for a Ctrl-C before the first case), no results) with ``"error"``:
+    ``message``; ``format_version`` first (:func:`versioned`)."""
+    from conformance import CONTRACT_VERSION, __version__
+    from conformance.run.results import OUTCOMES
+    from simulator.host.shim import abc_info
+
+    return versioned(
+        {
+            "engine": engine,
+            "kit_version": __version__,
+            "contract_version": CONTRACT_VERSION,
+            "host_abc": abc_info().label(),
+            "host_profile": host_profile,
+            "profile": profile,
+            "verdict": word,
+            "error": message,
+            "strict": bool(strict),
+            "counts": {"total": 0, **{o: 0 for o in OUTCOMES}},
+            "failures_by_level": {"MUST": 0, "SHOULD": 0},
+            "other_failures": 0,
+            "snapshot_mismatches": 0,
+            "snapshot_errors": 0,
+            "results": [],
+        }
+    )
+
+
+def write_error_verdict(path: str | os.PathLike, message: str, **kwargs: Any) -> bool:
+    """Write :func:`error_verdict` to ``path`` (with :func:`write_verdict_json`, the one writer
+    of verdict files); False (and nothing written) when ``path`` cannot be written (that is then
+    the error the user sees)."""
+    try:
+        write_verdict_json(path, error_verdict(message, **kwargs))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def engine_record(
+    engine: str | None, engine_kwargs: str | None, engine_plugin: str | None
+) -> dict[str, Any] | None:
+    """How an ERROR verdict names the engine given on a command line, as the JSON verdict and
+    failure files do: ``{"spec", "kwargs"}`` (``kwargs`` the text itself when it is not valid
+    JSON), ``{"plugin": DIR}`` (absolute), or None when neither is given."""
+    from conformance.clauses.errors import EngineSpecError
+    from conformance.runtime.engine_loading import parse_kwargs
+
+    if engine:
+        try:
+            kwargs: Any = parse_kwargs(engine_kwargs)
+        except EngineSpecError:
+            kwargs = engine_kwargs
+        return {"spec": engine, "kwargs": kwargs}
+    if engine_plugin:
+        return {"plugin": os.path.abspath(engine_plugin)}
+    return None
+
+
+__all__ = [
+    "VERDICT_FORMAT_VERSION",
+    "engine_record",
+    "error_verdict",
+    "unwritten",
+    "versioned",
+    "write_error_verdict",
+    "write_verdict_json",
+]

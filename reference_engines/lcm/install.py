@@ -1,5 +1,9 @@
 """Install the LCM plugin folder into a Hermes home: ``DIR/plugins/lcm/`` (R3 user directory).
 
+:func:`install_plugin` copies the folder; :func:`main` is its command line, for both
+``context-engine-kit install-plugin lcm --hermes-home DIR`` and
+``python -m reference_engines.lcm.install``.
+
 Import-safe: Hermes' loader executes sibling modules of a plugin's ``__init__.py``, so this
 module only defines functions.
 """
@@ -7,6 +11,7 @@ module only defines functions.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 #: Files and folders never copied into an installed plugin.
@@ -49,28 +54,52 @@ def install_plugin(name: str = "lcm", hermes_home: str | Path | None = None) -> 
     return target
 
 
-def main(argv=None) -> int:
-    """``python -m reference_engines.lcm.install [--hermes-home DIR]``: install and print the path.
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
+    """Install from a command line, ``[lcm] --hermes-home DIR``, and print the installed folder.
 
-    Exit status 0 on success, 2 with a message on stderr when the copy fails.
+    ``prog``: the command this runs as, named in its usage and error lines. The kit's
+    ``context-engine-kit install-plugin`` passes its name: there ``lcm`` and ``--hermes-home``
+    are required, a failed copy is one ``PROG: error: ...`` line, and the folder alone is
+    printed. Without it, as ``python -m reference_engines.lcm.install``, both may be left out
+    (``--hermes-home`` defaults to ``$HERMES_HOME`` or ``~/.hermes``), a failed copy says
+    ``install failed: ...``, and a second line says how to select the engine.
+
+    Exit status 0 on success, 2 with a message on stderr when the copy fails or the command
+    line is wrong.
     """
     import argparse
     import sys
 
+    standalone = prog is None
     parser = argparse.ArgumentParser(
-        description="Install the LCM context engine plugin into a Hermes home."
+        prog=prog or "python -m reference_engines.lcm.install",
+        description="Copy a bundled reference engine, laid out as a Hermes plugin folder, "
+        "to HERMES_HOME/plugins/<name>/.",
     )
     parser.add_argument(
-        "--hermes-home", default=None, help="Hermes home (default: $HERMES_HOME or ~/.hermes)"
+        "name",
+        nargs="?" if standalone else None,
+        default="lcm",
+        choices=["lcm"],
+        help="the bundled plugin to install",
+    )
+    parser.add_argument(
+        "--hermes-home",
+        required=not standalone,
+        default=None,
+        metavar="DIR",
+        help="the Hermes home folder"
+        + (" (default: $HERMES_HOME or ~/.hermes)" if standalone else ""),
     )
     args = parser.parse_args(argv)
     try:
-        target = install_plugin("lcm", args.hermes_home)
+        target = install_plugin(args.name, args.hermes_home)
     except (OSError, ValueError) as exc:
-        print(f"install failed: {exc}", file=sys.stderr)
+        print(f"install failed: {exc}" if standalone else f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     print(target)
-    print("Select it with `context.engine: lcm` in config.yaml.")
+    if standalone:
+        print("Select it with `context.engine: lcm` in config.yaml.")
     return 0
 
 

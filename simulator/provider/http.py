@@ -26,7 +26,7 @@ not hold up the others. The server binds 127.0.0.1 by default and refuses a
 non-loopback address unless ``allow_non_loopback`` is set. The cache namespace is the
 request's API key (``Authorization: Bearer`` or ``x-api-key``).
 
-Run: ``python -m simulator.provider.http serve --port 8765 --seed 1`` (or
+Run: ``python -m simulator.provider.serve --port 8765 --seed 1`` (or
 ``context-engine-kit serve``); it prints ``listening on http://127.0.0.1:PORT``.
 """
 

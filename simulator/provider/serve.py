@@ -1,10 +1,11 @@
 """The ``serve`` command: the provider simulator over HTTP on loopback until SIGINT/SIGTERM.
 
-``context-engine-kit serve [options]`` and ``python -m simulator.provider.http serve``
+``context-engine-kit serve [options]`` and ``python -m simulator.provider.serve [options]``
 both land in :func:`main`. Options set the reply behaviour (``--seed``, ``--replies``,
 ``--reply-mode``, ``--model``, ``--strict-u9``), memory bounds (``--max-body-bytes``,
 ``--journal-limit``, ``--journal-body-bytes``) and connection limits
-(``--max-connections``, ``--idle-timeout``, ``--header-timeout``, ``--read-timeout``).
+(``--max-connections``, ``--idle-timeout``, ``--header-timeout``, ``--read-timeout``). A port
+outside 0..65535, or an address it cannot listen on, is one ``error:`` line and exit status 2.
 """
 
 from __future__ import annotations
@@ -47,10 +48,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+#: The program name of the command line, in its usage and its error lines.
+PROG = "context-engine-kit serve"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``serve`` command line (``--host``, ``--port``, ``--seed``, limits, reply mode...)."""
     ap = argparse.ArgumentParser(
-        prog="context-engine-kit serve",
+        prog=PROG,
         description="Serve the deterministic provider simulator on loopback.",
     )
     defaults = ConnectionLimits()
@@ -130,12 +135,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``serve [--host H] [--port N] [--seed S] ...`` until SIGINT or SIGTERM.
 
     A leading ``serve`` word is accepted and ignored. Prints ``listening on <url>``.
-    Returns the process exit code (2 for a refused address or bad arguments).
+    Returns the process exit code: 2 for bad arguments (argparse's usage and error; a port
+    outside 0..65535 is one ``error:`` line) and for an address it cannot listen on (one line:
+    a refused non-loopback address, or the reason the socket gave and what to pick instead).
     """
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["serve"]:
         args_in = args_in[1:]
     args = build_parser().parse_args(args_in)
+    if not 0 <= args.port <= 65535:
+        print(
+            f"{PROG}: error: --port {args.port}: a port is a number from 0 to 65535. Pick a free "
+            "port (0 picks one for you).",
+            file=sys.stderr,
+        )
+        return 2
     kwargs: dict[str, Any] = {
         "seed": args.seed,
         "strict_u9": args.strict_u9,
@@ -161,7 +175,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             limits=limits,
         )
     except NonLoopbackRefused as exc:
-        print(f"context-engine-kit serve: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, OverflowError, ValueError) as exc:
+        reason = str(exc).rstrip(". ") or type(exc).__name__
+        print(
+            f"{PROG}: error: cannot listen: {reason}. Pick a free port between 0 and 65535 "
+            "(0 picks one for you) on a loopback address.",
+            file=sys.stderr,
+        )
         return 2
     stop = threading.Event()
 

@@ -1,9 +1,9 @@
 """Covers conformance.cli (``context-engine-kit check`` and the other subcommands), the
-developer commands' front door (``python -m conformance.devtools``) and
-conformance.frontends.outputs: the same cases as pytest, exit codes, the JSON verdict (an
-``ERROR`` verdict when the run cannot start), what the first lines say, and bad input: every
-hostile input is one clear error line (what was wrong, what to do) and no traceback, found
-before the run starts."""
+developer commands' front door (``python -m conformance.devtools``),
+conformance.frontends.outputs and conformance.runtime.writable: the same cases as pytest, exit
+codes, the JSON verdict (an ``ERROR`` verdict when the run cannot start), what the first lines
+say, and bad input: every hostile input is one clear error line (what was wrong, what to do) and
+no traceback, found before the run starts."""
 
 from __future__ import annotations
 
@@ -662,7 +662,7 @@ def test_pytest_writes_the_error_verdict_and_checks_output_paths_first(kit_pytes
 
 def test_output_paths_are_tried_without_leaving_folders(tmp_path):
     from conformance.clauses.errors import KitUsageError
-    from conformance.frontends.outputs import check_writable
+    from conformance.runtime.writable import check_writable
 
     check_writable(tmp_path / "a" / "b" / "v.json", option="--json", kind="file")
     check_writable(tmp_path / "c" / "d", option="--conformance-failures-dir", kind="dir")

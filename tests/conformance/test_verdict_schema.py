@@ -200,7 +200,7 @@ def test_a_verdict_with_every_optional_row_key_validates():
 
 
 def test_interrupted_error_verdict_validates():
-    from conformance.frontends.outputs import error_verdict
+    from conformance.run.verdict_format import error_verdict
 
     data = error_verdict("interrupted", engine={"plugin": "/p"}, word="INTERRUPTED")
     validate_verdict(data)

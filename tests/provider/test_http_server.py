@@ -50,6 +50,24 @@ def test_loopback_guard():
     assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
 
 
+def test_serve_refuses_a_bad_port_in_one_line(capsys):
+    """``serve`` answers a port outside 0..65535, or one it cannot listen on, with one
+    ``error:`` line and exit status 2, never a traceback."""
+    assert main(["--port", "99999"]) == 2
+    assert capsys.readouterr().err == (
+        "context-engine-kit serve: error: --port 99999: a port is a number from 0 to 65535. "
+        "Pick a free port (0 picks one for you).\n"
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main(["--port", str(taken.getsockname()[1])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("context-engine-kit serve: error: cannot listen: ") and err.endswith(
+        "Pick a free port between 0 and 65535 (0 picks one for you) on a loopback address.\n"
+    ), err
+
+
 def test_unknown_route_and_method_provider_shaped(server):
     status, body, _ = call(server, "POST", "/v1/nothing", {"a": 1})
     assert status == 404 and body["error"]["message"] == "Invalid URL (POST /v1/nothing)"

@@ -157,3 +157,9 @@ def test_install_main_prints_target(tmp_path, capsys):
     blocker.write_text("x")
     assert main(["--hermes-home", str(blocker)]) == 2
     assert "install failed" in capsys.readouterr().err
+    # the kit's install-plugin runs the same main under its own name: the folder alone
+    kit = "context-engine-kit install-plugin"
+    assert main(["lcm", "--hermes-home", str(tmp_path)], prog=kit) == 0
+    assert capsys.readouterr().out == f"{(tmp_path / 'plugins' / 'lcm').resolve()}\n"
+    assert main(["lcm", "--hermes-home", str(blocker)], prog=kit) == 2
+    assert capsys.readouterr().err.startswith(f"{kit}: error: install_plugin: could not write")
