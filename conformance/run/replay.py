@@ -63,9 +63,11 @@ def load(path: Path) -> dict[str, Any]:
     """Read a failure file for ``--conformance-replay``.
 
     Raises:
-        KitUsageError: the file cannot be read or is not a failure file (the message says
-            what is missing and what to give instead).
+        KitUsageError: the file cannot be read, is not a failure file, or is for a check this
+            kit does not have (the message says what is wrong and what to give instead).
     """
+    from conformance.authoring import registry
+
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, RecursionError) as exc:
@@ -80,6 +82,15 @@ def load(path: Path) -> dict[str, Any]:
         )
     if not isinstance(data["example"], dict):
         raise KitUsageError(f"--conformance-replay {path}: 'example' must be an object")
+    try:
+        registry.get(data["check"])
+    except (KeyError, TypeError):
+        raise KitUsageError(
+            f"--conformance-replay {path}: the file is for check {data['check']!r}, which this kit "
+            "does not have (the check ids are the test ids: pytest --engine=... --collect-only "
+            "-q). Replay a file written by this version of the kit, or rerun the checks to "
+            "write a new one."
+        ) from None
     return data
 
 

@@ -260,3 +260,19 @@ def test_thorough_draws_more_examples_than_default_in_a_real_check():
         assert result.outcome == "passed"
         counts[profile] = result.examples_run
     assert counts["thorough"] > counts["default"] >= registry.get("O8-status-keys").examples
+
+
+def test_run_conformance_refuses_a_replay_file_for_a_check_the_kit_lacks(tmp_path):
+    """A failure file for an unknown check is the same usage error in run_conformance() as in
+    pytest (it ran nothing and passed before), and a file for a known check still loads."""
+    from conformance.clauses.errors import KitUsageError
+    from conformance.run import replay
+
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps({"check": "Z9-renamed-long-ago", "example": {"draws": {}}}))
+    with pytest.raises(KitUsageError, match="which this kit does not have"):
+        run_conformance(MinimalEngine, replay=str(stale))
+    known = tmp_path / "known.json"
+    check_id = next(iter(registry.all_checks())).id
+    known.write_text(json.dumps({"check": check_id, "example": {"draws": {}}}))
+    assert replay.load(known)["check"] == check_id
