@@ -297,7 +297,8 @@ class ConformanceSession:
         if case.id in cached:
             return settle.settle(self, case, cached[case.id], started, extras)
         if self.hangs.exhausted():
-            return settle.error(self, case, self.hangs.reason(), started)
+            # every case the cap keeps from running has one cause: the verdict counts it once
+            return settle.error(self, case, self.hangs.reason(), started, cause="hang-cap")
         if case.kind == "scenario":
             group = self.scenario_group(case)
             if self.scenario_budget.exhausted() and scenario_key(case) not in self.given_runs:
