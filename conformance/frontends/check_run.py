@@ -7,8 +7,8 @@ from the parsed options (:mod:`conformance.plugin`; the engine word ``MODULE:ATT
 out of the test paths there, :func:`~conformance.frontends.pytest_options.take_engine_word`),
 and this object keeps what ``check`` needs back as objects: the exception pytest's parser
 raised (:class:`CommandLineRefused`, one line), the usage errors that stopped the run, and the
-parsed config. It also prints ``check``'s two opening lines, from the configure hook, where the
-engine, the host profile and the failures folder are known as the run uses them.
+parsed config. It also prints ``check``'s two opening lines when the session starts, where the
+engine, the host profile and the failures folder are known, and checked, as the run uses them.
 """
 
 from __future__ import annotations
@@ -146,8 +146,7 @@ class CheckRun:
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         """After the kit's plugin built the run: refuse a run without an engine (pytest would
-        collect the folder's own tests), then print ``check``'s opening lines."""
-        from conformance.frontends.header import hosts_line
+        collect the folder's own tests)."""
         from conformance.frontends.pytest_session import conformance_session
 
         session = conformance_session(config)
@@ -156,11 +155,21 @@ class CheckRun:
 
             usage_error(config, NO_ENGINE)
             raise pytest.UsageError(NO_ENGINE)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Print the command's opening lines once the run is configured (every option and
+        output path checked: a folder that cannot be written is never announced), before
+        pytest's header."""
+        from conformance.frontends.header import hosts_line
+        from conformance.frontends.pytest_session import conformance_session
+
+        config = session.config
+        run = conformance_session(config)
+        assert run is not None and run.factory is not None  # pytest_configure refused it
         replay = config.getoption("--conformance-replay")
         given = config.getoption("--engine") or config.getoption("--engine-plugin")
-        what = (
-            session.factory.cli_args() if given or not replay else f"the engine named in {replay}"
-        )
+        what = run.factory.cli_args() if given or not replay else f"the engine named in {replay}"
         where = config.getoption("--conformance-failures-dir")
         if where == self.failures_default and self.temporary:
             where += " (a temp dir, removed if the run leaves it empty)"

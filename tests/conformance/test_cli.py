@@ -537,6 +537,14 @@ def test_bad_input_is_one_clear_error_before_the_run(hostile, argv, status, what
     assert "passed" not in proc.stdout  # refused before any case ran
 
 
+def test_an_output_folder_that_cannot_be_written_is_never_announced(hostile):
+    """``check``'s opening lines name the failures folder only once it is checked: a folder
+    that cannot be written is the one error line, not also announced as where files go."""
+    proc = cli("check", MINIMAL, "--conformance-failures-dir=afile/x", cwd=hostile)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr
+    assert "cannot write there" in proc.stderr and "failure files go to" not in proc.stdout
+
+
 #: Scenario files the loader refuses: (id, file name, what its collection error says, what to do).
 MALFORMED_SCENARIOS = [
     ("deep-scenario-yaml", "deep", "deep.scenario.yaml: nested deeper than 48 levels",
