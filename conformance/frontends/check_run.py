@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import re
 from os.path import exists
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -27,8 +28,15 @@ NO_ENGINE = (
 )
 
 
-#: The ``-m`` expression of the ``scenario`` command: the scenario expectations of the run.
+#: The ``-m`` expression that selects what the ``scenario`` command runs: the scenario
+#: expectations of the run (the command deselects every other item itself).
 SCENARIOS = "conformance(kind='scenario')"
+
+
+def _kind(item: pytest.Item) -> str | None:
+    """The ``kind`` of an item's ``conformance`` marker (None: not a conformance case)."""
+    mark = item.get_closest_marker("conformance")
+    return mark.kwargs.get("kind") if mark is not None else None
 
 
 class CommandLineRefused(Exception):
@@ -121,27 +129,55 @@ class CheckRun:
         if missing and not given and not any(is_engine_word(a) for a in missing):
             config.option.engine = missing[0]
             config.args.remove(missing[0])
-        if self.command == "scenario":
-            self._select_scenarios(config)
         try:
+            if self.command == "scenario":
+                self._scenario_paths(config)
             return (yield)
         except pytest.UsageError as exc:
             self.errors.append(str(exc))
             raise
 
-    def _select_scenarios(self, config: pytest.Config) -> None:
+    def _scenario_paths(self, config: pytest.Config) -> None:
         """``scenario``: the test paths given are its files; the kit's suite (the bundled
-        library) runs when none is given, or with ``--library``; only scenario expectations
-        are selected."""
+        library) runs when none is given, or with ``--library``.
+
+        Raises:
+            pytest.UsageError: a file that does not exist or is not named ``*.scenario.yaml``
+                (pytest would not collect it), or ``--conformance-no-scenarios`` when the
+                bundled library is all the command would run.
+        """
         from conformance.frontends.pytest_session import SUITE_DIR
+        from conformance.frontends.scenario_items import SUFFIX
         from conformance.runtime.engine_loading import is_engine_word
 
         given = config.args_source == pytest.Config.ArgsSource.ARGS
         self.files = [a for a in config.args if given and not is_engine_word(a)]
+        for name in self.files:
+            path = Path(config.invocation_params.dir, name.split("::", 1)[0])
+            if not path.exists():
+                raise pytest.UsageError(f"{name}: no such file or folder; give a scenario file")
+            if path.is_file() and not path.name.endswith(SUFFIX):
+                raise pytest.UsageError(
+                    f"{name}: a scenario file's name ends with {SUFFIX} (pytest collects only "
+                    f"those); rename it, e.g. to {path.name.split('.')[0]}{SUFFIX}"
+                )
+        if config.getoption("--conformance-no-scenarios") and (self.library or not self.files):
+            raise pytest.UsageError(
+                "--conformance-no-scenarios leaves out the bundled library, which is what "
+                "scenario runs here; give scenario files without --library, or drop the option"
+            )
         if self.files and self.library:
             config.args.append(str(SUITE_DIR))
-        mark = config.option.markexpr
-        config.option.markexpr = f"({mark}) and {SCENARIOS}" if mark else SCENARIOS
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        """``scenario``: only the scenario expectations run; every other item is deselected
+        (the user's own ``-m`` and ``-k`` apply as they are)."""
+        if self.command != "scenario":
+            return
+        keep = [i for i in items if _kind(i) == "scenario"]
+        if len(keep) < len(items):
+            config.hook.pytest_deselected(items=[i for i in items if _kind(i) != "scenario"])
+            items[:] = keep
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:

@@ -85,7 +85,8 @@ def header_lines(
         labels = {"check": "checks", "scenario": "scenario expectations", "snapshot": "snapshots"}
         count = ", ".join(f"{kinds.count(k)} {v}" for k, v in labels.items() if kinds.count(k))
         lines.append(
-            f"conformance: {len(kinds)} cases ({count}); failure files go to {o.failures_dir}"
+            f"conformance: the kit's stream holds {len(kinds)} cases ({count}; test paths, -k "
+            f"and -m select the ones that run); failure files go to {o.failures_dir}"
         )
     return lines
 

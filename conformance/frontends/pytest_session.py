@@ -339,7 +339,12 @@ class SessionPlugin:
                 f"collection stopped at {len(errors)} error(s) shown above (a malformed "
                 "file or a module that does not import); fix them and run again"
             )
-        given = [a for a in config.args if not _in_suite(a, config)]
+        given = [a for a in config.args if not in_suite(a, config)]
+        if given and not stats.get("deselected") and all(".scenario.yaml" in a for a in given):
+            return (
+                f"the scenario files given ({' '.join(given)}) hold no expectation; add some "
+                "under expect: (docs/scenarios.md lists the kinds)"
+            )
         if given and not stats.get("deselected"):
             return (
                 f"the test paths given ({' '.join(given)}) replace the kit's suite and hold no "
@@ -398,7 +403,7 @@ def _kept_from_running(result: Result) -> bool:
     return result.outcome == "error" and not_run(result.message)
 
 
-def _in_suite(arg: str, config: pytest.Config) -> bool:
+def in_suite(arg: str, config: pytest.Config) -> bool:
     """Whether the test path ``arg`` (a path, maybe with ``::`` parts) is in the kit's suite
     folder (:data:`SUITE_DIR`)."""
     path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()

@@ -47,10 +47,35 @@ class ScenarioFile(pytest.File):
             )
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
+        if not cases:
+            return
+        taken = _taken(self.config, session, cases[0].scenario.name)
+        if taken == self.path.resolve():  # in the run already (a bundled file, with the suite)
+            return
+        if taken is not None:  # case ids are scenario:NAME:EXPECTATION: one file per NAME
+            raise self.CollectError(
+                f"{self.path}: scenario name {cases[0].scenario.name!r} is also the name of "
+                f"{taken}, in this run; give each scenario file its own name: (the ids of its "
+                "expectations, scenario:NAME:ID, would be the same)"
+            )
         session.extend(cases)
         for case in cases:
             host = f"[{case.host}]" if getattr(case, "suffixed", False) else ""
             yield ScenarioItem.from_parent(self, name=case.expectation.id + host, case=case)
+
+
+def _taken(config: pytest.Config, session, name: str) -> Path | None:
+    """The file of this run whose scenario is named ``name`` (None: no such file): a user's
+    file collected before, or a bundled one when the kit's suite is among the test paths."""
+    from conformance.frontends.pytest_session import in_suite
+
+    suite = any(in_suite(a, config) for a in config.args)
+    for case in session.cases():
+        scenario = getattr(case, "scenario", None)
+        if scenario is None or scenario.name != name or (case.bundled and not suite):
+            continue
+        return Path(case.path).resolve()
+    return None
 
 
 class ScenarioItem(pytest.Item):

@@ -212,7 +212,8 @@ class Verdict:
 
     def host_line(self, *, strict: bool = False) -> str:
         """One line per run of several hosts saying where each clause fails, e.g.
-        ``V2 MUST on hermes-0.19; clean on documented and hermes-0.22`` ("" for one host)."""
+        ``V2 MUST on hermes-0.19; clean on documented and hermes-0.22`` ("" for one host); a
+        host where no case ran is ``nothing checked on X``, never clean."""
         table = self.by_host(strict=strict)
         if not table:
             return ""
@@ -226,9 +227,13 @@ class Verdict:
                 where.items(), key=lambda kv: (kv[0][1] != MUST, sort_key(kv[0][0]))
             )
         ]
-        clean = [h for h, row in table.items() if not row["failing"]]
+        # a host where every case was skipped is not clean: nothing was checked there
+        idle = [h for h, row in table.items() if row["verdict"] == "NO CHECK RAN"]
+        clean = [h for h, row in table.items() if not row["failing"] and h not in idle]
         if clean:
             parts.append(f"clean on {_and(clean)}")
+        if idle:
+            parts.append(f"nothing checked on {_and(idle)} (every case skipped there)")
         return "; ".join(parts)
 
     def summary_lines(self, *, strict: bool = False) -> list[str]:

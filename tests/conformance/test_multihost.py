@@ -295,3 +295,16 @@ def test_the_scenario_command_plays_each_file_on_each_host(tmp_path):
     # a user's file is played on each host, as the bundled library is (the cases are expanded)
     played = {h for r in data["results"] for h in r["hosts"]}
     assert played == {"documented", "hermes-0.19"}, data["results"]
+
+
+def test_a_host_where_every_case_was_skipped_is_not_called_clean():
+    rows = [
+        Result("L1-x", "L1", "MUST", "passed", hosts=("documented", "hermes-0.22")),
+        Result("C1-y", "C1", "MUST", "skipped", "no clone there", hosts=("hermes-0.19",)),
+    ]
+    verdict = Verdict(rows, host_order=("documented", "hermes-0.19", "hermes-0.22"))
+    assert verdict.by_host()["hermes-0.19"]["verdict"] == "NO CHECK RAN"
+    assert verdict.host_line() == (
+        "clean on documented and hermes-0.22; nothing checked on hermes-0.19 (every case "
+        "skipped there)"
+    )

@@ -166,3 +166,43 @@ def test_a_scenario_run_leaves_no_temp_folder_behind(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+def test_each_scenario_name_is_one_file_of_the_run(tmp_path):
+    """Case ids are scenario:NAME:EXPECTATION, so two files of one name would judge each
+    other's expectations (a false PASS once): a second file of a name already in the run is a
+    collection error naming both; a bundled file given again with --library runs once; a copy
+    of a bundled file runs alone, where the library is not in the run."""
+    strict = tmp_path / "a.scenario.yaml"
+    strict.write_text((LIBRARY_DIR / "c1_subagents.scenario.yaml").read_text(), encoding="utf-8")
+    twin = tmp_path / "b.scenario.yaml"
+    twin.write_text(strict.read_text(), encoding="utf-8")
+    code, out, _ = scenario(str(strict), str(twin), ROUTER, "-q", cwd=tmp_path)
+    assert code == 2, out[-3000:]
+    assert f"{twin}: scenario name 'c1-subagents' is also the name of {strict}, in this run" in out
+    code, out, _ = scenario(str(strict), ROUTER, "-q", "--library", cwd=tmp_path)
+    assert code == 2 and "is also the name of " in out and "c1_subagents.scenario.yaml" in out
+    code, out, _ = scenario(C1, ROUTER, "-q", "--library", "--json", "v.json", cwd=tmp_path)
+    assert code == 0, out[-3000:]
+    import json
+
+    checks = [r["check"] for r in json.loads((tmp_path / "v.json").read_text())["results"]]
+    assert len(checks) == len(set(checks)) and "scenario:c1-subagents:parent-window-unchanged" in (
+        checks
+    )
+    code, out, _ = scenario(str(strict), ROUTER, "-q", cwd=tmp_path)
+    assert code == 0 and "5 passed" in out
+
+
+def test_the_scenario_selection_leaves_the_users_own_options_alone(tmp_path):
+    """The command deselects what is not a scenario expectation itself: a -m of the user's is
+    pytest's as typed (its error quotes it), and a file without expectations says so."""
+    code, _, err = scenario(C1, ROUTER, "-m", "conformance(", cwd=tmp_path)
+    assert code == 4 and "Wrong expression passed to '-m': conformance(:" in err, err
+    code, out, _ = scenario(C1, ROUTER, "-q", "-m", "conformance(clause='C2')", cwd=tmp_path)
+    assert code == 0 and "2 passed, 3 deselected" in out, out[-2000:]
+    empty = tmp_path / "empty.scenario.yaml"
+    empty.write_text("name: empty\nsteps:\n  - user: hi\nexpect: []\n", encoding="utf-8")
+    code, out, _ = scenario(str(empty), ROUTER, "-q", cwd=tmp_path)
+    assert code == 5
+    assert f"verdict: NO CHECK RAN - the scenario files given ({empty}) hold no expectation" in out
