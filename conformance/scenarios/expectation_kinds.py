@@ -262,11 +262,15 @@ def evaluate_kind(exp: Expectation, run: ScenarioRun) -> ContractViolation | Non
     if kind == "tokens_after_compaction":
         # committed passes and equal copies (a pass that ran and left the size as it was); a
         # pass that returned its input object declined, which is legal (A4)
-        over = [
-            e
-            for e in rec.compactions
-            if (e.committed or e.no_progress) and (e.tokens_out or 0) > params["max"]
-        ]
+        measured = [e for e in rec.compactions if e.committed or e.no_progress]
+        if not measured:  # nothing to measure is no pass: the compactions expectations judge it
+            raised = sum(1 for e in rec.compactions if not e.committed and not e.no_progress)
+            return Inapplicable(
+                "no compress() pass of this run handed back messages to measure ("
+                + (f"{raised} declined or failed" if raised else "none ran")
+                + "): there is no output to hold to the bound"
+            )
+        over = [e for e in measured if (e.tokens_out or 0) > params["max"]]
         if over and not run.compacts and all(e.no_progress for e in over):
             # a pass-through engine (it never compacts) hands back an equal copy: that is its
             # way of declining, as legal as returning the input object (A4)

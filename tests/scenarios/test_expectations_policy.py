@@ -133,6 +133,17 @@ def test_a_count_after_raising_passes_says_they_raised_not_that_they_changed_not
     assert "returned" not in r.root_cause
 
 
+def test_a_size_bound_with_no_pass_to_measure_is_skipped_not_passed():
+    """tokens_after_compaction holds every handed-back pass to a bound: where every pass raised
+    there is nothing to measure, so it is skipped (it passed with nothing checked); the same
+    bound on an engine whose passes ran is judged (its twin)."""
+    failing = _library("v2_tool_heavy", RaisingCompress)["fits-after-compaction"]
+    assert failing.outcome == "skipped", failing.message
+    assert "no compress() pass of this run handed back messages to measure" in failing.message
+    working = _library("v2_tool_heavy", ReferenceCompressor)["fits-after-compaction"]
+    assert working.outcome == "passed", working.message
+
+
 def test_rotation_mode_scenario_rotates_mid_session_and_keeps_uids(tmp_path):
     """`host.compression.in_place: false`: automatic compactions rotate the session (a child per
     commit, boundary callbacks with the child's id); uids stay stable along the lineage."""
