@@ -133,6 +133,23 @@ def test_a_count_after_raising_passes_says_they_raised_not_that_they_changed_not
     assert "returned" not in r.root_cause
 
 
+class RaisingHighThreshold(RaisingCompress):
+    """compress() raises, and the threshold sits above the scenario's prompts."""
+
+    threshold_percent = 0.99
+
+
+def test_a_shortfall_after_a_failed_manual_pass_is_not_put_on_the_threshold():
+    """A manual /compress reaches compress() below the threshold: when that pass raised, the
+    missing compaction is its failure, not the threshold policy's (it was skipped as out of
+    the scenario's reach); the same threshold with a working compress() still skips (twin:
+    test_unreached_threshold_skips_the_compaction_count)."""
+    results = _results(RaisingHighThreshold)
+    r = next(r for k, r in results.items() if k.endswith("automatic-and-manual-compaction"))
+    assert r.outcome == "failed", r.message
+    assert "never reached the engine's own threshold_tokens" not in r.message
+
+
 def test_a_size_bound_with_no_pass_to_measure_is_skipped_not_passed():
     """tokens_after_compaction holds every handed-back pass to a bound: where every pass raised
     there is nothing to measure, so it is skipped (it passed with nothing checked); the same
