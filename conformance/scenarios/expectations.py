@@ -49,6 +49,7 @@ in-place evaluation of a ``check`` step in :mod:`conformance.scenarios.engine_at
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conformance.clauses.catalogue import METHOD_CLAUSES
@@ -124,7 +125,12 @@ def judge_expectation(run: ScenarioRun, exp: Expectation) -> None:
             f"{step}: {error}; this expectation could not be checked."
         )
         if run.timed_out:
-            raise HostileEngine(exp.clause, exp.level, "", detail)
+            hang = HostileEngine(exp.clause, exp.level, "", detail)
+            # one hang, one root cause: every expectation the stop left unchecked, in every
+            # file and check where the same method hung (the key of a check's hang)
+            method = re.search(r"timeout: ([\w.]+)\(\)", str(error))
+            hang.root_cause = f"{method.group(1)}|hang" if method else f"{step}|hang"
+            raise hang
         raise CaseError(detail)
     violation = evaluate(exp, run)
     if isinstance(violation, Inapplicable):
