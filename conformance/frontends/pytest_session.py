@@ -358,7 +358,11 @@ class SessionPlugin:
         """Apply the exit rules (MUST fails; SHOULD only with --conformance-strict; no case
         ran = failure) and write the JSON verdict."""
         self.session.close()  # end the supervised child
-        if hasattr(self.config, "workerinput") or self.config.option.collectonly:
+        if hasattr(self.config, "workerinput"):
+            return
+        if self.config.option.collectonly:  # nothing ran: the verdict file says so, and counts
+            self.verdict.total = sum(1 for item in session.items if CASE_KEY in item.stash)
+            self._write_json(session)
             return
         from conformance.runtime.stop_signals import stop_requested
 
@@ -386,11 +390,16 @@ class SessionPlugin:
             "PARTIAL"
         ):
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
-        path = self.config.getoption("--conformance-json")
         # pytest refused the test paths at collection (a usage error: the session ends with its
         # status): conformance.frontends.outputs wrote the ERROR verdict naming it
-        refused = exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results
-        if path and not refused:
+        if not (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results):
+            self._write_json(session)
+
+    def _write_json(self, session: pytest.Session) -> None:
+        """Write the verdict to ``--conformance-json`` when given; a file that cannot be
+        written is a usage error (exit 4, one line in the summary)."""
+        path = self.config.getoption("--conformance-json")
+        if path:
             try:
                 self.verdict.write_json(Path(path), session=self.session)
             except OSError as exc:

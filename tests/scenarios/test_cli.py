@@ -206,3 +206,9 @@ def test_the_scenario_selection_leaves_the_users_own_options_alone(tmp_path):
     code, out, _ = scenario(str(empty), ROUTER, "-q", cwd=tmp_path)
     assert code == 5
     assert f"verdict: NO CHECK RAN - the scenario files given ({empty}) hold no expectation" in out
+    # --collect-only runs nothing; the verdict file is still written and says so
+    code, out, _ = scenario(C1, ROUTER, "--collect-only", "-q", "--json", "c.json", cwd=tmp_path)
+    import json
+
+    data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert code == 0 and data["verdict"] == "NO CHECK RAN" and data["cases_total"] == 5, data
