@@ -237,7 +237,7 @@ class HangBudget:
         return self.limit > 0 and len(self.hung) >= self.limit
 
     def reason(self) -> str:
-        """Why a check was not run: ``not run: the engine hung in 3 checks (compress() x3);
+        """Why a check was not run: ``not run: the engine hung in 3 cases (compress() x3);
         ...``."""
         counts: dict[str, int] = {}
         for method in self.hung:
@@ -246,7 +246,8 @@ class HangBudget:
             f"{m}() x{n}" if m != "?" else f"an unnamed call x{n}" for m, n in counts.items()
         )
         return (
-            f"{NOT_RUN}the engine hung in {len(self.hung)} checks ({which}); fix the hang "
+            f"{NOT_RUN}the engine hung in {len(self.hung)} case"
+            f"{'' if len(self.hung) == 1 else 's'} ({which}); fix the hang "
             f"first, or raise --conformance-max-timeouts (now {self.limit}; 0 runs every check)"
         )
 

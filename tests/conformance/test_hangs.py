@@ -119,7 +119,7 @@ def test_after_max_timeouts_the_remaining_checks_are_not_run(released):
     assert not_run, "checks after the second timeout were run"
     for r in not_run:
         assert r.message.startswith(
-            f"[{r.clause} {r.level}] not run: the engine hung in 2 checks (compress() x2); fix the "
+            f"[{r.clause} {r.level}] not run: the engine hung in 2 cases (compress() x2); fix the "
             "hang first, or raise --conformance-max-timeouts (now 2; 0 runs every check). See "
         )
         assert " Repro: pytest --engine=" in r.message
@@ -134,7 +134,7 @@ def test_hang_budget_counts_methods():
         assert not budget.exhausted()
         budget.record(method)
     assert budget.exhausted()
-    assert "hung in 3 checks (compress() x2, an unnamed call x1)" in budget.reason()
+    assert "hung in 3 cases (compress() x2, an unnamed call x1)" in budget.reason()
     assert not HangBudget(0).exhausted()
 
 
@@ -231,7 +231,7 @@ class Hangs(MinimalEngine):
     result.stdout.fnmatch_lines(
         [
             "*compress(): did not return within 1 s*",
-            "not run: * the engine hung in 1 checks (compress() x1)*",
+            "not run: * the engine hung in 1 case (compress() x1)*",
         ]
     )
     result.stdout.fnmatch_lines(["verdict: FAIL*"])

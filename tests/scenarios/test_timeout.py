@@ -161,7 +161,7 @@ def test_scenario_runs_share_the_runs_timeout_cap(kit_pytester):
     result.stdout.fnmatch_lines(["one.scenario.yaml FF*", "two.scenario.yaml NN*"])
     assert (
         "not run: 2 case(s), shown as N above and counted as errors below: the engine hung in 1 "
-        "checks (on_session_reset() x1); fix the hang first, or raise "
+        "case (on_session_reset() x1); fix the hang first, or raise "
         "--conformance-max-timeouts (now 1; 0 runs every check)"
     ) in out
     # the cases the cap kept from running share one root cause, and the expectations the hang

@@ -177,7 +177,7 @@ class Hangs(ReferenceCompressor):
     # the cases the cap kept from running: one line, not one block each
     assert re.search(
         r"^not run: \d+ case\(s\), shown as N above and counted as errors below: the engine "
-        r"hung in 2 checks \(compress\(\) x2\)",
+        r"hung in 2 cases \(compress\(\) x2\)",
         out,
         re.M,
     ), out
