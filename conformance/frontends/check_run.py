@@ -1,5 +1,5 @@
 """``context-engine-kit check``'s plugin object: what the command adds to the pytest run (and
-``scenario``'s: the same run with the scenario expectations selected, :data:`SCENARIOS`).
+``scenario``'s: the same run with only the scenario expectations selected).
 
 ``check`` hands pytest its command line and one :class:`CheckRun` (``pytest.main(args,
 plugins=[run])``). pytest's own parser reads the command line, the kit's plugin builds the run
@@ -26,11 +26,6 @@ NO_ENGINE = (
     "give the engine as MODULE:ATTR, or a plugin folder with --engine-plugin DIR (or a failure "
     "file with --conformance-replay FILE, which names its engine)."
 )
-
-
-#: The ``-m`` expression that selects what the ``scenario`` command runs: the scenario
-#: expectations of the run (the command deselects every other item itself).
-SCENARIOS = "conformance(kind='scenario')"
 
 
 def _kind(item: pytest.Item) -> str | None:
@@ -77,8 +72,9 @@ class CheckRun:
         failures_default: the failures folder ``check`` chose (under its state dir).
         temporary: the state dir is a temp dir, removed when the run leaves it empty.
         command: ``check``, or ``scenario``: the same run with the scenario expectations
-            selected (``-m`` :data:`SCENARIOS`, and'ed with the user's), of the files given,
-            else of the bundled library (the kit's suite).
+            selected (every other item deselected: what ``-m "conformance(kind='scenario')"``
+            selects; the user's own ``-m`` and ``-k`` apply on top), of the files given, else
+            of the bundled library (the kit's suite).
         library: ``scenario --library``: the bundled library too, with the files given.
     Attributes:
         config: pytest's config once the command line parsed (None before).

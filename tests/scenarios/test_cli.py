@@ -1,8 +1,8 @@
 """Covers ``context-engine-kit scenario FILE... MODULE:ATTR`` (:mod:`conformance.cli`): the
-``check`` run with the scenario expectations selected (``-m``
-:data:`conformance.frontends.check_run.SCENARIOS`), of the files given or of the bundled
-library; its opening line, exit statuses, and the pytest ``Repro:`` command its failures end
-with."""
+``check`` run with the scenario expectations selected
+(:class:`conformance.frontends.check_run.CheckRun` deselects the rest), of the files given or of
+the bundled library; its opening line, exit statuses, and the pytest ``Repro:`` command its
+failures end with."""
 
 from __future__ import annotations
 
