@@ -104,11 +104,14 @@ def run_engine(engine: Engine, out_dir: Path, extra: list[str]) -> Path | None:
     home.mkdir(parents=True)
     env = {**os.environ, **engine.env, "HERMES_HOME": str(home), "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory(prefix="pypi-engine-") as work:
-        paths = {str(home): "$HERMES_HOME", work: "<work>"}  # this machine's, out of the page
+        state = Path(work) / "state"  # failure files: the replay commands name them
+        # this machine's paths, out of the page (the longest first: state is under work)
+        paths = {str(home): "$HERMES_HOME", str(state): "<state-dir>", work: "<work>"}
         plugin_dir = _plugin_folder(engine, Path(work)) if engine.plugin_package else None
         partial = Path(work) / "verdict.json"
         shown_json = f"docs/verdicts/{json_path.name}"
         argv, shown = kit_command(engine, partial, shown_json, plugin_dir, extra)
+        argv += ["--state-dir", str(state)]
         started = _dt.datetime.now(_dt.UTC)
         t0 = time.monotonic()
         proc = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True)
