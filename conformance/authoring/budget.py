@@ -67,8 +67,14 @@ class Share:
     def spent(self, grace: float = 0.0) -> bool:
         """True when the engine's calls have used the share (plus ``grace`` seconds) and at
         least one example ran (then drawing stops). The kit's own time (drawing, shrinking,
-        the host) does not count, so a fast engine never runs out, whatever the load."""
-        if self.started is None or self.examples < 1:
+        the host) does not count, so a fast engine never runs out, whatever the load. A check
+        that ran every example it asked for is not cut short (Hypothesis adds its explicit
+        examples to them: 44 of 40 is a whole run)."""
+        if (
+            self.started is None
+            or self.examples < 1
+            or (self.asked and self.examples >= self.asked)
+        ):
             return False
         over = self.engine_elapsed() > self.seconds + grace
         if over:
