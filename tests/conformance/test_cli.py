@@ -708,7 +708,9 @@ def test_check_says_what_runs_and_where_state_goes(tmp_path):
     assert f"conformance: engine --engine={MINIMAL} |" in header[0]
     assert "| host ABC " in header[0] and "| profile default (derandomized)" in header[0]
     assert re.fullmatch(
-        r"conformance: \d+ cases \(\d+ checks\); failure files go to \S+", header[1]
+        r"conformance: the kit's stream holds \d+ cases \(\d+ checks; test paths, -k and -m "
+        r"select the ones that run\); failure files go to \S+",
+        header[1],
     )
     assert f"rootdir: {tmp_path}" in lines  # pytest's own lines name no temp folder
     assert any(re.fullmatch(r"test_contract\.py \.\. +\[100%\]", ln) for ln in lines), lines

@@ -8,7 +8,7 @@ line wins). Run in subprocesses, the way users run pytest."""
 from __future__ import annotations
 
 import json
-import shutil
+import re
 
 import pytest
 
@@ -80,7 +80,11 @@ def test_marker_is_registered_and_selects_by_clause(kit_pytester):
 
 def test_every_item_carries_clause_level_and_kind(kit_pytester):
     kit_pytester.makeconftest(DUMP_CONFTEST)
-    shutil.copy(library_paths()[0], kit_pytester.path / "mine.scenario.yaml")
+    # a copy under its own name: one file per scenario name in a run (the suite is in this one)
+    text = library_paths()[0].read_text(encoding="utf-8")
+    (kit_pytester.path / "mine.scenario.yaml").write_text(
+        re.sub(r"(?m)^name: .*$", "name: mine", text, count=1), encoding="utf-8"
+    )
     result = run(
         kit_pytester,
         f"--engine={GOOD}",
