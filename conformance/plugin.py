@@ -132,9 +132,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = [] if session is None else session.cases()
         # a user's scenario files are items of their own files (scenario_items), not the suite's
         chosen = [
-            c
-            for c in cases
-            if (c.kind == "snapshot") == snapshot and getattr(c, "bundled", True) is not False
+            c for c in cases if (c.kind == "snapshot") == snapshot and getattr(c, "bundled", True)
         ]
         params = [
             pytest.param(c.id, id=c.case_id if snapshot else c.id, marks=conformance_mark(c))

@@ -143,8 +143,8 @@ class CheckRun:
                 bundled library is all the command would run.
         """
         from conformance.frontends.pytest_session import SUITE_DIR
-        from conformance.frontends.scenario_items import SUFFIX
         from conformance.runtime.engine_loading import is_engine_word
+        from conformance.scenarios import SUFFIX
 
         given = config.args_source == pytest.Config.ArgsSource.ARGS
         self.files = [a for a in config.args if given and not is_engine_word(a)]
@@ -170,9 +170,12 @@ class CheckRun:
         (the user's own ``-m`` and ``-k`` apply as they are)."""
         if self.command != "scenario":
             return
-        keep = [i for i in items if _kind(i) == "scenario"]
-        if len(keep) < len(items):
-            config.hook.pytest_deselected(items=[i for i in items if _kind(i) != "scenario"])
+        keep: list = []
+        drop: list = []
+        for item in items:
+            (keep if _kind(item) == "scenario" else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
             items[:] = keep
 
     @pytest.hookimpl(trylast=True)

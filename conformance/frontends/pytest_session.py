@@ -30,6 +30,7 @@ from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
 from conformance.run.verdict_format import unwritten
 from conformance.runtime.timeouts import NOT_RUN, not_run
+from conformance.scenarios import SUFFIX
 
 SESSION_KEY = pytest.StashKey["SessionPlugin"]()
 #: The item's case (stashed at collection) and the Result its run reported (report_result).
@@ -340,7 +341,7 @@ class SessionPlugin:
                 "file or a module that does not import); fix them and run again"
             )
         given = [a for a in config.args if not in_suite(a, config)]
-        if given and not stats.get("deselected") and all(".scenario.yaml" in a for a in given):
+        if given and not stats.get("deselected") and all(SUFFIX in a for a in given):
             return (
                 f"the scenario files given ({' '.join(given)}) hold no expectation; add some "
                 "under expect: (docs/scenarios.md lists the kinds)"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SUFFIX = ".scenario.yaml"
+from conformance.scenarios import SUFFIX
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -29,7 +29,7 @@ from conformance.clauses.errors import (
 )
 from conformance.runtime.sandbox import Reach, Sandbox, block_network, watching
 from conformance.runtime.supervisor import Died, Hung, report_progress, supervise_inprocess
-from conformance.runtime.timeouts import engine_seconds
+from conformance.runtime.timeouts import engine_seconds, hang_root_cause
 
 if TYPE_CHECKING:
     from conformance.authoring.case import (
@@ -121,7 +121,7 @@ def _hang_finding(case: Case, method: str, limit: float, what: str = "") -> Host
         f"{who}did not return within {limit:g} s (--conformance-timeout, the limit of one "
         f"engine call; {what or 'the case was stopped there and the run went on'})",
     )
-    finding.root_cause = f"{method or '?'}|hang"
+    finding.root_cause = hang_root_cause(method)
     return finding
 
 

@@ -262,4 +262,10 @@ def not_run(message: str) -> bool:
     return message.partition("] ")[2].startswith(NOT_RUN)
 
 
-__all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS", "NOT_RUN", "not_run"]
+def hang_root_cause(method: str) -> str:
+    """The root-cause key of a hang in engine method ``method`` ("" when none was in flight):
+    every case that hung there, a check or a scenario play, counts once in the verdict."""
+    return f"{method or '?'}|hang"
+
+
+__all__ += ["HangBudget", "DEFAULT_MAX_TIMEOUTS", "NOT_RUN", "hang_root_cause", "not_run"]

@@ -20,8 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 
 LIBRARY_DIR = Path(__file__).parent / "library"
+#: How a scenario file's name ends (what pytest collects as one, and what the library holds).
+SUFFIX = ".scenario.yaml"
 
 
 def library_paths() -> list[Path]:
     """The bundled scenario files, sorted by name."""
-    return sorted(LIBRARY_DIR.glob("*.scenario.yaml"))
+    return sorted(LIBRARY_DIR.glob(f"*{SUFFIX}"))

@@ -49,11 +49,11 @@ in-place evaluation of a ``check`` step in :mod:`conformance.scenarios.engine_at
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from conformance.clauses.catalogue import METHOD_CLAUSES
 from conformance.clauses.errors import CaseError, CheckSkipped, ContractViolation, HostileEngine
+from conformance.runtime.timeouts import hang_root_cause
 from conformance.scenarios.engine_attr import K2_EXEMPT, evaluate_check
 from conformance.scenarios.expectation_kinds import Inapplicable, evaluate_kind, finding_clause
 from conformance.scenarios.expectation_kinds import _shrink as _shrink  # tests import it here
@@ -127,9 +127,8 @@ def judge_expectation(run: ScenarioRun, exp: Expectation) -> None:
         if run.timed_out:
             hang = HostileEngine(exp.clause, exp.level, "", detail)
             # one hang, one root cause: every expectation the stop left unchecked, in every
-            # file and check where the same method hung (the key of a check's hang)
-            method = re.search(r"timeout: ([\w.]+)\(\)", str(error))
-            hang.root_cause = f"{method.group(1)}|hang" if method else f"{step}|hang"
+            # file and check where the same method hung
+            hang.root_cause = hang_root_cause(run.hung_method)
             raise hang
         raise CaseError(detail)
     violation = evaluate(exp, run)

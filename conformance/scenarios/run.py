@@ -56,6 +56,8 @@ class ScenarioRun:
         gateway: the :class:`Gateway` (None when no gateway step ran).
         stopped: ``(step label, error text)`` when a step raised or the run timed out, else None.
         timed_out: True when the run exceeded its time limit (a hanging engine; a failure).
+        hung_method: the engine method in flight when it did ("": none, its constructor or the
+            host).
         main: the main agent's session at the end. context_length: the host window (tokens).
         compacts: why the engine counts as one that compacts, "" when it never does
             (expectations about compactions then skip: no clause asks an engine to compact).
@@ -71,6 +73,7 @@ class ScenarioRun:
     gateway: Gateway | None = None
     stopped: tuple[str, str] | None = None
     timed_out: bool = False
+    hung_method: str = ""
     main: HostSession | None = None
     context_length: int = DEFAULT_CONTEXT_LENGTH
     compacts: str = "unknown"

@@ -387,6 +387,7 @@ def run_scenario(
             "limit of one engine call; the call was abandoned and the run went on)",
         )
         run.timed_out = True
+        run.hung_method = method or ""
         run.main = runner.main
     return runner.run
 
