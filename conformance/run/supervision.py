@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from conformance.run.execution import GRACE_S, Attempt, AttemptSession, from_death
 from conformance.run.options import RunOptions
 from conformance.run.probe import child_start
-from conformance.runtime.sandbox import idle_folder
+from conformance.runtime.sandbox import idle_folder, remove_case_roots
 from conformance.runtime.supervisor import Died, Hung, RefusedAnswer, Worker, fork_available
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ class CaseWorker:
             self.close()
             return {c.id: Attempt(c.id, "error", text=str(exc)) for c in cases}
         if isinstance(outcome, (Died, Hung)):
+            if self._idle is not None:  # the child never closed its case's sandbox
+                remove_case_roots(self._idle)
             return {c.id: from_death(c, outcome, self.session) for c in cases}
         return outcome
 
@@ -90,6 +92,7 @@ class CaseWorker:
             self._worker.close()
             self._worker = None
         if self._idle is not None:
+            remove_case_roots(self._idle)
             shutil.rmtree(self._idle, ignore_errors=True)
             self._idle = None
 

@@ -112,6 +112,10 @@ CASE_PREFIX = "conformance-case-"
 #: Every case root made in this process, newest last, as text (``str(root)``, what
 #: :meth:`Sandbox.allows_write` compares: every write event is checked against all of them).
 _ROOTS: list[str] = []
+#: In a supervised child: its idle folder's tag (``<tag>-``), which the case roots it makes
+#: carry after :data:`CASE_PREFIX`, so the parent finds and removes the roots of a child that
+#: died or was killed mid-case (:func:`remove_case_roots`); "" elsewhere.
+_CHILD_TAG = ""
 
 
 def _add_root(root: Path) -> None:
@@ -140,10 +144,25 @@ def start_child(idle: Path | None = None) -> None:
     for the time between cases (every case's :meth:`Sandbox.close` restores them): an engine's
     daemon thread still running between cases makes its temp files inside the kit's folders,
     never in the real temp folder, and no write there is held against the engine."""
+    global _CHILD_TAG
     if idle is not None:
+        _CHILD_TAG = _tag(Path(idle)) + "-"
         _add_root(Path(idle))
         _point_tempdir(Path(idle))
     install_audit_hook()
+
+
+def _tag(idle: Path) -> str:
+    return idle.name.removeprefix("conformance-idle-")
+
+
+def remove_case_roots(idle: Path) -> None:
+    """Remove the case roots left by the supervised children started with ``idle`` (an
+    :func:`idle_folder`): a child that dies mid-case (``os._exit``, a signal, the memory cap) or
+    is killed as hung never reaches :meth:`Sandbox.close`. Call it only when no such child is
+    running."""
+    for root in Path(CASE_PARENT).glob(f"{CASE_PREFIX}{_tag(Path(idle))}-*"):
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _listing(root: Path) -> dict[str, tuple[int, int]]:
@@ -168,7 +187,8 @@ class Sandbox:
     def __init__(
         self, user_hermes_home: str | None = None, seed: Callable[[Path], None] | None = None
     ) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix=CASE_PREFIX, dir=CASE_PARENT)).resolve()
+        prefix = CASE_PREFIX + _CHILD_TAG
+        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=CASE_PARENT)).resolve()
         _add_root(self.root)
         self.user_hermes_home = user_hermes_home
         self.seed = seed

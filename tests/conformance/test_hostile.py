@@ -5,13 +5,17 @@ Ctrl-C (KeyboardInterrupt) still stops the run."""
 
 from __future__ import annotations
 
+import os
 import threading
+import uuid
+from pathlib import Path
 
 import pytest
 
 from conformance import run_conformance
 from conformance.authoring import registry
 from conformance.authoring.expect import MAX_VALUE_BYTES, approx_size
+from conformance.runtime.sandbox import CASE_PARENT, CASE_PREFIX
 from reference_engines.mutants._base import MinimalEngine
 
 RELEASE = threading.Event()
@@ -46,6 +50,25 @@ class InterruptsOnCompress(MinimalEngine):
         raise KeyboardInterrupt
 
 
+MARK = f"dies-mid-case-{uuid.uuid4().hex}"
+
+
+class DiesMidCase(MinimalEngine):
+    """Leaves a mark in its home, then ends its process (a crash, an OOM kill) in compress()."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        Path(os.environ["HERMES_HOME"], f"{MARK}-{type(self).__name__}").write_text("x")
+        os._exit(3)
+
+
+class ClosesItsCase(DiesMidCase):
+    """The twin: leaves the same mark and returns, so its case closes normally."""
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+        Path(os.environ["HERMES_HOME"], f"{MARK}-{type(self).__name__}").write_text("x")
+        return list(messages)
+
+
 def _full(results):
     assert len(results) == len(registry.all_checks())
     return {r.check: r for r in results}
@@ -73,6 +96,19 @@ def test_system_exit_is_a_failure_not_the_end():
     assert r.outcome == "failed"
     assert r.message.startswith("[A2 MUST] update_from_response(): raised SystemExit(3)")
     assert results["A1-name-is-short-identifier"].outcome == "passed"
+
+
+@pytest.mark.parametrize("engine", [DiesMidCase, ClosesItsCase])
+def test_a_child_that_dies_mid_case_leaves_no_case_folder_in_the_temp_folder(engine):
+    """A case child that ends without closing its sandbox (``os._exit``, a signal, the memory
+    cap) used to leave its case root in the real temp folder, one per case, run after run."""
+    results = run_conformance(
+        engine, profile="quick", shrink=False, scenarios=False, only=["A4-compress-returns-list"]
+    )
+    assert results and (results[0].outcome == "failed") == (engine is DiesMidCase), results
+    assert not list(
+        Path(CASE_PARENT).glob(f"{CASE_PREFIX}*/engine-*/hermes/{MARK}-{engine.__name__}")
+    )
 
 
 @pytest.mark.slow
