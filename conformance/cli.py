@@ -1,16 +1,15 @@
 """``context-engine-kit``: the command-line front end.
 
 Subcommands:
-- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``:
-  run the conformance checks (through pytest, so every plugin option works) and exit
-  non-zero when a MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget
-  cut checks short). State (failure files) goes to a temp dir unless
-  ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
-  ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them). Bad input is
-  one ``error:`` line and exit 4 before anything runs (paths that cannot be written included),
-  and ``--json FILE`` then holds the verdict ``ERROR`` with the message. ``check`` reads only
-  its own two options; pytest parses the rest, the engine word included
-  (:mod:`conformance.frontends.check_run`).
+- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``: run the
+  conformance checks (through pytest, so every plugin option works) and exit non-zero when a
+  MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget cut checks
+  short). State (failure files) goes to a temp dir unless ``--state-dir`` is given (a temp dir
+  left empty is removed); snapshots are the project's, in ``./.conformance/snapshots/``
+  (``--conformance-snapshots-dir`` to move them). Bad input is one ``error:`` line and exit 4
+  before anything runs (paths that cannot be written included), and ``--json FILE`` then holds
+  the verdict ``ERROR`` with the message. ``check`` reads only its own two options; pytest
+  parses the rest, the engine word included (:mod:`conformance.frontends.check_run`).
 - ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of
   the files given (none: the bundled library; ``--library``: both); the same pytest run, options,
   exit codes and verdict file.
@@ -22,7 +21,7 @@ Subcommands:
 
 ``--version`` prints the kit's version and the contract version it checks. argparse picks the
 command (:mod:`conformance.frontends.subcommands`); each command parses its own words. The kit's
-developer commands (the kill matrix, docs/coverage.md) are not here: they are
+developer commands (the kill matrix, docs/coverage.md) are
 ``python -m conformance.devtools mutants|coverage`` (:mod:`conformance.devtools.__main__`).
 """
 
@@ -33,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+from functools import partial
 
 from conformance.clauses.errors import KitUsageError
 from conformance.frontends.subcommands import Command, command_parser, run_command
@@ -105,7 +105,7 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
         for short, option, metavar in _SCENARIO_SPELLINGS:
             kind = {"metavar": metavar} if metavar else {"action": "store_true"}
             add(short, dest=option, default=None, help=f"short for {option}", **kind)
-    return parser  # fmt: skip
+    return parser
 
 
 #: ``scenario``'s short spellings of the kit's pytest options: (spelling, option, metavar).
@@ -122,10 +122,8 @@ def _check(argv: list[str], command: str = "check") -> int:
     (:class:`~conformance.frontends.check_run.CheckRun` brings back what it needs)."""
     import pytest
 
-    from conformance.frontends import outputs
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
-    from conformance.run import verdict_format
-    from conformance.runtime import writable
+    from conformance.runtime.writable import check_writable
 
     parser = _check_parser(command)
     if any(a in ("-h", "--help") for a in argv):
@@ -150,33 +148,34 @@ def _check(argv: list[str], command: str = "check") -> int:
         return USAGE_ERROR
     json_path = os.path.abspath(args.json) if args.json else None
 
-    def error_verdict(message: str, run: CheckRun | None = None, word: str = "ERROR") -> None:
-        if not json_path or _unwritable_file(json_path, "--json"):
-            return
-        if run is not None and run.config is not None:
-            outputs.usage_error(run.config, message, word=word)
-        else:  # pytest refused the command line: its engine word is all that is known
-            from conformance.runtime.engine_loading import is_engine_word
+    def error_verdict(message: str, config: pytest.Config | None, word: str = "ERROR") -> None:
+        """Write the verdict ``word`` to ``--json`` (nothing when it cannot be written), naming
+        what pytest parsed; without ``config`` (pytest refused the command line), the engine
+        word, all that is known."""
+        from conformance.frontends.outputs import usage_error
+        from conformance.run.verdict_format import engine_record, write_error_verdict
+        from conformance.runtime.engine_loading import is_engine_word
 
+        if not json_path:
+            return
+        if config is not None:
+            usage_error(config, message, word=word)
+        else:
             spec = next((w for w in rest if is_engine_word(w)), None)
-            engine = verdict_format.engine_record(spec, None, None)
-            verdict_format.write_error_verdict(json_path, message, engine=engine, word=word)
+            engine = engine_record(spec, None, None)
+            write_error_verdict(json_path, message, engine=engine, word=word)
 
     for option, kind in (("--json", "file"), ("--state-dir", "dir")):
         value = getattr(args, option[2:].replace("-", "_"))
         if value:
             try:
-                writable.check_writable(value, option=option, kind=kind, keep=kind == "dir")
+                check_writable(value, option=option, kind=kind, keep=kind == "dir")
             except KitUsageError as exc:
                 print(f"context-engine-kit {command}: error: {exc}", file=sys.stderr)
-                error_verdict(str(exc))
+                error_verdict(str(exc), None)
                 return USAGE_ERROR
     temporary = not args.state_dir
-    state = (
-        os.path.abspath(args.state_dir)
-        if args.state_dir
-        else tempfile.mkdtemp(prefix="context-engine-kit-")
-    )
+    state = os.path.abspath(args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-"))
     os.makedirs(state, exist_ok=True)
     failures = os.path.join(state, "failures")
     spelled = [
@@ -205,12 +204,8 @@ def _check(argv: list[str], command: str = "check") -> int:
         *spelled,
         *rest,
     ] + ([f"--conformance-json={json_path}"] if json_path else [])
-    run = CheckRun(
-        failures,
-        temporary=temporary,
-        command=command,
-        library=bool(getattr(args, "library", False)),
-    )
+    library = bool(getattr(args, "library", False))
+    run = CheckRun(failures, temporary=temporary, command=command, library=library)
     before = _stat(json_path) if json_path else None
     try:
         code = int(pytest.main(pytest_args, plugins=[run]))
@@ -221,7 +216,7 @@ def _check(argv: list[str], command: str = "check") -> int:
             "--help and pytest --help list the options.",
             file=sys.stderr,
         )
-        error_verdict(message)
+        error_verdict(message, None)
         code = USAGE_ERROR
     except KeyboardInterrupt:  # Ctrl-C while pytest was still starting (before its own handler)
         code = int(pytest.ExitCode.INTERRUPTED)
@@ -233,24 +228,12 @@ def _check(argv: list[str], command: str = "check") -> int:
             "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran",
             flush=True,
         )
-        error_verdict(
-            "interrupted (Ctrl-C or SIGTERM) before the first case ran", run, "INTERRUPTED"
-        )
+        message = "interrupted (Ctrl-C or SIGTERM) before the first case ran"
+        error_verdict(message, run.config, "INTERRUPTED")
     elif unwritten and code not in (0, 1, 5, PARTIAL_EXIT):
         message = " ".join(run.errors) or f"pytest stopped with exit status {code} before a verdict"
-        error_verdict(message, run)
+        error_verdict(message, run.config)
     return code
-
-
-def _unwritable_file(path: str, option: str) -> str | None:
-    """Why ``path`` cannot be written (None: it can), without raising."""
-    from conformance.runtime.writable import check_writable
-
-    try:
-        check_writable(path, option=option, kind="file")
-    except KitUsageError as exc:
-        return str(exc)
-    return None
 
 
 def _settle_state(state: str, temporary: bool) -> None:
@@ -267,15 +250,12 @@ def _settle_state(state: str, temporary: bool) -> None:
 
 
 def _serve(argv: list[str]) -> int:
-    """``serve``: the simulator's own command line (:func:`simulator.provider.serve.main`)."""
     from simulator.provider import serve
 
     return serve.main(argv)
 
 
 def _install_plugin(argv: list[str]) -> int:
-    """``install-plugin``: the LCM plugin's own command line
-    (:func:`reference_engines.lcm.install.main`)."""
     from reference_engines.lcm.install import main as install_main
 
     return install_main(argv, prog="context-engine-kit install-plugin")
@@ -287,13 +267,13 @@ def _explain(argv: list[str]) -> int:
     return explain_main(argv)
 
 
-def _scenario(argv: list[str]) -> int:
-    return _check(argv, command="scenario")
-
-
 COMMANDS = (
     Command("check", "run the conformance checks and print a verdict by clause", _check),
-    Command("scenario", "run scenario files (none: the bundled library)", _scenario),
+    Command(
+        "scenario",
+        "run scenario files (none: the bundled library)",
+        partial(_check, command="scenario"),
+    ),
     Command("explain", "a clause's text, its checks, usual causes and fixes", _explain),
     Command("serve", "run the provider simulator over HTTP on 127.0.0.1", _serve),
     Command("install-plugin", "copy the bundled LCM plugin to DIR/plugins/lcm/", _install_plugin),
