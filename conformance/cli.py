@@ -1,28 +1,23 @@
-"""``context-engine-kit``: the command-line front end.
+"""``context-engine-kit``: the command-line front end. argparse picks the command
+(:mod:`conformance.frontends.subcommands`); each command parses its own words.
 
-Subcommands:
-- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``: run the
-  conformance checks (through pytest, so every plugin option works) and exit non-zero when a
-  MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget cut checks
-  short). State (failure files) goes to a temp dir unless ``--state-dir`` is given (a temp dir
-  left empty is removed); snapshots are the project's, in ``./.conformance/snapshots/``
-  (``--conformance-snapshots-dir`` to move them). Bad input is one ``error:`` line and exit 4
-  before anything runs (paths that cannot be written included), and ``--json FILE`` then holds
-  the verdict ``ERROR`` with the message. ``check`` reads only its own two options; pytest
-  parses the rest, the engine word included (:mod:`conformance.frontends.check_run`).
-- ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of
-  the files given (none: the bundled library; ``--library``: both); the same pytest run, options,
-  exit codes and verdict file.
-- ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
-- ``serve``: the provider simulator over HTTP on loopback (its own command line,
-  :func:`simulator.provider.serve.main`).
-- ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home
-  (its own command line, :func:`reference_engines.lcm.install.main`).
+- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``: the
+  conformance checks, through pytest, so every plugin option works (``check`` reads only its own
+  two options; pytest parses the rest, the engine word included:
+  :mod:`conformance.frontends.check_run`); exit codes: :func:`main`. Failure files go to a temp
+  dir (removed when left empty) unless ``--state-dir`` is given; snapshots are the project's, in
+  ``./.conformance/snapshots/``. Bad input (paths that cannot be written included) is one
+  ``error:`` line and exit 4 before anything runs, and ``--json FILE`` then holds the verdict
+  ``ERROR`` with the message.
+- ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of the
+  files given (none: the bundled library; ``--library``: both).
+- ``explain CLAUSE``: a clause's text, its checks, usual causes and fixes.
+- ``serve``, ``install-plugin lcm --hermes-home DIR``: the provider simulator over HTTP and the
+  LCM plugin's installer, each its own command line (:func:`simulator.provider.serve.main`,
+  :func:`reference_engines.lcm.install.main`).
 
-``--version`` prints the kit's version and the contract version it checks. argparse picks the
-command (:mod:`conformance.frontends.subcommands`); each command parses its own words. The kit's
-developer commands (the kill matrix, docs/coverage.md) are
-``python -m conformance.devtools mutants|coverage`` (:mod:`conformance.devtools.__main__`).
+``--version`` prints the kit's version and the contract version it checks. The kit's developer
+commands are ``python -m conformance.devtools`` (:mod:`conformance.devtools.__main__`).
 """
 
 from __future__ import annotations
@@ -84,7 +79,6 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
     add = parser.add_argument
     add(
         "--json",
-        default=None,
         type=file_name,
         action=Once,
         metavar="FILE",
@@ -92,7 +86,6 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
     )
     add(
         "--state-dir",
-        default=None,
         metavar="DIR",
         help="where failure files go (default: a new temp dir, removed when left empty)",
     )
@@ -123,7 +116,7 @@ def _check(argv: list[str], command: str = "check") -> int:
     import pytest
 
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
-    from conformance.runtime.writable import check_writable
+    from conformance.runtime.writable import DIR, FILE, check_writable
 
     parser = _check_parser(command)
     if any(a in ("-h", "--help") for a in argv):
@@ -165,18 +158,16 @@ def _check(argv: list[str], command: str = "check") -> int:
             engine = engine_record(spec, None, None)
             write_error_verdict(json_path, message, engine=engine, word=word)
 
-    for option, kind in (("--json", "file"), ("--state-dir", "dir")):
-        value = getattr(args, option[2:].replace("-", "_"))
+    for option, value, kind in (("--json", args.json, FILE), ("--state-dir", args.state_dir, DIR)):
         if value:
             try:
-                check_writable(value, option=option, kind=kind, keep=kind == "dir")
+                check_writable(value, option=option, kind=kind, keep=kind == DIR)
             except KitUsageError as exc:
                 print(f"context-engine-kit {command}: error: {exc}", file=sys.stderr)
                 error_verdict(str(exc), None)
                 return USAGE_ERROR
     temporary = not args.state_dir
     state = os.path.abspath(args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-"))
-    os.makedirs(state, exist_ok=True)
     failures = os.path.join(state, "failures")
     spelled = [
         f"{option}={value}" if metavar else option
@@ -224,12 +215,9 @@ def _check(argv: list[str], command: str = "check") -> int:
         _settle_state(state, temporary=temporary)
     unwritten = json_path and _stat(json_path) in (None, before)
     if code == int(pytest.ExitCode.INTERRUPTED) and unwritten:  # Ctrl-C before any case
-        print(
-            "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran",
-            flush=True,
-        )
-        message = "interrupted (Ctrl-C or SIGTERM) before the first case ran"
-        error_verdict(message, run.config, "INTERRUPTED")
+        when = "(Ctrl-C or SIGTERM) before the first case ran"
+        print(f"verdict: INTERRUPTED - stopped {when}", flush=True)
+        error_verdict(f"interrupted {when}", run.config, "INTERRUPTED")
     elif unwritten and code not in (0, 1, 5, PARTIAL_EXIT):
         message = " ".join(run.errors) or f"pytest stopped with exit status {code} before a verdict"
         error_verdict(message, run.config)

@@ -1,11 +1,7 @@
-"""``context-engine-kit check``'s plugin object, :class:`CheckRun` (``scenario``'s too: the
-same run with only the scenario expectations selected).
-
-``check`` hands pytest its command line and one :class:`CheckRun` (``pytest.main(args,
-plugins=[run])``): pytest's parser reads the command line, the kit's plugin builds the run
-(:mod:`conformance.plugin`; the engine word ``MODULE:ATTR`` is taken out of the test paths
-there, :func:`~conformance.frontends.pytest_options.take_engine_word`), and this object keeps
-what ``check`` needs back as objects and prints ``check``'s two opening lines.
+"""``context-engine-kit check``'s (and ``scenario``'s) plugin object, :class:`CheckRun`:
+``check`` hands pytest its command line and one :class:`CheckRun`; pytest's parser reads the
+command line, the kit's plugin builds the run (:mod:`conformance.plugin`), and this object
+keeps what ``check`` needs back as objects and prints ``check``'s two opening lines.
 """
 
 from __future__ import annotations
@@ -28,15 +24,12 @@ NO_ENGINE = (
 
 class CommandLineRefused(Exception):
     """An option parser refused a command line (pytest's, for ``check``, or a
-    :class:`OneLineParser`); ``str()`` is one line saying what it refused (the usage block is
-    left out), with a hint when the option needs a plugin that is not installed (``-n``:
-    pytest-xdist)."""
+    :class:`OneLineParser`); ``str()`` is one line saying what it refused (:func:`refusal`)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argparse parser whose refusal raises :class:`CommandLineRefused`, so a command prints
-    it as one line (and writes its ERROR verdict) instead of argparse's usage block and exit 2:
-    the options ``check`` and ``scenario`` read themselves."""
+    """The parser of the options ``check`` and ``scenario`` read themselves: a refusal raises
+    :class:`CommandLineRefused` (one line) instead of argparse's usage block and exit 2."""
 
     def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
         raise CommandLineRefused(message)
@@ -44,7 +37,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 def refusal(exc: pytest.UsageError) -> str:
     """The line of a ``pytest.UsageError`` raised by pytest's option parser: what follows its
-    ``PROG: error: `` (PROG is ``pytest.main()`` or the script's name, by pytest release)."""
+    ``PROG: error: `` (PROG is ``pytest.main()`` or the script's name, by pytest release), with
+    a hint when the option needs pytest-xdist (``-n``)."""
     text = str(exc).strip()
     # the usage block, the error, then (recent pytest) the inifile and rootdir lines
     refused = text.rsplit(": error: ", 1)[-1].splitlines()[0].strip().rstrip(".")
