@@ -110,9 +110,8 @@ _SCENARIO_SPELLINGS = (
 
 
 def _check(argv: list[str], command: str = "check") -> int:
-    """``check`` (and ``scenario``, the same run with the scenario expectations selected):
-    pytest parses the command line and the kit's plugin builds the run
-    (:class:`~conformance.frontends.check_run.CheckRun` brings back what it needs)."""
+    """``check`` and ``scenario`` (``command``): pytest parses the command line, the kit's plugin
+    builds the run, :class:`~conformance.frontends.check_run.CheckRun` brings back the rest."""
     import pytest
 
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
@@ -142,9 +141,8 @@ def _check(argv: list[str], command: str = "check") -> int:
     json_path = os.path.abspath(args.json) if args.json else None
 
     def error_verdict(message: str, config: pytest.Config | None, word: str = "ERROR") -> None:
-        """Write the verdict ``word`` to ``--json`` (nothing when it cannot be written), naming
-        what pytest parsed; without ``config`` (pytest refused the command line), the engine
-        word, all that is known."""
+        """Write the verdict ``word`` to ``--json`` (if it can be), naming what pytest parsed, or
+        without ``config`` (pytest refused the command line) the engine word."""
         from conformance.frontends.outputs import usage_error
         from conformance.run.verdict_format import engine_record, write_error_verdict
         from conformance.runtime.engine_loading import is_engine_word
@@ -225,8 +223,7 @@ def _check(argv: list[str], command: str = "check") -> int:
 
 
 def _settle_state(state: str, temporary: bool) -> None:
-    """After a ``check`` run: drop a temp state dir the run left empty; otherwise say where its
-    files are."""
+    """After a run: drop a temp state dir it left empty; otherwise say where its files are."""
     files = [os.path.join(d, f) for d, _, names in os.walk(state) for f in names]
     if temporary and not files:
         shutil.rmtree(state, ignore_errors=True)

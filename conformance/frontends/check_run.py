@@ -112,13 +112,12 @@ class CheckRun:
             raise
 
     def _scenario_paths(self, config: pytest.Config) -> None:
-        """``scenario``: the test paths given are its files; the kit's suite (the bundled
-        library) runs when none is given, or with ``--library``.
+        """``scenario``: the test paths given are its files; the bundled library (the kit's suite)
+        runs when none is given, or with ``--library``.
 
         Raises:
-            pytest.UsageError: a file that does not exist or is not named ``*.scenario.yaml``
-                (pytest would not collect it), or ``--conformance-no-scenarios`` when the
-                bundled library is all the command would run.
+            pytest.UsageError: a file that is missing or not named ``*.scenario.yaml``, or
+                ``--conformance-no-scenarios`` when the bundled library is all it would run.
         """
         from conformance.frontends.pytest_session import SUITE_DIR
         from conformance.runtime.engine_loading import is_engine_word
@@ -144,8 +143,7 @@ class CheckRun:
             config.args.append(str(SUITE_DIR))
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
-        """``scenario``: only the scenario expectations run; every other item is deselected
-        (the user's own ``-m`` and ``-k`` apply as they are)."""
+        """``scenario``: deselect every item that is not a scenario expectation."""
         if self.command != "scenario":
             return
         keep: list = []
@@ -171,9 +169,8 @@ class CheckRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Print the command's opening lines once the run is configured (every option and
-        output path checked: a folder that cannot be written is never announced), before
-        pytest's header."""
+        """Print the command's opening lines before pytest's header, once every option and output
+        path is checked (a folder that cannot be written is never announced)."""
         from conformance.frontends.header import hosts_line
         from conformance.frontends.pytest_session import conformance_session
 

@@ -1,8 +1,5 @@
-"""What a run says before its first case: the pytest header and ``check``'s opening line.
-
-:func:`header_lines` is the pytest header (engine, kit and contract versions, host ABC, host
-profiles, drawing profile, then env vars, replay file, snapshot folder and case counts);
-:func:`hosts_line` is what ``context-engine-kit check``'s first line says of the hosts.
+"""What a run says before its first case: the pytest header (:func:`header_lines`) and what
+``context-engine-kit check``'s first line says of the hosts (:func:`hosts_line`).
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ def abc_label() -> str:
 
 
 def hosts_text(hosts: Any) -> str:
-    """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
-    line)."""
+    """``host profile NAME`` or ``host profiles A, B, C``."""
     hosts = tuple(hosts)
     return ("host profile " if len(hosts) == 1 else "host profiles ") + ", ".join(hosts)
 

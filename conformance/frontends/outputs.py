@@ -1,12 +1,7 @@
 """The pytest run's output paths, tried before it starts (:func:`check_output_options`), and the
 ``ERROR`` verdict of a run that a usage error stopped (:func:`usage_error`), so that CI always
-finds a verdict file.
-
-As a pytest sub-plugin (registered by :mod:`conformance.plugin`) it checks the run's output
-options once the conformance session is built, and writes the ``ERROR`` verdict when the run
-stops with a usage error while configuring (a bad option value: the plugin calls
-:func:`usage_error`), starting (an engine constructor that raises or hangs) or collecting (a
-test path that does not exist).
+finds a verdict file; a pytest sub-plugin (registered by :mod:`conformance.plugin`) whose hooks
+call them.
 """
 
 from __future__ import annotations
@@ -34,11 +29,8 @@ OUTPUT_OPTIONS = {
 
 def check_output_options(config: pytest.Config) -> None:
     """Check every output option given to this pytest run (:data:`OUTPUT_OPTIONS`), and the
-    engine's snapshot folder under ``--snapshot-update``.
-
-    Raises:
-        KitUsageError: the first path that cannot be written.
-    """
+    engine's snapshot folder under ``--snapshot-update``; raises ``KitUsageError`` for the first
+    path that cannot be written."""
     base = config.invocation_params.dir
     for option, (kind, _what) in OUTPUT_OPTIONS.items():
         value = config.getoption(option, default=None)
