@@ -1,29 +1,23 @@
-"""``context-engine-kit``: the command-line front end.
+"""``context-engine-kit``: the command-line front end. argparse picks the command
+(:mod:`conformance.frontends.subcommands`); each command parses its own words.
 
-Subcommands:
-- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``:
-  run the conformance checks (through pytest, so every plugin option works) and exit
-  non-zero when a MUST check fails (6, ``PARTIAL``, when nothing failed but the drawing budget
-  cut checks short). State (failure files) goes to a temp dir unless
-  ``--state-dir`` is given (a temp dir left empty is removed); snapshots are the project's, in
-  ``./.conformance/snapshots/`` (``--conformance-snapshots-dir`` to move them). Bad input is
-  one ``error:`` line and exit 4 before anything runs (paths that cannot be written included),
-  and ``--json FILE`` then holds the verdict ``ERROR`` with the message. ``check`` reads only
-  its own two options; pytest parses the rest, the engine word included
-  (:mod:`conformance.frontends.check_run`).
-- ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of
-  the files given (none: the bundled library; ``--library``: both); the same pytest run, options,
-  exit codes and verdict file.
-- ``explain CLAUSE``: a clause's text, its checks, what usually causes a failure and the fix.
-- ``serve``: the provider simulator over HTTP on loopback (its own command line,
-  :func:`simulator.provider.serve.main`).
-- ``install-plugin lcm --hermes-home DIR``: copy the bundled LCM plugin folder into a Hermes home
-  (its own command line, :func:`reference_engines.lcm.install.main`).
+- ``check MODULE:ATTR [--json FILE] [--state-dir DIR] [pytest/plugin options...]``: the
+  conformance checks, through pytest, so every plugin option works (``check`` reads only its own
+  two options; pytest parses the rest, the engine word included:
+  :mod:`conformance.frontends.check_run`); exit codes: :func:`main`. Failure files go to a temp
+  dir (removed when left empty) unless ``--state-dir`` is given; snapshots are the project's, in
+  ``./.conformance/snapshots/``. Bad input (paths that cannot be written included) is one
+  ``error:`` line and exit 4 before anything runs, and ``--json FILE`` then holds the verdict
+  ``ERROR`` with the message.
+- ``scenario [FILE...] MODULE:ATTR``: ``check`` with the scenario expectations selected, of the
+  files given (none: the bundled library; ``--library``: both).
+- ``explain CLAUSE``: a clause's text, its checks, usual causes and fixes.
+- ``serve``, ``install-plugin lcm --hermes-home DIR``: the provider simulator over HTTP and the
+  LCM plugin's installer, each its own command line (:func:`simulator.provider.serve.main`,
+  :func:`reference_engines.lcm.install.main`).
 
-``--version`` prints the kit's version and the contract version it checks. argparse picks the
-command (:mod:`conformance.frontends.subcommands`); each command parses its own words. The kit's
-developer commands (the kill matrix, docs/coverage.md) are not here: they are
-``python -m conformance.devtools mutants|coverage`` (:mod:`conformance.devtools.__main__`).
+``--version`` prints the kit's version and the contract version it checks. The kit's developer
+commands are ``python -m conformance.devtools`` (:mod:`conformance.devtools.__main__`).
 """
 
 from __future__ import annotations
@@ -33,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+from functools import partial
 
 from conformance.clauses.errors import KitUsageError
 from conformance.frontends.subcommands import Command, command_parser, run_command
@@ -84,7 +79,6 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
     add = parser.add_argument
     add(
         "--json",
-        default=None,
         type=file_name,
         action=Once,
         metavar="FILE",
@@ -92,7 +86,6 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
     )
     add(
         "--state-dir",
-        default=None,
         metavar="DIR",
         help="where failure files go (default: a new temp dir, removed when left empty)",
     )
@@ -105,7 +98,7 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
         for short, option, metavar in _SCENARIO_SPELLINGS:
             kind = {"metavar": metavar} if metavar else {"action": "store_true"}
             add(short, dest=option, default=None, help=f"short for {option}", **kind)
-    return parser  # fmt: skip
+    return parser
 
 
 #: ``scenario``'s short spellings of the kit's pytest options: (spelling, option, metavar).
@@ -117,15 +110,12 @@ _SCENARIO_SPELLINGS = (
 
 
 def _check(argv: list[str], command: str = "check") -> int:
-    """``check`` (and ``scenario``, the same run with the scenario expectations selected):
-    pytest parses the command line and the kit's plugin builds the run
-    (:class:`~conformance.frontends.check_run.CheckRun` brings back what it needs)."""
+    """``check`` and ``scenario`` (``command``): pytest parses the command line, the kit's plugin
+    builds the run, :class:`~conformance.frontends.check_run.CheckRun` brings back the rest."""
     import pytest
 
-    from conformance.frontends import outputs
     from conformance.frontends.check_run import CheckRun, CommandLineRefused
-    from conformance.run import verdict_format
-    from conformance.runtime import writable
+    from conformance.runtime.writable import DIR, FILE, check_writable
 
     parser = _check_parser(command)
     if any(a in ("-h", "--help") for a in argv):
@@ -150,34 +140,32 @@ def _check(argv: list[str], command: str = "check") -> int:
         return USAGE_ERROR
     json_path = os.path.abspath(args.json) if args.json else None
 
-    def error_verdict(message: str, run: CheckRun | None = None, word: str = "ERROR") -> None:
-        if not json_path or _unwritable_file(json_path, "--json"):
+    def error_verdict(message: str, config: pytest.Config | None, word: str = "ERROR") -> None:
+        """Write the verdict ``word`` to ``--json`` (if it can be), naming what pytest parsed, or
+        without ``config`` (pytest refused the command line) the engine word."""
+        from conformance.frontends.outputs import usage_error
+        from conformance.run.verdict_format import engine_record, write_error_verdict
+        from conformance.runtime.engine_loading import is_engine_word
+
+        if not json_path:
             return
-        if run is not None and run.config is not None:
-            outputs.usage_error(run.config, message, word=word)
-        else:  # pytest refused the command line: its engine word is all that is known
-            from conformance.runtime.engine_loading import is_engine_word
-
+        if config is not None:
+            usage_error(config, message, word=word)
+        else:
             spec = next((w for w in rest if is_engine_word(w)), None)
-            engine = verdict_format.engine_record(spec, None, None)
-            verdict_format.write_error_verdict(json_path, message, engine=engine, word=word)
+            engine = engine_record(spec, None, None)
+            write_error_verdict(json_path, message, engine=engine, word=word)
 
-    for option, kind in (("--json", "file"), ("--state-dir", "dir")):
-        value = getattr(args, option[2:].replace("-", "_"))
+    for option, value, kind in (("--json", args.json, FILE), ("--state-dir", args.state_dir, DIR)):
         if value:
             try:
-                writable.check_writable(value, option=option, kind=kind, keep=kind == "dir")
+                check_writable(value, option=option, kind=kind, keep=kind == DIR)
             except KitUsageError as exc:
                 print(f"context-engine-kit {command}: error: {exc}", file=sys.stderr)
-                error_verdict(str(exc))
+                error_verdict(str(exc), None)
                 return USAGE_ERROR
     temporary = not args.state_dir
-    state = (
-        os.path.abspath(args.state_dir)
-        if args.state_dir
-        else tempfile.mkdtemp(prefix="context-engine-kit-")
-    )
-    os.makedirs(state, exist_ok=True)
+    state = os.path.abspath(args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-"))
     failures = os.path.join(state, "failures")
     spelled = [
         f"{option}={value}" if metavar else option
@@ -205,12 +193,8 @@ def _check(argv: list[str], command: str = "check") -> int:
         *spelled,
         *rest,
     ] + ([f"--conformance-json={json_path}"] if json_path else [])
-    run = CheckRun(
-        failures,
-        temporary=temporary,
-        command=command,
-        library=bool(getattr(args, "library", False)),
-    )
+    library = bool(getattr(args, "library", False))
+    run = CheckRun(failures, temporary=temporary, command=command, library=library)
     before = _stat(json_path) if json_path else None
     try:
         code = int(pytest.main(pytest_args, plugins=[run]))
@@ -221,7 +205,7 @@ def _check(argv: list[str], command: str = "check") -> int:
             "--help and pytest --help list the options.",
             file=sys.stderr,
         )
-        error_verdict(message)
+        error_verdict(message, None)
         code = USAGE_ERROR
     except KeyboardInterrupt:  # Ctrl-C while pytest was still starting (before its own handler)
         code = int(pytest.ExitCode.INTERRUPTED)
@@ -229,33 +213,17 @@ def _check(argv: list[str], command: str = "check") -> int:
         _settle_state(state, temporary=temporary)
     unwritten = json_path and _stat(json_path) in (None, before)
     if code == int(pytest.ExitCode.INTERRUPTED) and unwritten:  # Ctrl-C before any case
-        print(
-            "verdict: INTERRUPTED - stopped (Ctrl-C or SIGTERM) before the first case ran",
-            flush=True,
-        )
-        error_verdict(
-            "interrupted (Ctrl-C or SIGTERM) before the first case ran", run, "INTERRUPTED"
-        )
+        when = "(Ctrl-C or SIGTERM) before the first case ran"
+        print(f"verdict: INTERRUPTED - stopped {when}", flush=True)
+        error_verdict(f"interrupted {when}", run.config, "INTERRUPTED")
     elif unwritten and code not in (0, 1, 5, PARTIAL_EXIT):
         message = " ".join(run.errors) or f"pytest stopped with exit status {code} before a verdict"
-        error_verdict(message, run)
+        error_verdict(message, run.config)
     return code
 
 
-def _unwritable_file(path: str, option: str) -> str | None:
-    """Why ``path`` cannot be written (None: it can), without raising."""
-    from conformance.runtime.writable import check_writable
-
-    try:
-        check_writable(path, option=option, kind="file")
-    except KitUsageError as exc:
-        return str(exc)
-    return None
-
-
 def _settle_state(state: str, temporary: bool) -> None:
-    """After a ``check`` run: drop a temp state dir the run left empty; otherwise say where its
-    files are."""
+    """After a run: drop a temp state dir it left empty; otherwise say where its files are."""
     files = [os.path.join(d, f) for d, _, names in os.walk(state) for f in names]
     if temporary and not files:
         shutil.rmtree(state, ignore_errors=True)
@@ -267,15 +235,12 @@ def _settle_state(state: str, temporary: bool) -> None:
 
 
 def _serve(argv: list[str]) -> int:
-    """``serve``: the simulator's own command line (:func:`simulator.provider.serve.main`)."""
     from simulator.provider import serve
 
     return serve.main(argv)
 
 
 def _install_plugin(argv: list[str]) -> int:
-    """``install-plugin``: the LCM plugin's own command line
-    (:func:`reference_engines.lcm.install.main`)."""
     from reference_engines.lcm.install import main as install_main
 
     return install_main(argv, prog="context-engine-kit install-plugin")
@@ -287,13 +252,13 @@ def _explain(argv: list[str]) -> int:
     return explain_main(argv)
 
 
-def _scenario(argv: list[str]) -> int:
-    return _check(argv, command="scenario")
-
-
 COMMANDS = (
     Command("check", "run the conformance checks and print a verdict by clause", _check),
-    Command("scenario", "run scenario files (none: the bundled library)", _scenario),
+    Command(
+        "scenario",
+        "run scenario files (none: the bundled library)",
+        partial(_check, command="scenario"),
+    ),
     Command("explain", "a clause's text, its checks, usual causes and fixes", _explain),
     Command("serve", "run the provider simulator over HTTP on 127.0.0.1", _serve),
     Command("install-plugin", "copy the bundled LCM plugin to DIR/plugins/lcm/", _install_plugin),

@@ -1,20 +1,14 @@
-"""``context-engine-kit check``'s plugin object: what the command adds to the pytest run (and
-``scenario``'s: the same run with only the scenario expectations selected).
-
-``check`` hands pytest its command line and one :class:`CheckRun` (``pytest.main(args,
-plugins=[run])``). pytest's own parser reads the command line, the kit's plugin builds the run
-from the parsed options (:mod:`conformance.plugin`; the engine word ``MODULE:ATTR`` is taken
-out of the test paths there, :func:`~conformance.frontends.pytest_options.take_engine_word`),
-and this object keeps what ``check`` needs back as objects: the exception pytest's parser
-raised (:class:`CommandLineRefused`, one line), the usage errors that stopped the run, and the
-parsed config. It also prints ``check``'s two opening lines when the session starts, where the
-engine, the host profile and the failures folder are known, and checked, as the run uses them.
+"""``context-engine-kit check``'s (and ``scenario``'s) plugin object, :class:`CheckRun`:
+``check`` hands pytest its command line and one :class:`CheckRun`; pytest's parser reads the
+command line, the kit's plugin builds the run (:mod:`conformance.plugin`), and this object
+keeps what ``check`` needs back as objects and prints ``check``'s two opening lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import KW_ONLY, dataclass, field
 from os.path import exists
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,23 +22,14 @@ NO_ENGINE = (
 )
 
 
-def _kind(item: pytest.Item) -> str | None:
-    """The ``kind`` of an item's ``conformance`` marker (None: not a conformance case)."""
-    mark = item.get_closest_marker("conformance")
-    return mark.kwargs.get("kind") if mark is not None else None
-
-
 class CommandLineRefused(Exception):
     """An option parser refused a command line (pytest's, for ``check``, or a
-    :class:`OneLineParser`); ``str()`` is one line saying what it refused (the usage block is
-    left out), with a hint when the option needs a plugin that is not installed (``-n``:
-    pytest-xdist)."""
+    :class:`OneLineParser`); ``str()`` is one line saying what it refused (:func:`refusal`)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argparse parser whose refusal raises :class:`CommandLineRefused`, so a command prints
-    it as one line (and writes its ERROR verdict) instead of argparse's usage block and exit 2:
-    the options ``check`` and ``scenario`` read themselves."""
+    """The parser of the options ``check`` and ``scenario`` read themselves: a refusal raises
+    :class:`CommandLineRefused` (one line) instead of argparse's usage block and exit 2."""
 
     def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's hook
         raise CommandLineRefused(message)
@@ -52,7 +37,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 def refusal(exc: pytest.UsageError) -> str:
     """The line of a ``pytest.UsageError`` raised by pytest's option parser: what follows its
-    ``PROG: error: `` (PROG is ``pytest.main()`` or the script's name, by pytest release)."""
+    ``PROG: error: `` (PROG is ``pytest.main()`` or the script's name, by pytest release), with
+    a hint when the option needs pytest-xdist (``-n``)."""
     text = str(exc).strip()
     # the usage block, the error, then (recent pytest) the inifile and rootdir lines
     refused = text.rsplit(": error: ", 1)[-1].splitlines()[0].strip().rstrip(".")
@@ -64,6 +50,7 @@ def refusal(exc: pytest.UsageError) -> str:
     return refused
 
 
+@dataclass(eq=False, repr=False)
 class CheckRun:
     """The pytest plugin object of one ``check`` run (registered through ``pytest.main``'s
     ``plugins``; only in the process that runs ``check``, not on pytest-xdist workers).
@@ -71,31 +58,24 @@ class CheckRun:
     Args:
         failures_default: the failures folder ``check`` chose (under its state dir).
         temporary: the state dir is a temp dir, removed when the run leaves it empty.
-        command: ``check``, or ``scenario``: the same run with the scenario expectations
-            selected (every other item deselected: what ``-m "conformance(kind='scenario')"``
-            selects; the user's own ``-m`` and ``-k`` apply on top), of the files given, else
-            of the bundled library (the kit's suite).
+        command: ``check``, or ``scenario``: only the scenario expectations selected (what
+            ``-m "conformance(kind='scenario')"`` selects, under the user's ``-m`` and ``-k``),
+            of the files given, else of the bundled library (the kit's suite).
         library: ``scenario --library``: the bundled library too, with the files given.
     Attributes:
         config: pytest's config once the command line parsed (None before).
         errors: the messages of the usage errors that stopped the run, in order.
+        files: the scenario files (test paths) given to ``scenario``.
     """
 
-    def __init__(
-        self,
-        failures_default: str,
-        *,
-        temporary: bool,
-        command: str = "check",
-        library: bool = False,
-    ) -> None:
-        self.failures_default = failures_default
-        self.temporary = temporary
-        self.command = command
-        self.library = library
-        self.files: list[str] = []  # the scenario files (test paths) given to ``scenario``
-        self.config: pytest.Config | None = None
-        self.errors: list[str] = []
+    failures_default: str
+    _: KW_ONLY
+    temporary: bool
+    command: str = "check"
+    library: bool = False
+    config: pytest.Config | None = field(default=None, init=False)
+    errors: list[str] = field(default_factory=list, init=False)
+    files: list[str] = field(default_factory=list, init=False)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_cmdline_parse(self, pluginmanager: Any, args: list[str]):
@@ -118,9 +98,7 @@ class CheckRun:
         ERROR verdict; pytest prints it."""
         from conformance.runtime.engine_loading import is_engine_word
 
-        missing = [
-            a for a in config.args if "::" not in a and not a.startswith("-") and not exists(a)
-        ]
+        missing = [a for a in config.args if not (exists(a) or "::" in a or a.startswith("-"))]
         given = config.getoption("--engine") or config.getoption("--engine-plugin")
         if missing and not given and not any(is_engine_word(a) for a in missing):
             config.option.engine = missing[0]
@@ -134,13 +112,12 @@ class CheckRun:
             raise
 
     def _scenario_paths(self, config: pytest.Config) -> None:
-        """``scenario``: the test paths given are its files; the kit's suite (the bundled
-        library) runs when none is given, or with ``--library``.
+        """``scenario``: the test paths given are its files; the bundled library (the kit's suite)
+        runs when none is given, or with ``--library``.
 
         Raises:
-            pytest.UsageError: a file that does not exist or is not named ``*.scenario.yaml``
-                (pytest would not collect it), or ``--conformance-no-scenarios`` when the
-                bundled library is all the command would run.
+            pytest.UsageError: a file that is missing or not named ``*.scenario.yaml``, or
+                ``--conformance-no-scenarios`` when the bundled library is all it would run.
         """
         from conformance.frontends.pytest_session import SUITE_DIR
         from conformance.runtime.engine_loading import is_engine_word
@@ -166,14 +143,14 @@ class CheckRun:
             config.args.append(str(SUITE_DIR))
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
-        """``scenario``: only the scenario expectations run; every other item is deselected
-        (the user's own ``-m`` and ``-k`` apply as they are)."""
+        """``scenario``: deselect every item that is not a scenario expectation."""
         if self.command != "scenario":
             return
         keep: list = []
         drop: list = []
         for item in items:
-            (keep if _kind(item) == "scenario" else drop).append(item)
+            mark = item.get_closest_marker("conformance")
+            (keep if mark and mark.kwargs.get("kind") == "scenario" else drop).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -182,20 +159,18 @@ class CheckRun:
     def pytest_configure(self, config: pytest.Config) -> None:
         """After the kit's plugin built the run: refuse a run without an engine (pytest would
         collect the folder's own tests)."""
+        from conformance.frontends.outputs import usage_error
         from conformance.frontends.pytest_session import conformance_session
 
         session = conformance_session(config)
         if session is None or session.factory is None:
-            from conformance.frontends.outputs import usage_error
-
             usage_error(config, NO_ENGINE)
             raise pytest.UsageError(NO_ENGINE)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Print the command's opening lines once the run is configured (every option and
-        output path checked: a folder that cannot be written is never announced), before
-        pytest's header."""
+        """Print the command's opening lines before pytest's header, once every option and output
+        path is checked (a folder that cannot be written is never announced)."""
         from conformance.frontends.header import hosts_line
         from conformance.frontends.pytest_session import conformance_session
 
@@ -214,11 +189,8 @@ class CheckRun:
             from conformance.scenarios import LIBRARY_DIR, library_paths
 
             bundled = f"the {len(library_paths())} bundled scenarios from {LIBRARY_DIR}"
-            cases = (
-                f"no FILE given: running {bundled}"
-                if not self.files
-                else f"the scenario files given{f' and {bundled}' if self.library else ''}"
-            )
+            files = f"the scenario files given{f' and {bundled}' if self.library else ''}"
+            cases = files if self.files else f"no FILE given: running {bundled}"
             items = "each expectation is one case"
         print(
             f"context-engine-kit {self.command}: {cases} against {what}, run by pytest ({items}), "

@@ -1,8 +1,5 @@
-"""What a run says before its first case: the pytest header and ``check``'s opening line.
-
-:func:`header_lines` is the pytest header (engine, kit and contract versions, host ABC, host
-profiles, drawing profile, then env vars, replay file, snapshot folder and case counts);
-:func:`hosts_line` is what ``context-engine-kit check``'s first line says of the hosts.
+"""What a run says before its first case: the pytest header (:func:`header_lines`) and what
+``context-engine-kit check``'s first line says of the hosts (:func:`hosts_line`).
 """
 
 from __future__ import annotations
@@ -12,8 +9,11 @@ from typing import Any
 
 import pytest
 
+from conformance import CONTRACT_VERSION, __version__
+from conformance.authoring.hosts import parse_hosts
 from conformance.authoring.hypothesis_profiles import in_ci
 from conformance.clauses.errors import KitUsageError
+from conformance.frontends.pytest_options import engine_origin, engine_spec, host_profile_text
 from conformance.run.conformance_session import ConformanceSession
 
 
@@ -29,12 +29,9 @@ def abc_label() -> str:
 
 
 def hosts_text(hosts: Any) -> str:
-    """``host profile NAME`` or ``host profiles A, B, C`` (the header and ``check``'s first
-    line)."""
+    """``host profile NAME`` or ``host profiles A, B, C``."""
     hosts = tuple(hosts)
-    if len(hosts) == 1:
-        return f"host profile {hosts[0]}"
-    return "host profiles " + ", ".join(hosts)
+    return ("host profile " if len(hosts) == 1 else "host profiles ") + ", ".join(hosts)
 
 
 def header_lines(
@@ -43,12 +40,8 @@ def header_lines(
     """The pytest header: engine, kit and contract versions, host ABC, host profile, profile,
     then any ``CONFORMANCE_*`` env vars (typos show up), the replay file, the snapshot folder,
     and the number of cases by kind with the folder failure files go to."""
-    from conformance import CONTRACT_VERSION, __version__
-
     o = session.options
     if session.factory is not None:
-        from conformance.frontends.pytest_options import engine_origin
-
         engine = session.factory.cli_args()
         origin = engine_origin(config)
         if origin and engine:  # the same engine as --engine=X would give, said where it came from
@@ -94,8 +87,6 @@ def header_lines(
 def hosts_line(config: pytest.Config) -> str:
     """What ``check``'s first line says of the hosts: the host profiles of the run (option,
     else ini key, else default) and the real Hermes installed next to the kit, if any."""
-    from conformance.authoring.hosts import parse_hosts
-    from conformance.frontends.pytest_options import host_profile_text
     from simulator.host.shim import abc_info
 
     try:
@@ -106,11 +97,9 @@ def hosts_line(config: pytest.Config) -> str:
     if info.source == "context-engine-kit":
         real = "no Hermes installed (the kit's documented ABC)"
     else:
-        real = f"real Hermes {info.label()}" + (
-            f" (its profile {info.profile})"
-            if info.profile
-            else " (no host profile matches its version; the nearest profiles play it)"
-        )
+        real = f"real Hermes {abc_label()}"
+        if not info.profile:
+            real += " (no host profile matches its version; the nearest profiles play it)"
     return f"on {hosts_text(hosts)}; {real}"
 
 
@@ -118,14 +107,8 @@ def _other_engine(replay: dict[str, Any], config: pytest.Config) -> str:
     """``; the file was recorded on X, and its draws are replayed on Y, the engine given`` when
     the run names another engine than the one the failure file was recorded on; "" when they
     agree or none is given (the file's engine then runs)."""
-    from conformance.frontends.pytest_options import engine_spec
-
-    record = replay.get("engine")
-    recorded = (
-        record
-        if isinstance(record, str)
-        else (record or {}).get("spec") or (record or {}).get("plugin")
-    )
+    record = replay.get("engine") or {}
+    recorded = record if isinstance(record, str) else record.get("spec") or record.get("plugin")
     given = engine_spec(config) or config.getoption("--engine-plugin")
     # (a plugin folder is recorded absolute; a spec compares as itself)
     if not recorded or not given or os.path.abspath(given) == os.path.abspath(recorded):

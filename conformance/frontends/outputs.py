@@ -1,18 +1,7 @@
-"""The pytest run's output options, tried before it starts; the ``ERROR`` verdict of a pytest run
-that a usage error stopped.
-
-- :func:`check_output_options` tries every output option given to a pytest run
-  (:data:`OUTPUT_OPTIONS`: ``--conformance-json``, ``--conformance-report``, ``--junit-xml``,
-  ``--conformance-failures-dir``; the engine's snapshot folder under ``--snapshot-update``) with
-  :func:`conformance.runtime.writable.check_writable`, before any case runs.
-- :func:`usage_error` writes the ``ERROR`` verdict
-  (:func:`conformance.run.verdict_format.write_error_verdict`) to ``--conformance-json``, naming
-  the engine and profiles the command line gave, so that CI always finds a verdict file.
-- As a pytest sub-plugin (registered by :mod:`conformance.plugin`) it checks the run's output
-  options once the conformance session is built, and writes the ``ERROR`` verdict to
-  ``--conformance-json`` when the run stops with a usage error while configuring (a bad option
-  value: :func:`usage_error`, called by the plugin), starting (an engine constructor that
-  raises or hangs) or collecting (a test path that does not exist).
+"""The pytest run's output paths, tried before it starts (:func:`check_output_options`), and the
+``ERROR`` verdict of a run that a usage error stopped (:func:`usage_error`), so that CI always
+finds a verdict file; a pytest sub-plugin (registered by :mod:`conformance.plugin`) whose hooks
+call them.
 """
 
 from __future__ import annotations
@@ -24,6 +13,8 @@ from typing import Any
 import pytest
 
 from conformance.clauses.errors import KitUsageError
+from conformance.frontends import pytest_options
+from conformance.frontends.pytest_session import conformance_session, session_plugin
 from conformance.run.verdict_format import write_error_verdict
 from conformance.runtime.writable import DIR, FILE, check_writable
 
@@ -38,19 +29,14 @@ OUTPUT_OPTIONS = {
 
 def check_output_options(config: pytest.Config) -> None:
     """Check every output option given to this pytest run (:data:`OUTPUT_OPTIONS`), and the
-    engine's snapshot folder under ``--snapshot-update``.
-
-    Raises:
-        KitUsageError: the first path that cannot be written.
-    """
+    engine's snapshot folder under ``--snapshot-update``; raises ``KitUsageError`` for the first
+    path that cannot be written."""
     base = config.invocation_params.dir
     for option, (kind, _what) in OUTPUT_OPTIONS.items():
         value = config.getoption(option, default=None)
         if value:
             check_writable(value, option=option, kind=kind, base=base)
     if config.getoption("--snapshot-update", default=False):
-        from conformance.frontends.pytest_session import conformance_session
-
         session = conformance_session(config)
         folder = session.options.snapshots_dir if session is not None else None
         if folder is not None:
@@ -65,44 +51,35 @@ def usage_error(config: pytest.Config, message: str, *, word: str = "ERROR") -> 
     path = config.getoption("--conformance-json", default=None)
     if not path or hasattr(config, "workerinput"):
         return
-    from conformance.frontends.pytest_options import (
-        INI_HOST_PROFILE,
-        INI_PROFILE,
-        engine_kwargs_text,
-        engine_spec,
-        host_profile_text,
-        ini_text,
-        profile_name,
-    )
-
-    spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin", default=None)
+    spec = pytest_options.engine_spec(config)
+    plugin_dir = config.getoption("--engine-plugin", default=None)
     engine: Any = {"plugin": plugin_dir} if plugin_dir and not spec else None
     if spec:
+        text = pytest_options.engine_kwargs_text(config)
         try:
-            kwargs = json.loads(engine_kwargs_text(config) or "{}")
+            kwargs = json.loads(text or "{}")
         except (ValueError, RecursionError):
-            kwargs = engine_kwargs_text(config)
+            kwargs = text
         engine = {"spec": spec, "kwargs": kwargs}
+    profile = _quietly(config, pytest_options.profile_name, pytest_options.INI_PROFILE)
+    hosts = _quietly(config, pytest_options.host_profile_text, pytest_options.INI_HOST_PROFILE)
     write_error_verdict(
         Path(config.invocation_params.dir, path),
         message,
         engine=engine,
-        profile=_quietly(lambda: profile_name(config), lambda: ini_text(config, INI_PROFILE)),
-        host_profile=_quietly(
-            lambda: host_profile_text(config) or None,
-            lambda: ini_text(config, INI_HOST_PROFILE) or None,
-        ),
+        profile=profile,
+        host_profile=hosts or None,
         strict=bool(config.getoption("--conformance-strict", default=False)),
         word=word,
     )
 
 
-def _quietly(read: Any, fallback: Any) -> Any:
-    """``read()``, or ``fallback()`` when it raises (a bad ini value is the error being
-    reported; the ERROR verdict still names what was given), else None."""
-    for attempt in (read, fallback):
+def _quietly(config: pytest.Config, read: Any, ini_key: str) -> Any:
+    """``read(config)``, or the ini key ``ini_key`` when it raises (a bad ini value is the error
+    being reported; the ERROR verdict still names what was given), else None."""
+    for attempt in (read, lambda config: pytest_options.ini_text(config, ini_key)):
         try:
-            return attempt()
+            return attempt(config)
         except Exception:  # the verdict file must be written whatever the value
             continue
     return None
@@ -112,8 +89,6 @@ def _quietly(read: Any, fallback: Any) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     """After the session is built (:mod:`conformance.plugin`): check the output options, so a
     path that cannot be written is a usage error now, not at the end of the run."""
-    from conformance.frontends.pytest_session import session_plugin
-
     if session_plugin(config) is None or hasattr(config, "workerinput"):
         return
     try:
@@ -126,7 +101,9 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionstart(session: pytest.Session):
     """Write the ERROR verdict when the session cannot start (the engine's constructor raises or
-    hangs: :func:`conformance.frontends.pytest_options.probe_or_raise`)."""
+    hangs: :func:`conformance.frontends.pytest_options.probe_or_raise`) and, as
+    ``pytest_collection`` too, when pytest refuses the test paths (``file or directory not
+    found: x``)."""
     try:
         return (yield)
     except pytest.UsageError as exc:
@@ -134,15 +111,7 @@ def pytest_sessionstart(session: pytest.Session):
         raise
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_collection(session: pytest.Session):
-    """Write the ERROR verdict when pytest refuses the test paths at collection (``file or
-    directory not found: x``)."""
-    try:
-        return (yield)
-    except pytest.UsageError as exc:
-        usage_error(session.config, str(exc))
-        raise
+pytest_collection = pytest_sessionstart
 
 
 __all__ = ["OUTPUT_OPTIONS", "check_output_options", "usage_error"]

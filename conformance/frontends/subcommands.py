@@ -1,10 +1,6 @@
-"""A command line of subcommands that each parse their own arguments, on argparse.
-
-Used by ``context-engine-kit`` (:mod:`conformance.cli`) and ``python -m conformance.devtools``
-(:mod:`conformance.devtools.__main__`). argparse picks the command (``--help``, a wrong
-command's ``invalid choice`` line, exit 2); the words after it go, exactly as given, to the
-command's function, which has its own parser (``check`` passes what it does not know on to
-pytest).
+"""A command line of subcommands that each parse their own words, on argparse: argparse picks
+the command, the words after it go as given to the command's function (``context-engine-kit``,
+:mod:`conformance.cli`, and ``python -m conformance.devtools``).
 """
 
 from __future__ import annotations
@@ -17,10 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: its name, its one-line help and the function that runs it.
-
-    ``run`` takes the words after the command name and returns the exit code.
-    """
+    """One subcommand: its name, its one-line help and the function that runs it (``run``: the
+    words after the command name -> the exit code)."""
 
     name: str
     help: str
@@ -30,12 +24,9 @@ class Command:
 def command_parser(
     prog: str, description: str, commands: Sequence[Command], epilog: str | None = None
 ) -> argparse.ArgumentParser:
-    """An argparse parser of ``prog COMMAND ...`` whose help lists ``commands``.
-
-    Each command is a subparser without options of its own (``add_help=False``): every word
-    after the command name is left for the command's function (:func:`run_command`). Add
-    top-level options (``--version``) to the parser returned.
-    """
+    """An argparse parser of ``prog COMMAND ...`` whose help lists ``commands``, each a
+    subparser without options of its own (its words are its function's, :func:`run_command`).
+    Add top-level options (``--version``) to the parser returned."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description=description,
@@ -51,13 +42,10 @@ def command_parser(
 def run_command(
     parser: argparse.ArgumentParser, commands: Sequence[Command], argv: list[str]
 ) -> int:
-    """Pick the command of ``argv`` with ``parser`` (:func:`command_parser`) and run it on the
-    words after its name; return its exit code.
-
-    Exit codes of the dispatch itself: 0 for ``--help`` (and other top-level options that exit,
-    such as ``--version``); 2 for a wrong command (argparse's ``invalid choice`` line), an
-    unknown option before the command, or no command at all (the help, on stderr).
-    """
+    """Pick the command of ``argv`` with ``parser`` (:func:`command_parser`) and return its
+    function's exit code on the words after its name; else 0 for ``--help`` (and ``--version``),
+    2 for a wrong command (argparse's ``invalid choice`` line), an option before the command, or
+    no command (the help, on stderr)."""
     try:
         args, _ = parser.parse_known_args(argv)
         # top-level options take no value: the command is the first word not an option
