@@ -173,22 +173,22 @@ def add_options(parser: pytest.Parser) -> None:
         help="write a self-contained HTML report (verdict by clause, one token plot per "
         "scenario; plots need the 'report' extra: matplotlib).",
     )
-    for name, help in (
-        ("conformance_engine", "engine under test, MODULE:ATTR"),
-        ("conformance_engine_kwargs", "JSON keyword arguments for the engine"),
-        (
-            INI_PROFILE,
-            "Hypothesis budget when --conformance-profile is not given: quick, default or thorough",
-        ),
-        (
-            INI_HOST_PROFILE,
-            "host(s) the kit plays when --host-profile is not given: a profile, a "
-            "comma-separated list, or all",
-        ),
-        (
-            INI_BUDGET,
-            "seconds of engine calls the checks may spend drawing examples when "
-            "--conformance-budget is not given (0: no budget)",
-        ),
-    ):
-        parser.addini(name, help, default="")
+    parser.addini("conformance_engine", "engine under test, MODULE:ATTR", default="")
+    parser.addini("conformance_engine_kwargs", "JSON keyword arguments for the engine", default="")
+    parser.addini(
+        INI_PROFILE,
+        "Hypothesis budget when --conformance-profile is not given: quick, default or thorough",
+        default="",
+    )
+    parser.addini(
+        INI_HOST_PROFILE,
+        "host(s) the kit plays when --host-profile is not given: a profile, a comma-separated "
+        "list, or all",
+        default="",
+    )
+    parser.addini(
+        INI_BUDGET,
+        "seconds of engine calls the checks may spend drawing examples when "
+        "--conformance-budget is not given (0: no budget)",
+        default="",
+    )

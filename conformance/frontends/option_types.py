@@ -1,10 +1,6 @@
-"""The value types of the kit's pytest options: pytest's own parser refuses a bad value.
-
-A bad value raises ``argparse.ArgumentTypeError`` saying what was given and what to give
-(``argument --conformance-profile: 'quik' is not one of its choices; give one of default,
-quick, thorough (did you mean quick?)``), for ``pytest`` and ``context-engine-kit check``
-alike. Ranges (a positive timeout, a budget of 0 or more) are checked with the run's options
-(:meth:`conformance.run.options.RunOptions.validate`).
+"""The value types of the kit's pytest options: pytest's own parser refuses a bad value with
+a message that says what was given and what to give, for ``pytest`` and ``context-engine-kit
+check`` alike. Ranges are checked with the run's options (``RunOptions.validate``).
 """
 
 from __future__ import annotations
@@ -40,8 +36,8 @@ def choice(choices: Iterable[str]) -> Callable[[str], str]:
 
 
 def host_profiles(value: str) -> str:
-    """The ``type=`` of ``--host-profile``: one host profile, a comma-separated list of them,
-    or ``all`` (:func:`conformance.authoring.hosts.parse_hosts`); the text is kept as given.
+    """The ``type=`` of ``--host-profile``: a host profile, a comma-separated list of them, or
+    ``all``; the text is kept as given.
 
     Raises:
         argparse.ArgumentTypeError: an unknown name; lists the profiles, with a hint.
@@ -59,9 +55,8 @@ def host_profiles(value: str) -> str:
 
 
 def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
-    """The ``type=`` of a numeric option: ``kind`` ``int`` (a whole number) or ``float``;
-    ``unit`` (``" of seconds"``, "") and ``example`` (``--conformance-timeout=30``) are for
-    the message.
+    """The ``type=`` of a numeric option of ``kind`` ``int`` or ``float``; ``unit``
+    (``" of seconds"``) and ``example`` (``--conformance-timeout=30``) are for the message.
 
     Raises (when called with a value that does not parse):
         argparse.ArgumentTypeError: says what kind of number to give, with the example.
@@ -97,9 +92,6 @@ def given(what: str) -> Callable[[str], str]:
     return non_empty
 
 
-_a_file_name = given("a file name")
-
-
 def file_name(value: str) -> str:
     """The ``type=`` of an option that names a file the run writes (``--json``,
     ``--conformance-json``, ``--conformance-report``).
@@ -107,7 +99,7 @@ def file_name(value: str) -> str:
     Raises (an empty value, most often an unset CI variable, or ``-``):
         argparse.ArgumentTypeError: says to give a file name.
     """
-    _a_file_name(value)
+    given("a file name")(value)
     if value == "-":
         raise argparse.ArgumentTypeError(
             "'-': the kit writes this file, not standard output; give a file name"

@@ -50,8 +50,7 @@ def ini_text(config: pytest.Config, key: str) -> str:
     """The ini key ``key`` as stripped text ("" when it is not set).
 
     Raises:
-        KitUsageError: the configuration file gives it as something other than text (a TOML
-            number or list in a native TOML table); the message says to quote it.
+        KitUsageError: the file gives it as something other than text; says to quote it.
     """
     try:
         value = config.getini(key)
@@ -181,9 +180,8 @@ def engine_spec(config: pytest.Config) -> str | None:
 
 
 def engine_origin(config: pytest.Config) -> str:
-    """Where the engine spec came from when not from the command line: ``the environment
-    variable CONFORMANCE_ENGINE`` or ``the ini key conformance_engine (<ini file>)``; "" when
-    ``--engine`` (or the engine word) gave it, or none is given."""
+    """Where the engine spec came from when not from the command line (``the environment
+    variable CONFORMANCE_ENGINE``, ``the ini key conformance_engine (<ini file>)``), else ""."""
     return _setting(config, "--engine", ENV_ENGINE, "conformance_engine")[1]
 
 
@@ -206,12 +204,9 @@ def engine_kwargs_text(config: pytest.Config) -> str | None:
 
 
 def snapshots_dir(config: pytest.Config, factory: EngineFactory | None) -> Path | None:
-    """The engine's snapshot folder when the snapshot tier is on, else None (kit clause D1).
-
-    The base is ``--conformance-snapshots-dir`` (relative to the folder pytest was started
-    from) or ``<rootdir>/.conformance/snapshots``; the tier is on with
-    ``--conformance-snapshots`` or ``--snapshot-update``, or when the folder exists.
-    """
+    """The engine's snapshot folder when the snapshot tier is on, else None (kit clause D1):
+    under ``--conformance-snapshots-dir`` or ``<rootdir>/.conformance/snapshots``, on with
+    ``--conformance-snapshots`` or ``--snapshot-update``, or when the folder exists."""
     if factory is None:
         return None
     base = config.getoption("--conformance-snapshots-dir")
@@ -226,15 +221,13 @@ def snapshots_dir(config: pytest.Config, factory: EngineFactory | None) -> Path 
 
 
 def _factory(config: pytest.Config, replay: dict | None, given: float) -> EngineFactory | None:
-    # resolved in a child: the engine's module never runs in this process (engine_loading)
+    # resolved in a child (engine_loading); an import is no engine call: the per-call limit
+    # (``given``) bounds it only when longer (and valid: a bad one is reported with the options)
     spec, plugin_dir = engine_spec(config), config.getoption("--engine-plugin")
-    # an import is no engine call: the per-call limit (``given``) bounds it only when it is
-    # longer (and valid: a bad value is reported once the options are read)
     timeout = given if DEFAULT_CHECK_TIMEOUT_S < given < float("inf") else DEFAULT_CHECK_TIMEOUT_S
     if spec:
-        return deferred_engine_factory(
-            spec, parse_kwargs(engine_kwargs_text(config)), timeout=timeout
-        )
+        kwargs = parse_kwargs(engine_kwargs_text(config))
+        return deferred_engine_factory(spec, kwargs, timeout=timeout)
     if plugin_dir:
         return deferred_plugin_factory(plugin_dir, timeout=timeout)
     if replay is not None:

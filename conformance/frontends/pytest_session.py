@@ -52,9 +52,8 @@ def conformance_session(config: pytest.Config) -> ConformanceSession | None:
 
 
 def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
-    """Keep ``result`` on ``item`` (the report hook puts it on the item's report, for the
-    verdict), write its row into the item's junit ``user_properties`` (an output only) and
-    turn it into the pytest outcome."""
+    """Keep ``result`` on ``item`` (for the verdict), write its row into the item's junit
+    ``user_properties`` (an output only) and turn it into the pytest outcome."""
     __tracebackhide__ = True
     item.stash[RESULT_KEY] = result
     llm = json.dumps(result.llm, sort_keys=True, separators=(",", ":")) if result.llm else ""
@@ -143,8 +142,7 @@ class SessionPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """pytest-xdist, on the controller: every worker draws with the controller's seed (the
-        one the header prints and failure files record), not one of its own."""
+        """pytest-xdist, on the controller: every worker draws with the seed the header prints."""
         seed = self.session.options.seed
         if seed is not None:
             node.workerinput[pytest_options.WORKER_SEED] = seed
@@ -154,8 +152,7 @@ class SessionPlugin:
         return header_lines(config, self.session, fixture_route=self.fixture_route)
 
     def pytest_collection_modifyitems(self, session, config: pytest.Config, items) -> None:
-        """Attach each case's clause/level/since/kind as junit user_properties; warn about
-        expected failures that match no case."""
+        """Stash each item's case, with its junit properties; warn about unmatched xfails."""
         empty = []  # a suite test whose parameter set is empty (e.g. -k on a replay)
         for item in items:
             case = getattr(item, "conformance_case_obj", None)
@@ -190,14 +187,12 @@ class SessionPlugin:
         self._xdist_total = max(len(found), self._xdist_total)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """Count the files that failed to collect: pytest then ends the run as INTERRUPTED,
-        which is no stop (the verdict says NO CHECK RAN and why)."""
+        """Count the files that failed to collect (the INTERRUPTED that follows is no stop)."""
         if report.failed:
             self.collection_errors += 1
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Share the drawing budget among the cases selected to run (after -k, -m,
-        --deselect), not the whole stream."""
+        """Share the drawing budget among the cases selected to run (after -k, -m, --deselect)."""
         cases = (item.stash.get(CASE_KEY, None) for item in session.items)
         self.session.budget.restrict({case.id for case in cases if case is not None})
 
@@ -210,8 +205,8 @@ class SessionPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
-        """Show conformance failures as their one-line message (no kit traceback), and put the
-        case's Result on its report (:func:`result_of`)."""
+        """Show conformance failures as their one-line message; put the case's Result on its
+        report (:func:`result_of`)."""
         report = yield
         if call.excinfo is not None and call.excinfo.errisinstance(
             (ConformanceFailure, ConformanceError)
@@ -242,8 +237,7 @@ class SessionPlugin:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each case's Result into the verdict (also under xdist, on the controller); a
-        failed report of another test counts as one of the run's other failures."""
+        """Fold each case's Result into the verdict; a failed other test is an other failure."""
         result = getattr(report, REPORT_ATTR, None)
         if isinstance(result, Result):
             self.verdict.add(result)
@@ -251,9 +245,8 @@ class SessionPlugin:
             self.verdict.other_failures += 1
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
-        """A case the hang cap kept from running is ``N`` / ``NOT RUN`` in pytest's progress
-        and its own tally, not one FAILURES block each: the terminal summary says why once.
-        The verdict still counts it as an error (its Result is unchanged)."""
+        """A case the hang cap kept from running is ``N`` / ``NOT RUN`` in pytest's progress,
+        not one FAILURES block each (the verdict still counts it as an error)."""
         result = getattr(report, REPORT_ATTR, None)
         if report.when == "call" and isinstance(result, Result) and _kept_from_running(result):
             return "not run", "N", ("NOT RUN", {"yellow": True})
@@ -340,8 +333,7 @@ class SessionPlugin:
         partial = self.verdict.word(strict=self.strict) == "PARTIAL"
         if session.exitstatus == pytest.ExitCode.OK and partial:
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
-        # pytest refused the test paths at collection (a usage error: the session ends with its
-        # status): conformance.frontends.outputs wrote the ERROR verdict naming it
+        # pytest refused the test paths at collection: outputs.py wrote the ERROR verdict
         if not (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results):
             self._write_json(session)
 
@@ -363,8 +355,7 @@ def _kept_from_running(result: Result) -> bool:
 
 
 def in_suite(arg: str, config: pytest.Config) -> bool:
-    """Whether the test path ``arg`` (a path, maybe with ``::`` parts) is in the kit's suite
-    folder (:data:`SUITE_DIR`)."""
+    """Whether the test path ``arg`` (maybe with ``::`` parts) is in :data:`SUITE_DIR`."""
     path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
     return path == SUITE_DIR or SUITE_DIR in path.parents
 
@@ -375,14 +366,11 @@ def result_of(report: pytest.TestReport, case: Case, ran: Result | None) -> Resu
     one made from the report (a failed setup or teardown is an error, a pytest skip a skip)."""
     hosts = tuple(getattr(case, "hosts", ()) or ())
     if ran is not None and report.when == "call":
+        # an XPASS(strict) is "failed"
         outcome = "failed" if ran.outcome == "xpassed" and report.failed else ran.outcome
+        hosts = ran.hosts or hosts
         return replace(
-            ran,
-            check=case.id,
-            outcome=outcome,  # "failed": XPASS(strict)
-            kind=case.kind,
-            title=case.title,
-            hosts=ran.hosts or hosts,
+            ran, check=case.id, outcome=outcome, kind=case.kind, title=case.title, hosts=hosts
         )
     if not (report.when == "call" or report.failed or report.skipped):
         return None

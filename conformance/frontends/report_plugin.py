@@ -43,8 +43,7 @@ def _scenario_runs(
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
-    """Write the report (on the controller), after the verdict is complete. matplotlib (the
-    plots) is imported only when a report is asked for."""
+    """Write the report (on the controller) once the verdict is complete (matplotlib: only then)."""
     config = session.config
     plugin = session_plugin(config)
     path = config.getoption("--conformance-report", default=None)
