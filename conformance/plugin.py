@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from conformance.frontends import pytest_options
+from conformance.frontends.option_registry import add_options
 from conformance.frontends.pytest_session import (
     MARKER_LINE,
     SESSION_KEY,
@@ -43,7 +44,7 @@ pytest_plugins = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--engine`` and ``--conformance-*`` options and the ini keys."""
-    pytest_options.add_options(parser)
+    add_options(parser)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -108,8 +109,8 @@ def _activate(config: pytest.Config, *, fixture_route: bool) -> SessionPlugin:
         pytest_options.Inert: no engine and no fixture route.
         pytest.UsageError: a bad option value or engine.
     """
-    built = pytest_options.build_session(config, fixture_route=fixture_route)
-    plugin = SessionPlugin(config, built.session, fixture_route=fixture_route)
+    session = pytest_options.build_session(config, fixture_route=fixture_route)
+    plugin = SessionPlugin(config, session, fixture_route=fixture_route)
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "conformance-session")
     return plugin

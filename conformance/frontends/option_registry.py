@@ -1,10 +1,6 @@
-"""The kit's pytest options and ini keys, registered once (:func:`add_options`).
-
-One group, ``conformance``: the ``--engine`` options (each with a ``--conformance-`` spelling),
-the ``--conformance-*`` options of the run, scenarios, snapshots and the report, and the ini
-keys a project sets for profile, host profile and budget. Their values are parsed by
-:mod:`conformance.frontends.option_types`, so pytest's own parser refuses a bad one, and read
-into the run by :mod:`conformance.frontends.pytest_options`.
+"""The kit's pytest options and ini keys, registered once (:func:`add_options`): the
+``--engine`` options (each with a ``--conformance-`` spelling), the ``--conformance-*`` options
+and the ini keys; their values are parsed by :mod:`conformance.frontends.option_types`.
 """
 
 from __future__ import annotations
@@ -14,7 +10,7 @@ import pytest
 from conformance.authoring.budget import DEFAULT_BUDGET_S
 from conformance.authoring.context import DEFAULT_CHECK_TIMEOUT_S
 from conformance.authoring.hypothesis_profiles import PROFILES
-from conformance.frontends import option_types
+from conformance.frontends.option_types import Once, choice, file_name, given, host_profiles, number
 from conformance.runtime.timeouts import DEFAULT_MAX_TIMEOUTS
 
 ENV_ENGINE = "CONFORMANCE_ENGINE"
@@ -29,28 +25,29 @@ def add_options(parser: pytest.Parser) -> None:
     """Register every option of the kit's pytest front end (one group, ``conformance``)."""
     group = parser.getgroup("conformance", "context-engine conformance (context-engine-kit)")
     add = group.addoption
+
+    def flag(name: str, help: str) -> None:
+        add(name, action="store_true", help=help)
+
     add(
         "--engine",
         "--conformance-engine",
-        default=None,
-        type=option_types.given("the engine as MODULE:ATTR"),
-        action=option_types.Once,
+        type=given("the engine as MODULE:ATTR"),
+        action=Once,
         metavar="MODULE:ATTR",
         help="engine under test: a ContextEngine subclass or factory (env CONFORMANCE_ENGINE).",
     )
     add(
         "--engine-kwargs",
         "--conformance-engine-kwargs",
-        default=None,
         metavar="JSON",
         help="JSON object of keyword arguments for the engine (env CONFORMANCE_ENGINE_KWARGS).",
     )
     add(
         "--engine-plugin",
         "--conformance-engine-plugin",
-        default=None,
-        type=option_types.given("the plugin folder"),
-        action=option_types.Once,
+        type=given("the plugin folder"),
+        action=Once,
         metavar="DIR",
         help="a plugin folder ($HERMES_HOME/plugins/<name>/) to check for R4-R6; without "
         "--engine its engine is also the engine under test.",
@@ -65,8 +62,7 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--host-profile",
         "--conformance-host-profile",
-        default=None,
-        type=option_types.host_profiles,
+        type=host_profiles,
         metavar="HOSTS",
         help="the host(s) the kit plays: a profile (documented, hermes-0.19, hermes-0.22, ...), "
         "a comma-separated list, or all (every profile); a case that depends on the host runs "
@@ -77,73 +73,55 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "--conformance-profile",
-        default=None,
-        type=option_types.choice(sorted(PROFILES)),
+        type=choice(sorted(PROFILES)),
         metavar="{" + ",".join(sorted(PROFILES)) + "}",
         help="Hypothesis budget: quick, default or thorough, registered with Hypothesis as "
         "conformance-quick, conformance-default and conformance-thorough (so "
         "--hypothesis-profile=conformance-thorough works too). Default: the ini key "
         "conformance_profile, else default.",
     )
-    add(
-        "--conformance-strict",
-        action="store_true",
-        default=False,
-        help="SHOULD failures and XPASS fail the run too.",
-    )
-    add(
-        "--conformance-random",
-        action="store_true",
-        default=False,
-        help="do not derandomize Hypothesis (explore new examples each run).",
-    )
+    flag("--conformance-strict", "SHOULD failures and XPASS fail the run too.")
+    flag("--conformance-random", "do not derandomize Hypothesis (explore new examples each run).")
     add(
         "--conformance-seed",
-        default=None,
-        type=option_types.number(int, "", "--conformance-seed=1234"),
+        type=number(int, "", "--conformance-seed=1234"),
         metavar="N",
         help="Hypothesis seed with --conformance-random (recorded in failure files).",
     )
     add(
         "--conformance-json",
-        default=None,
-        type=option_types.file_name,
-        action=option_types.Once,
+        type=file_name,
+        action=Once,
         metavar="FILE",
         help="write the verdict as JSON to FILE.",
     )
     add(
         "--conformance-failures-dir",
-        default=None,
         metavar="DIR",
         help="where shrunk failing examples are written (default .conformance/failures).",
     )
     add(
         "--conformance-xfails",
-        default=None,
         metavar="FILE",
         help="expected failures: one case id, id prefix or clause per line, '# reason' optional "
         "(non-strict; --conformance-strict makes an XPASS fail).",
     )
     add(
         "--conformance-replay",
-        default=None,
         metavar="FILE",
         help="rerun one failure file on its recorded (shrunk) draws; the engine comes from the "
         "file when none is given.",
     )
     add(
         "--conformance-timeout",
-        default=None,
-        type=option_types.number(float, " of seconds", "--conformance-timeout=30"),
+        type=number(float, " of seconds", "--conformance-timeout=30"),
         metavar="SECONDS",
         help=f"the limit of one engine call: a call longer than this is a hang and fails its "
         f"case (default {DEFAULT_CHECK_TIMEOUT_S:g}).",
     )
     add(
         "--conformance-budget",
-        default=None,
-        type=option_types.number(float, " of seconds", "--conformance-budget=60"),
+        type=number(float, " of seconds", "--conformance-budget=60"),
         metavar="SECONDS",
         help=f"seconds the checks may spend inside the engine's calls while drawing examples, "
         f"shared out among them; a check whose share runs out is partly checked, not passed "
@@ -151,8 +129,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "--conformance-memory-limit",
-        default=None,
-        type=option_types.number(float, " of GiB", "--conformance-memory-limit=4"),
+        type=number(float, " of GiB", "--conformance-memory-limit=4"),
         metavar="GIB",
         help="address-space cap of each case's process, in GiB (default 4; 0: none); an engine "
         "that reaches it fails its case, the run goes on.",
@@ -160,50 +137,38 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--conformance-isolation",
         default="fork",
-        type=option_types.choice(("fork", "inprocess")),
+        type=choice(("fork", "inprocess")),
         metavar="{fork,inprocess}",
         help="fork: each case in a supervised child process (an engine that exits, crashes or "
         "hangs ends that case only); inprocess: in this process (no fork).",
     )
     add(
         "--conformance-max-timeouts",
-        default=None,
-        type=option_types.number(int, "", "--conformance-max-timeouts=3"),
+        type=number(int, "", "--conformance-max-timeouts=3"),
         metavar="N",
         help="after N cases have timed out (a hanging engine), the remaining cases are errors "
         f"without running (default {DEFAULT_MAX_TIMEOUTS}; 0 runs every case).",
     )
-    add(
+    flag(
         "--conformance-no-shrink",
-        action="store_true",
-        default=False,
-        help="do not shrink failing examples (faster failures, longer examples).",
+        "do not shrink failing examples (faster failures, longer examples).",
     )
-    add(
-        "--conformance-no-scenarios",
-        action="store_true",
-        default=False,
-        help="leave the bundled scenario library out of the run.",
-    )
-    add(
+    flag("--conformance-no-scenarios", "leave the bundled scenario library out of the run.")
+    flag(
         "--conformance-snapshots",
-        action="store_true",
-        default=False,
-        help="run the snapshot tier (compress/select_context output over the seeded corpus, "
+        "run the snapshot tier (compress/select_context output over the seeded corpus, "
         "diffed by syrupy; snapshots in .conformance/snapshots/<engine>/). On by default when "
         "that folder exists; create it with --snapshot-update.",
     )
     add(
         "--conformance-snapshots-dir",
-        default=None,
         metavar="DIR",
         help="the folder holding the per-engine snapshot folders (default "
         "<rootdir>/.conformance/snapshots).",
     )
     add(
         "--conformance-report",
-        default=None,
-        type=option_types.file_name,
+        type=file_name,
         metavar="FILE",
         help="write a self-contained HTML report (verdict by clause, one token plot per "
         "scenario; plots need the 'report' extra: matplotlib).",

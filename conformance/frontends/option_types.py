@@ -1,13 +1,6 @@
-"""The value types of the kit's pytest options: pytest's own parser reports a bad value.
-
-Each function here is an ``argparse`` ``type=`` for one of the options
-:func:`conformance.frontends.pytest_options.add_options` registers. A bad value raises
-``argparse.ArgumentTypeError`` with a message that says what was given and what to give, so
-pytest's option parser refuses the command line with it (``argument --conformance-profile:
-'quik' is not one of its choices; give one of default, quick, thorough (did you mean
-quick?)``), for ``pytest`` and ``context-engine-kit check`` alike. Ranges that depend on
-other values (a timeout that must be positive, a budget of 0 or more) are checked when the
-run's options are validated (:meth:`conformance.run.options.RunOptions.validate`).
+"""The value types of the kit's pytest options: pytest's own parser refuses a bad value with
+a message that says what was given and what to give, for ``pytest`` and ``context-engine-kit
+check`` alike. Ranges are checked with the run's options (``RunOptions.validate``).
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ def _hint(value: str, choices: Iterable[str]) -> str:
 def choice(choices: Iterable[str]) -> Callable[[str], str]:
     """The ``type=`` of an option whose value is one of ``choices`` (texts).
 
-    Raises (when called with a value not among them):
+    Raises (a value not among them):
         argparse.ArgumentTypeError: lists the choices, with the closest one as a hint.
     """
     names = tuple(choices)
@@ -43,8 +36,8 @@ def choice(choices: Iterable[str]) -> Callable[[str], str]:
 
 
 def host_profiles(value: str) -> str:
-    """The ``type=`` of ``--host-profile``: one host profile, a comma-separated list of them,
-    or ``all`` (:func:`conformance.authoring.hosts.parse_hosts`); the text is kept as given.
+    """The ``type=`` of ``--host-profile``: a host profile, a comma-separated list of them, or
+    ``all``; the text is kept as given.
 
     Raises:
         argparse.ArgumentTypeError: an unknown name; lists the profiles, with a hint.
@@ -62,12 +55,9 @@ def host_profiles(value: str) -> str:
 
 
 def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
-    """The ``type=`` of a numeric option: ``kind`` ``int`` (a whole number) or ``float``.
+    """The ``type=`` of a numeric option of ``kind`` ``int`` or ``float``; ``unit``
+    (``" of seconds"``) and ``example`` (``--conformance-timeout=30``) are for the message.
 
-    Args:
-        kind: ``int`` or ``float``.
-        unit: what the number counts, for the message (``" of seconds"``, ``" of GiB"``, "").
-        example: the option with an example value (``--conformance-timeout=30``).
     Raises (when called with a value that does not parse):
         argparse.ArgumentTypeError: says what kind of number to give, with the example.
     """
@@ -81,16 +71,15 @@ def number(kind: type, unit: str, example: str) -> Callable[[str], float | int]:
                 f"{value!r} is not {what}; give {what}{unit} (e.g. {example})"
             ) from None
 
-    parse.__name__ = kind.__name__
     return parse
 
 
 def given(what: str) -> Callable[[str], str]:
     """The ``type=`` of an option whose empty value would silently mean "not given"
-    (``--engine``, ``--engine-plugin``): ``what`` says what to give.
+    (``--engine``, ``--engine-plugin``).
 
-    Raises (when called with an empty value):
-        argparse.ArgumentTypeError: says to give ``what`` (an unset CI variable, most often).
+    Raises (an empty value, an unset CI variable most often):
+        argparse.ArgumentTypeError: says to give ``what``.
     """
 
     def non_empty(value: str) -> str:
@@ -100,22 +89,17 @@ def given(what: str) -> Callable[[str], str]:
             )
         return value
 
-    non_empty.__name__ = "non_empty"
     return non_empty
-
-
-_a_file_name = given("a file name")
 
 
 def file_name(value: str) -> str:
     """The ``type=`` of an option that names a file the run writes (``--json``,
     ``--conformance-json``, ``--conformance-report``).
 
-    Raises (an empty value, or ``-``):
-        argparse.ArgumentTypeError: says to give a file name (an empty value is most often an
-            unset variable in a CI script, which would lose the file without a word).
+    Raises (an empty value, most often an unset CI variable, or ``-``):
+        argparse.ArgumentTypeError: says to give a file name.
     """
-    _a_file_name(value)
+    given("a file name")(value)
     if value == "-":
         raise argparse.ArgumentTypeError(
             "'-': the kit writes this file, not standard output; give a file name"
@@ -125,10 +109,9 @@ def file_name(value: str) -> str:
 
 class Once(argparse.Action):
     """The ``action=`` of an option a run takes once (``--engine``, ``--engine-plugin``, the
-    verdict file): given twice with different values, the command line is refused, since a
-    run checks one engine and writes one verdict, and argparse would silently keep the last.
+    verdict file), where argparse would silently keep the last of two values.
 
-    Raises (when the option comes a second time with another value):
+    Raises (the option a second time with another value):
         argparse.ArgumentError: names both values and says to give one.
     """
 

@@ -1,14 +1,8 @@
 """The hooks of one pytest run, holding its session: the verdict, the exit rule, the JSON file.
 
-:class:`SessionPlugin` is registered by :mod:`conformance.plugin` once the run's session is
-built. A case's :class:`~conformance.run.results.Result` reaches the verdict as an object:
-:func:`report_result` keeps it on the item and turns it into the pytest outcome, the
-``pytest_runtest_makereport`` hook puts it on the item's report (``report.conformance_result``;
-a failed setup or a skip pytest made becomes a Result there too), and
-``pytest_runtest_logreport`` folds it into the verdict. Under pytest-xdist the report crosses
-to the controller through pytest's own report serialization hooks, the Result as its
-``as_record()`` dict, and comes back as a Result. The item's ``user_properties`` carry the
-same row for junit XML (``conformance_llm`` ...), an output only: nothing reads them back.
+A case's :class:`~conformance.run.results.Result` reaches the verdict as an object: kept on the
+item, put on its report (across pytest-xdist as its ``as_record()`` dict), folded into the
+verdict. The junit ``user_properties`` are an output only: nothing reads them.
 """
 
 from __future__ import annotations
@@ -21,14 +15,17 @@ from typing import Any
 
 import pytest
 
+from conformance import CONTRACT_VERSION
 from conformance.authoring.case import Case
 from conformance.clauses.errors import ConformanceError, ConformanceFailure
 from conformance.frontends import pytest_options
+from conformance.frontends.header import header_lines
 from conformance.run.conformance_session import ConformanceSession
 from conformance.run.options import unmatched_xfails
 from conformance.run.results import PARTIAL_EXIT, Result
 from conformance.run.verdict import Verdict
 from conformance.run.verdict_format import unwritten
+from conformance.runtime.stop_signals import stop_requested
 from conformance.runtime.timeouts import NOT_RUN, not_run
 from conformance.scenarios import SUFFIX
 
@@ -55,13 +52,15 @@ def conformance_session(config: pytest.Config) -> ConformanceSession | None:
 
 
 def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
-    """Keep ``result`` on ``item`` (the report hook puts it on the item's report, for the
-    verdict), write its row into the item's junit ``user_properties`` (an output only) and
-    turn it into the pytest outcome."""
+    """Keep ``result`` on ``item`` (for the verdict), write its row into the item's junit
+    ``user_properties`` (an output only) and turn it into the pytest outcome."""
     __tracebackhide__ = True
     item.stash[RESULT_KEY] = result
-    keep = [(k, v) for k, v in item.user_properties if k not in ("clause", "level")]
-    item.user_properties[:] = keep + [
+    llm = json.dumps(result.llm, sort_keys=True, separators=(",", ":")) if result.llm else ""
+    # a run of several hosts: the host profiles this row stands for
+    hosts = [("conformance_hosts", ",".join(result.hosts))] if result.hosts else []
+    drop = {"clause", "level"} | {key for key, _ in hosts}
+    item.user_properties[:] = [(k, v) for k, v in item.user_properties if k not in drop] + [
         ("clause", result.clause),
         ("level", result.level),
         ("conformance_outcome", result.outcome),
@@ -69,13 +68,14 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
         ("conformance_root_cause", result.root_cause),
         ("conformance_examples", f"{result.examples_run or ''}/{result.examples_asked or ''}"),
         ("conformance_budget_reached", "1" if result.budget_reached else ""),
-        ("conformance_llm", llm_property(result.llm)),
+        ("conformance_llm", llm),  # the engine-LLM ledger, compact JSON ("": no LLM call)
+        *hosts,
     ]
-    if result.hosts:  # a run of several hosts: the host profiles this row stands for
-        item.user_properties[:] = [
-            (k, v) for k, v in item.user_properties if k != "conformance_hosts"
-        ] + [("conformance_hosts", ",".join(result.hosts))]
-    if result.outcome == "passed":
+    if result.outcome == "xpassed" and strict:
+        raise ConformanceFailure(
+            f"[{result.clause} {result.level}] XPASS(strict): {result.message}"
+        )
+    if result.outcome in ("passed", "xpassed"):
         return
     if result.outcome == "failed":
         raise ConformanceFailure(result.message)
@@ -83,24 +83,10 @@ def report_result(item: pytest.Item, result: Result, *, strict: bool) -> None:
         pytest.skip(result.message)
     if result.outcome == "xfailed":
         pytest.xfail(result.message)
-    if result.outcome == "xpassed":
-        if strict:
-            raise ConformanceFailure(
-                f"[{result.clause} {result.level}] XPASS(strict): {result.message}"
-            )
-        return
     raise ConformanceError(result.message)
 
 
-def llm_property(llm: dict[str, Any]) -> str:
-    """The ``conformance_llm`` user property of a case: its engine-LLM ledger
-    (:attr:`conformance.run.results.Result.llm`) as compact JSON with sorted keys, "" when the
-    engine made no LLM call (junit XML carries it as it is)."""
-    return json.dumps(llm, sort_keys=True, separators=(",", ":")) if llm else ""
-
-
-#: The ``markers`` ini line of the marker every conformance item carries
-#: (:func:`conformance_mark`); :mod:`conformance.plugin` registers it.
+#: The ``markers`` ini line of the marker every item carries (:func:`conformance_mark`).
 MARKER_LINE = (
     "conformance(clause, level, kind): a context-engine-kit conformance case: its contract "
     "clause (e.g. 'V2'), level ('MUST' or 'SHOULD') and kind ('structural', 'contract', "
@@ -112,17 +98,14 @@ MARKER_LINE = (
 
 def conformance_mark(case: Case) -> pytest.MarkDecorator:
     """``pytest.mark.conformance(clause=..., level=..., kind=...)`` for one case of the stream
-    (a check, a scenario expectation or a snapshot case; a host view carries its base case's
-    values). All three are strings: the clause id, ``MUST``/``SHOULD``, and the case's kind
-    (:data:`conformance.authoring.registry.KINDS`), as in the item's junit properties."""
+    (a host view carries its base case's values): the clause id, ``MUST``/``SHOULD`` and the
+    kind (:data:`conformance.authoring.registry.KINDS`), strings as in the junit properties."""
     return pytest.mark.conformance(clause=case.clause, level=case.level, kind=case.kind)
 
 
 def case_properties(case: Case) -> list[tuple[str, str]]:
     """The junit ``user_properties`` of a case's item (check id, clause, level, since, kind;
     in a run of several hosts, ``conformance_hosts``: the host profiles it stands for)."""
-    from conformance import CONTRACT_VERSION
-
     hosts = tuple(getattr(case, "hosts", ()) or ())
     return [
         ("conformance_check", case.id),
@@ -136,31 +119,22 @@ def case_properties(case: Case) -> list[tuple[str, str]]:
 
 
 class SessionPlugin:
-    """The hooks of one run, holding its session (registered as ``conformance-session``).
-
-    Attributes:
-        session: the :class:`~conformance.run.conformance_session.ConformanceSession`.
-        verdict: the results as reported (on the xdist controller: every worker's).
-    """
+    """The hooks of one run (registered as ``conformance-session``), holding its ``session``
+    and its ``verdict``: the results as reported (on the xdist controller: every worker's)."""
 
     def __init__(self, config: pytest.Config, session: ConformanceSession, *, fixture_route: bool):
         self.config = config
         self.session = session
         self.fixture_route = fixture_route
         self.verdict = Verdict(host_order=tuple(session.options.host_profiles))
+        self.strict = session.options.strict  # --conformance-strict
         self._xdist_total = 0  # cases the xdist workers collected (the controller collects none)
         self.collection_errors = 0  # files that failed to collect (a malformed scenario file)
         self.json_problem = ""  # why --conformance-json could not be written at the end
 
-    @property
-    def strict(self) -> bool:
-        """``--conformance-strict``."""
-        return self.session.options.strict
-
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionstart(self, session: pytest.Session):
-        """After pytest's header, build one engine (under ``--conformance-timeout``): a
-        constructor that raises or hangs is a usage error naming it."""
+        """After pytest's header, probe the engine (:func:`pytest_options.probe_or_raise`)."""
         result = yield
         if self.session.factory is not None and not hasattr(self.config, "workerinput"):
             pytest_options.probe_or_raise(self.session, self.config)
@@ -168,21 +142,17 @@ class SessionPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """pytest-xdist, on the controller: every worker draws with the controller's seed (the
-        one the header prints and failure files record), not one of its own."""
+        """pytest-xdist, on the controller: every worker draws with the seed the header prints."""
         seed = self.session.options.seed
         if seed is not None:
             node.workerinput[pytest_options.WORKER_SEED] = seed
 
     def pytest_report_header(self, config: pytest.Config):
         """Header lines: engine, kit and contract versions, host ABC, profiles, env, replay."""
-        from conformance.frontends.header import header_lines
-
         return header_lines(config, self.session, fixture_route=self.fixture_route)
 
     def pytest_collection_modifyitems(self, session, config: pytest.Config, items) -> None:
-        """Attach each case's clause/level/since/kind as junit user_properties; warn about
-        expected failures that match no case."""
+        """Stash each item's case, with its junit properties; warn about unmatched xfails."""
         empty = []  # a suite test whose parameter set is empty (e.g. -k on a replay)
         for item in items:
             case = getattr(item, "conformance_case_obj", None)
@@ -200,18 +170,13 @@ class SessionPlugin:
             config.hook.pytest_deselected(items=empty)
             items[:] = [i for i in items if i not in empty]
         for key in unmatched_xfails(self.session.options.xfails, self.session.cases()):
-            warnings.warn(
-                pytest.PytestConfigWarning(
-                    f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"
-                ),
-                stacklevel=2,
-            )
+            message = f"--conformance-xfails: {key!r} matches no check id, id prefix or clause"
+            warnings.warn(pytest.PytestConfigWarning(message), stacklevel=2)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """pytest-xdist, on the controller (which collects nothing itself): the cases the
-        workers selected, so the JSON verdict's ``cases_total`` counts them, not 0. A node id
-        is a case when its parameter (``[...]``) or its last part names a case of the run."""
+        """pytest-xdist, on the controller (which collects nothing): count the cases the workers
+        selected for ``cases_total``, the node ids whose parameter or last part names one."""
         known = {c.id for c in self.session.cases()}
         found = set()
         for node_id in ids:
@@ -222,50 +187,35 @@ class SessionPlugin:
         self._xdist_total = max(len(found), self._xdist_total)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """Count the files that failed to collect: pytest then ends the run as INTERRUPTED,
-        which is no stop (the verdict says NO CHECK RAN and why)."""
+        """Count the files that failed to collect (the INTERRUPTED that follows is no stop)."""
         if report.failed:
             self.collection_errors += 1
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Share the drawing budget among the cases selected to run (after -k, -m,
-        --deselect), not the whole stream."""
-        selected = set()
-        for item in session.items:
-            params = getattr(getattr(item, "callspec", None), "params", {})
-            for name in ("conformance_case", "conformance_snapshot_case"):
-                if isinstance(params.get(name), str):
-                    selected.add(params[name])
-            case = getattr(item, "conformance_case_obj", None)
-            if case is not None:
-                selected.add(case.id)
-        self.session.budget.restrict(selected)
+        """Share the drawing budget among the cases selected to run (after -k, -m, --deselect)."""
+        cases = (item.stash.get(CASE_KEY, None) for item in session.items)
+        self.session.budget.restrict({case.id for case in cases if case is not None})
 
     def pytest_report_collectionfinish(self, config: pytest.Config, start_path, items):
         """With ``--collect-only``: each case's id and title (what it checks)."""
-        if not config.option.collectonly:
+        cases = [item.stash[CASE_KEY] for item in items if CASE_KEY in item.stash]
+        if not (config.option.collectonly and cases):
             return None
-        lines = ["conformance cases (id: what it checks):"]
-        for item in items:
-            case = item.stash.get(CASE_KEY, None)
-            if case is not None:
-                lines.append(f"  {case.id}: {case.title}")
-        return lines if len(lines) > 1 else None
+        return ["conformance cases (id: what it checks):"] + [f"  {c.id}: {c.title}" for c in cases]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
-        """Show conformance failures as their one-line message (no kit traceback), and put the
-        case's Result on its report (:func:`result_of`)."""
+        """Show conformance failures as their one-line message; put the case's Result on its
+        report (:func:`result_of`)."""
         report = yield
         if call.excinfo is not None and call.excinfo.errisinstance(
             (ConformanceFailure, ConformanceError)
         ):
             report.longrepr = str(call.excinfo.value)
         case = item.stash.get(CASE_KEY, None)
-        if case is not None:
-            result = result_of(report, case, item.stash.get(RESULT_KEY, None))
-            if result is not None:
-                setattr(report, REPORT_ATTR, result)
+        result = None if case is None else result_of(report, case, item.stash.get(RESULT_KEY, None))
+        if result is not None:
+            setattr(report, REPORT_ATTR, result)
         return report
 
     @pytest.hookimpl(wrapper=True)
@@ -287,8 +237,7 @@ class SessionPlugin:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold each case's Result into the verdict (also under xdist, on the controller); a
-        failed report of another test counts as one of the run's other failures."""
+        """Fold each case's Result into the verdict; a failed other test is an other failure."""
         result = getattr(report, REPORT_ATTR, None)
         if isinstance(result, Result):
             self.verdict.add(result)
@@ -296,9 +245,8 @@ class SessionPlugin:
             self.verdict.other_failures += 1
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
-        """A case the hang cap kept from running is ``N`` / ``NOT RUN`` in pytest's progress
-        and its own tally, not one FAILURES block each: the terminal summary says why once.
-        The verdict still counts it as an error (its Result is unchanged)."""
+        """A case the hang cap kept from running is ``N`` / ``NOT RUN`` in pytest's progress,
+        not one FAILURES block each (the verdict still counts it as an error)."""
         result = getattr(report, REPORT_ATTR, None)
         if report.when == "call" and isinstance(result, Result) and _kept_from_running(result):
             return "not run", "N", ("NOT RUN", {"yellow": True})
@@ -331,9 +279,7 @@ class SessionPlugin:
             terminalreporter.write_line(f"error: {self.json_problem}", red=True)
 
     def _none_ran(self, config: pytest.Config, stats: dict[str, list[Any]]) -> str:
-        """Why no case ran, for the NO CHECK RAN line (``stats``: the terminal reporter's):
-        collection errors, test paths that replaced the kit's suite, or a selection that left
-        none."""
+        """Why no case ran, for the NO CHECK RAN line (``stats``: the terminal reporter's)."""
         errors = stats.get("error", [])
         if errors:
             return (
@@ -361,20 +307,17 @@ class SessionPlugin:
         self.session.close()  # end the supervised child
         if hasattr(self.config, "workerinput"):
             return
+        collected = sum(1 for item in session.items if CASE_KEY in item.stash)
         if self.config.option.collectonly:  # nothing ran: the verdict file says so, and counts
-            self.verdict.total = sum(1 for item in session.items if CASE_KEY in item.stash)
+            self.verdict.total = collected
             self._write_json(session)
             return
-        from conformance.runtime.stop_signals import stop_requested
-
         # a second stop signal, raised while pytest handled the first, leaves another status;
         # collection errors end a run with INTERRUPTED too, but nobody stopped it
         self.verdict.interrupted = stop_requested() or (
             exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
         )
-        self.verdict.total = (
-            sum(1 for item in session.items if CASE_KEY in item.stash) or self._xdist_total
-        )
+        self.verdict.total = collected or self._xdist_total
         if self.fixture_route and not self.verdict.results:
             return  # the fixture was defined but this run selected none of the suite
         if self.verdict.interrupted:
@@ -387,12 +330,10 @@ class SessionPlugin:
             and self.verdict.only_conformance_failures
         ):
             session.exitstatus = pytest.ExitCode.OK
-        if session.exitstatus == pytest.ExitCode.OK and self.verdict.word(strict=self.strict) == (
-            "PARTIAL"
-        ):
+        partial = self.verdict.word(strict=self.strict) == "PARTIAL"
+        if session.exitstatus == pytest.ExitCode.OK and partial:
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
-        # pytest refused the test paths at collection (a usage error: the session ends with its
-        # status): conformance.frontends.outputs wrote the ERROR verdict naming it
+        # pytest refused the test paths at collection: outputs.py wrote the ERROR verdict
         if not (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results):
             self._write_json(session)
 
@@ -414,27 +355,22 @@ def _kept_from_running(result: Result) -> bool:
 
 
 def in_suite(arg: str, config: pytest.Config) -> bool:
-    """Whether the test path ``arg`` (a path, maybe with ``::`` parts) is in the kit's suite
-    folder (:data:`SUITE_DIR`)."""
+    """Whether the test path ``arg`` (maybe with ``::`` parts) is in :data:`SUITE_DIR`."""
     path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
     return path == SUITE_DIR or SUITE_DIR in path.parents
 
 
 def result_of(report: pytest.TestReport, case: Case, ran: Result | None) -> Result | None:
     """The :class:`~conformance.run.results.Result` a case's report stands for (None for the
-    phases that carry no outcome): the one the case's run reported (``ran``), on its call
-    phase; else one made from the report (a failed setup or teardown is an error, a skip pytest
-    made is a skip), with the case's id, clause, level and kind."""
+    phases that carry no outcome): on the call phase the one its run reported (``ran``), else
+    one made from the report (a failed setup or teardown is an error, a pytest skip a skip)."""
     hosts = tuple(getattr(case, "hosts", ()) or ())
     if ran is not None and report.when == "call":
+        # an XPASS(strict) is "failed"
         outcome = "failed" if ran.outcome == "xpassed" and report.failed else ran.outcome
+        hosts = ran.hosts or hosts
         return replace(
-            ran,
-            check=case.id,
-            outcome=outcome,  # "failed": XPASS(strict)
-            kind=case.kind,
-            title=case.title,
-            hosts=ran.hosts or hosts,
+            ran, check=case.id, outcome=outcome, kind=case.kind, title=case.title, hosts=hosts
         )
     if not (report.when == "call" or report.failed or report.skipped):
         return None

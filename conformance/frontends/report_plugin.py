@@ -1,12 +1,8 @@
 """Pytest sub-plugin: ``--conformance-report=report.html`` writes the HTML report at the end.
 
-Registered by :mod:`conformance.plugin`; inert unless the option is given and the conformance
-plugin is active. The report shows the run's verdict (the session plugin's results, on the
-xdist controller every worker's) and one plot per scenario: runs made in this process are
-reused; scenarios whose items ran on xdist workers are run again here (deterministic, so the
-plot is the same). Its lines (one per scenario run again, then where the report went) are
-printed in the terminal summary, in their own section, so they never run into pytest's
-progress line.
+Inert unless the option is given and the conformance plugin is active. The report shows the
+run's verdict and one plot per scenario, played again here when it ran on an xdist worker
+(deterministic: the same plot).
 """
 
 from __future__ import annotations
@@ -16,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from conformance.frontends.pytest_session import session_plugin
 
 if TYPE_CHECKING:
     from conformance.run.conformance_session import ConformanceSession
@@ -45,10 +43,7 @@ def _scenario_runs(
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
-    """Write the report (on the controller), after the verdict is complete. matplotlib (the
-    plots) is imported only when a report is asked for."""
-    from conformance.frontends.pytest_session import session_plugin
-
+    """Write the report (on the controller) once the verdict is complete (matplotlib: only then)."""
     config = session.config
     plugin = session_plugin(config)
     path = config.getoption("--conformance-report", default=None)
@@ -57,15 +52,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
     from conformance.report import write_report
 
     lines = config.stash.setdefault(_LINES, [])
-    results = plugin.verdict.results
+    results, runs, engine = plugin.verdict.results, [], ""
     if plugin.session.factory is not None:
         from conformance.runtime.sandbox import block_network
 
+        engine = plugin.session.factory.cli_args()
         with block_network():
             runs = _scenario_runs(plugin.session, results, lines.append)
-    else:
-        runs = []
-    engine = plugin.session.factory.cli_args() if plugin.session.factory is not None else ""
     note = write_report(Path(path), results, runs, engine=engine, strict=plugin.strict)
     lines.append(
         f"conformance report: {path} ({len(results)} results, {len(runs)} scenario plots)"
