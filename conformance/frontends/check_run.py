@@ -194,7 +194,7 @@ class CheckRun:
             items = "each expectation is one case"
         print(
             f"context-engine-kit {self.command}: {cases} against {what}, run by pytest ({items}), "
-            f"{hosts_line(config)}\n"
+            f"{hosts_line(run.options.host_profiles)}\n"
             f"context-engine-kit {self.command}: failure files go to {where}",
             flush=True,
         )

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from conformance import CONTRACT_VERSION, __version__
-from conformance.authoring.hosts import parse_hosts
 from conformance.authoring.hypothesis_profiles import in_ci
-from conformance.clauses.errors import KitUsageError
-from conformance.frontends.pytest_options import engine_origin, engine_spec, host_profile_text
+from conformance.frontends.pytest_options import engine_origin, engine_spec
 from conformance.run.conformance_session import ConformanceSession
 
 
@@ -84,15 +82,12 @@ def header_lines(
     return lines
 
 
-def hosts_line(config: pytest.Config) -> str:
-    """What ``check``'s first line says of the hosts: the host profiles of the run (option,
-    else ini key, else default) and the real Hermes installed next to the kit, if any."""
+def hosts_line(hosts: Any) -> str:
+    """What ``check``'s first line says of the hosts: the run's host profiles (``hosts``, as the
+    session resolved them: a replayed file's own host included) and the real Hermes installed
+    next to the kit, if any."""
     from simulator.host.shim import abc_info
 
-    try:
-        hosts = parse_hosts(host_profile_text(config) or None)
-    except (KitUsageError, ValueError):
-        hosts = parse_hosts(None)
     info = abc_info()
     if info.source == "context-engine-kit":
         real = "no Hermes installed (the kit's documented ABC)"

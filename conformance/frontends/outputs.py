@@ -6,7 +6,6 @@ call them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from conformance.clauses.errors import KitUsageError
 from conformance.frontends import pytest_options
 from conformance.frontends.pytest_session import conformance_session, session_plugin
-from conformance.run.verdict_format import write_error_verdict
+from conformance.run.verdict_format import engine_record, write_error_verdict
 from conformance.runtime.writable import DIR, FILE, check_writable
 
 #: Output options of the pytest front end: option -> (kind, what it writes).
@@ -51,16 +50,8 @@ def usage_error(config: pytest.Config, message: str, *, word: str = "ERROR") -> 
     path = config.getoption("--conformance-json", default=None)
     if not path or hasattr(config, "workerinput"):
         return
-    spec = pytest_options.engine_spec(config)
-    plugin_dir = config.getoption("--engine-plugin", default=None)
-    engine: Any = {"plugin": plugin_dir} if plugin_dir and not spec else None
-    if spec:
-        text = pytest_options.engine_kwargs_text(config)
-        try:
-            kwargs = json.loads(text or "{}")
-        except (ValueError, RecursionError):
-            kwargs = text
-        engine = {"spec": spec, "kwargs": kwargs}
+    spec, kwargs = pytest_options.engine_spec(config), pytest_options.engine_kwargs_text(config)
+    engine = engine_record(spec, kwargs, config.getoption("--engine-plugin", default=None))
     profile = _quietly(config, pytest_options.profile_name, pytest_options.INI_PROFILE)
     hosts = _quietly(config, pytest_options.host_profile_text, pytest_options.INI_HOST_PROFILE)
     write_error_verdict(

@@ -14,7 +14,6 @@ import pytest
 from conformance.authoring.hosts import expand
 from conformance.clauses.errors import ScenarioError
 from conformance.frontends.pytest_session import (
-    case_properties,
     conformance_mark,
     conformance_session,
     in_suite,
@@ -80,7 +79,7 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.conformance_case_obj = case
         self.add_marker(conformance_mark(case))
-        self.user_properties += case_properties(case) + [("scenario_file", str(self.path))]
+        self.user_properties.append(("scenario_file", str(self.path)))  # the rest: collection
 
     def runtest(self) -> None:
         session = conformance_session(self.config)

@@ -729,7 +729,7 @@ def test_check_takes_the_conformance_spellings_and_marker_selection(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert f"against --engine={MINIMAL}," in first and "on host profile hermes-0.19;" in first
+    assert f"against --engine={MINIMAL}," in first and "on host profile hermes-0.22;" in first
     data = json.loads(out.read_text())
     assert data["engine"] == {"spec": MINIMAL, "kwargs": {}}
     assert data["host_profile"] == "hermes-0.19" and data["verdict"] == "PASS"
@@ -760,6 +760,25 @@ def test_check_help_does_not_advertise_xdist_and_the_engine_may_come_after_optio
     assert "[V4 MUST]" in again.stdout and "(context-engine-kit explain V4)" in again.stdout
     # the replayed failure's Repro replays the same file again (not the case's -k rerun)
     assert f"--conformance-replay={replay.resolve()}" in again.stdout, again.stdout[-2000:]
+
+
+def test_check_first_line_names_the_host_a_replayed_file_runs_on(tmp_path):
+    """A failure file replays on the host it was found on (unless the run names one): the first
+    line says that host, as the header does, not the default hosts."""
+    state = tmp_path / "state"
+    failing = cli(
+        "check", "-k", "A6-compression-count-increments",
+        "reference_engines.mutants.a6_never_counts:NeverCounts",
+        "--conformance-profile=quick", "--conformance-no-shrink", "--state-dir", str(state),
+        "--host-profile=hermes-0.22", cwd=tmp_path,
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
+    (replay,) = state.glob("failures/*/*.json")
+    again = cli("check", "--conformance-replay", str(replay), cwd=tmp_path)
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr
+    first, header = again.stdout.splitlines()[0], again.stdout.split("conformance: engine", 1)[1]
+    assert "on host profile hermes-0.22;" in first, first
+    assert "| host profile hermes-0.22 |" in header.splitlines()[0]
 
 
 @pytest.mark.slow

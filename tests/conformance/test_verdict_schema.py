@@ -133,6 +133,18 @@ def test_pytest_usage_error_writes_a_valid_error_verdict(kit_pytester):
     assert data["verdict"] == "ERROR" and "MODULE:ATTR" in data["error"]
 
 
+@pytest.mark.parametrize("kwargs", ["[1]", "5", "{bad json"])
+def test_an_error_verdict_for_engine_kwargs_that_are_no_object_validates(kit_pytester, kwargs):
+    """``--engine-kwargs`` that is valid JSON but no object is refused; the ERROR verdict names
+    it as the text given, as the schema says (it was written as the parsed list or number)."""
+    result = kit_pytester.runpytest_subprocess(
+        *PYTEST, f"--engine={COMPRESSOR}", f"--engine-kwargs={kwargs}", "--conformance-json=v.json"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    data = verdict_file(kit_pytester.path / "v.json")
+    assert data["verdict"] == "ERROR" and data["engine"] == {"spec": COMPRESSOR, "kwargs": kwargs}
+
+
 def test_run_conformance_writes_a_valid_verdict_on_several_hosts(tmp_path):
     from conformance import run_conformance
     from reference_engines.compressor import ReferenceCompressor

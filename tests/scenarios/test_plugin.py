@@ -52,6 +52,21 @@ def test_scenario_files_become_items_with_clause_rows_in_the_verdict(kit_pyteste
     )  # the verdict table counts scenario expectations by clause
 
 
+def test_a_scenario_items_junit_properties_are_listed_once(kit_pytester):
+    """Each junit property of a scenario file's item comes once (they were added when the item
+    was made and again at collection), with the file it comes from."""
+    import xml.etree.ElementTree as ET
+
+    name = copy(kit_pytester, "c1_subagents.scenario.yaml")
+    result = run(kit_pytester, f"--engine={MINIMAL}", name, "--junit-xml=j.xml")
+    assert result.ret == 0, result.stdout.str()
+    cases = ET.parse(kit_pytester.path / "j.xml").getroot().iter("testcase")
+    for case in cases:
+        names = [p.get("name") for p in case.iter("property")]
+        assert len(names) == len(set(names)), (case.get("name"), sorted(names))
+        assert {"conformance_check", "clause", "kind", "scenario_file"} <= set(names)
+
+
 def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
     result = run(
