@@ -89,11 +89,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _activate(config, fixture_route=route)
     except pytest_options.Inert:
         return
-    except pytest.UsageError as exc:
-        from conformance.frontends.outputs import usage_error
-
-        usage_error(config, str(exc))  # --conformance-json gets the ERROR verdict
-        raise
     shim.install()
     if not hasattr(config, "workerinput"):  # an xdist worker is stopped by its controller
         config.add_cleanup(stop_signals_as_interrupt())

@@ -159,12 +159,10 @@ class CheckRun:
     def pytest_configure(self, config: pytest.Config) -> None:
         """After the kit's plugin built the run: refuse a run without an engine (pytest would
         collect the folder's own tests)."""
-        from conformance.frontends.outputs import usage_error
         from conformance.frontends.pytest_session import conformance_session
 
         session = conformance_session(config)
         if session is None or session.factory is None:
-            usage_error(config, NO_ENGINE)
             raise pytest.UsageError(NO_ENGINE)
 
     @pytest.hookimpl(tryfirst=True)

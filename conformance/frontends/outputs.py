@@ -76,6 +76,18 @@ def _quietly(config: pytest.Config, read: Any, ini_key: str) -> Any:
     return None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config):
+    """Write the ERROR verdict when a usage error stops the run: a bad option value or engine,
+    an output path that cannot be written or no engine (configure), an engine constructor that
+    raises or hangs (session start), a test path that does not exist (collection)."""
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        usage_error(config, str(exc))
+        raise
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """After the session is built (:mod:`conformance.plugin`): check the output options, so a
@@ -85,24 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         check_output_options(config)
     except KitUsageError as exc:
-        usage_error(config, str(exc))
         raise pytest.UsageError(str(exc)) from None
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_sessionstart(session: pytest.Session):
-    """Write the ERROR verdict when the session cannot start (the engine's constructor raises or
-    hangs: :func:`conformance.frontends.pytest_options.probe_or_raise`) and, as
-    ``pytest_collection`` too, when pytest refuses the test paths (``file or directory not
-    found: x``)."""
-    try:
-        return (yield)
-    except pytest.UsageError as exc:
-        usage_error(session.config, str(exc))
-        raise
-
-
-pytest_collection = pytest_sessionstart
 
 
 __all__ = ["OUTPUT_OPTIONS", "check_output_options", "usage_error"]

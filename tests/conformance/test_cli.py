@@ -729,7 +729,7 @@ def test_check_takes_the_conformance_spellings_and_marker_selection(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert f"against --engine={MINIMAL}," in first and "on host profile hermes-0.22;" in first
+    assert f"against --engine={MINIMAL}," in first and "on host profile hermes-0.19;" in first
     data = json.loads(out.read_text())
     assert data["engine"] == {"spec": MINIMAL, "kwargs": {}}
     assert data["host_profile"] == "hermes-0.19" and data["verdict"] == "PASS"
