@@ -95,9 +95,11 @@ def _check_parser(command: str) -> argparse.ArgumentParser:
             action="store_true",
             help="also run the bundled scenario library with FILE...",
         )
-        for short, option, metavar in _SCENARIO_SPELLINGS:
-            kind = {"metavar": metavar} if metavar else {"action": "store_true"}
-            add(short, dest=option, default=None, help=f"short for {option}", **kind)
+        for short, option, metavar in _SCENARIO_SPELLINGS:  # each kept as pytest's option
+            kind: dict = {"action": "append_const", "const": option}
+            if metavar:
+                kind = {"action": "append", "metavar": metavar, "type": f"{option}={{}}".format}
+            add(short, dest="spelled", default=[], help=f"short for {option}", **kind)
     return parser
 
 
@@ -167,12 +169,6 @@ def _check(argv: list[str], command: str = "check") -> int:
     temporary = not args.state_dir
     state = os.path.abspath(args.state_dir or tempfile.mkdtemp(prefix="context-engine-kit-"))
     failures = os.path.join(state, "failures")
-    spelled = [
-        f"{option}={value}" if metavar else option
-        for _, option, metavar in _SCENARIO_SPELLINGS
-        for value in [getattr(args, option, None)]
-        if value
-    ]
     # check's defaults come first (a later value given by the user wins); each value is
     # joined to its option: pytest picks its rootdir from the arguments before it knows the
     # kit's options, so a value standing alone that names an existing file or folder (a
@@ -190,7 +186,7 @@ def _check(argv: list[str], command: str = "check") -> int:
         f"--conformance-failures-dir={failures}",
         # the project's snapshots, as a plain pytest run there
         f"--conformance-snapshots-dir={os.path.join(os.getcwd(), '.conformance', 'snapshots')}",
-        *spelled,
+        *getattr(args, "spelled", []),
         *rest,
     ] + ([f"--conformance-json={json_path}"] if json_path else [])
     library = bool(getattr(args, "library", False))

@@ -178,12 +178,8 @@ class SessionPlugin:
         """pytest-xdist, on the controller (which collects nothing): count the cases the workers
         selected for ``cases_total``, the node ids whose parameter or last part names one."""
         known = {c.id for c in self.session.cases()}
-        found = set()
-        for node_id in ids:
-            name = node_id.rsplit("::", 1)[-1]
-            param = name[name.index("[") + 1 : -1] if name.endswith("]") and "[" in name else ""
-            if param in known or name in known:
-                found.add(node_id)
+        names = {node_id: node_id.rsplit("::", 1)[-1] for node_id in ids}
+        found = [n for n in names.values() if n in known or n.partition("[")[2][:-1] in known]
         self._xdist_total = max(len(found), self._xdist_total)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -287,12 +283,12 @@ class SessionPlugin:
                 "file or a module that does not import); fix them and run again"
             )
         given = [a for a in config.args if not in_suite(a, config)]
-        if given and not stats.get("deselected") and all(SUFFIX in a for a in given):
-            return (
-                f"the scenario files given ({' '.join(given)}) hold no expectation; add some "
-                "under expect: (docs/scenarios.md lists the kinds)"
-            )
         if given and not stats.get("deselected"):
+            if all(SUFFIX in a for a in given):
+                return (
+                    f"the scenario files given ({' '.join(given)}) hold no expectation; add "
+                    "some under expect: (docs/scenarios.md lists the kinds)"
+                )
             return (
                 f"the test paths given ({' '.join(given)}) replace the kit's suite and hold no "
                 "conformance check; give no path to check the engine (run your own tests in "
@@ -333,7 +329,7 @@ class SessionPlugin:
         partial = self.verdict.word(strict=self.strict) == "PARTIAL"
         if session.exitstatus == pytest.ExitCode.OK and partial:
             session.exitstatus = PARTIAL_EXIT  # the budget cut cases short: never a pass
-        # pytest refused the test paths at collection: outputs.py wrote the ERROR verdict
+        # pytest refused the test paths at collection: outputs.py writes the ERROR verdict
         if not (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.verdict.results):
             self._write_json(session)
 
