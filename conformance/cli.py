@@ -261,23 +261,10 @@ COMMANDS = (
 )
 
 
-def kit_version() -> str:
-    """The installed distribution's version (``importlib.metadata``); from a source tree that is
-    not installed, ``conformance.__version__``."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("context-engine-kit")
-    except metadata.PackageNotFoundError:
-        import conformance
-
-        return str(getattr(conformance, "__version__", "unknown"))
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser of ``context-engine-kit``: one subcommand per entry of
     :data:`COMMANDS`, ``--help`` and ``--version``."""
-    from simulator.contract import CONTRACT_VERSION
+    from conformance import CONTRACT_VERSION, __version__
 
     parser = command_parser(
         "context-engine-kit",
@@ -294,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"%(prog)s {kit_version()} (contract {CONTRACT_VERSION})",
+        version=f"%(prog)s {__version__} (contract {CONTRACT_VERSION})",
         help="print the kit's version and the contract version it checks, and exit",
     )
     return parser

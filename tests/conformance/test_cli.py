@@ -167,29 +167,35 @@ def test_no_command_prints_the_help_with_every_command_and_exits_2(tmp_path):
 
 
 def test_version_prints_the_installed_version_and_the_contract(tmp_path):
+    """The version the header and the JSON verdict name (``conformance.__version__``)."""
     from importlib import metadata
 
-    from conformance.cli import kit_version
+    import conformance
     from simulator.contract import CONTRACT_VERSION
 
     proc = cli("--version", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"context-engine-kit {kit_version()} (contract {CONTRACT_VERSION})\n"
-    assert kit_version() == metadata.version("context-engine-kit")
+    version = conformance.__version__
+    assert proc.stdout == f"context-engine-kit {version} (contract {CONTRACT_VERSION})\n"
+    assert version == metadata.version("context-engine-kit")
 
 
-def test_version_falls_back_to_the_package_version(monkeypatch):
-    from importlib import metadata
-
-    import conformance
-    from conformance.cli import kit_version
-
-    def missing(name):
-        raise metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(metadata, "version", missing)
-    monkeypatch.setattr(conformance, "__version__", "9.9.9+test")
-    assert kit_version() == "9.9.9+test"
+def test_version_falls_back_to_the_source_tree_version(tmp_path):
+    """Not installed (a source tree on ``PYTHONPATH``): ``--version`` says so."""
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "def missing(name):\n"
+        "    raise m.PackageNotFoundError(name)\n"
+        "m.version = missing\n"
+        "from conformance.cli import main\n"
+        "sys.exit(main(['--version']))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("context-engine-kit 0.1.0+source (contract "), proc.stdout
 
 
 def test_developer_commands_left_the_user_cli(tmp_path):
