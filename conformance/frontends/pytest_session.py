@@ -176,11 +176,13 @@ class SessionPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """pytest-xdist, on the controller (which collects nothing): count the cases the workers
-        selected for ``cases_total``, the node ids whose parameter or last part names one."""
+        selected for ``cases_total``: the node ids whose parameter or last part names one, and
+        the items of a user's scenario file (the controller never parsed the file)."""
         known = {c.id for c in self.session.cases()}
-        names = {node_id: node_id.rsplit("::", 1)[-1] for node_id in ids}
-        found = [n for n in names.values() if n in known or n.partition("[")[2][:-1] in known]
-        self._xdist_total = max(len(found), self._xdist_total)
+        found = 0
+        for path, _, name in (node_id.rpartition("::") for node_id in ids):
+            found += name in known or name.partition("[")[2][:-1] in known or path.endswith(SUFFIX)
+        self._xdist_total = max(found, self._xdist_total)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """Count the files that failed to collect (the INTERRUPTED that follows is no stop)."""

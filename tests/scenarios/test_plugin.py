@@ -67,6 +67,19 @@ def test_a_scenario_items_junit_properties_are_listed_once(kit_pytester):
         assert {"conformance_check", "clause", "kind", "scenario_file"} <= set(names)
 
 
+def test_a_scenario_files_items_count_in_the_verdict_under_xdist(kit_pytester):
+    """Under pytest-xdist the controller, which never parses a user's scenario file, counts its
+    items in ``cases_total`` (it said 0 of 5 run)."""
+    import json
+
+    pytest.importorskip("xdist")
+    name = copy(kit_pytester, "c1_subagents.scenario.yaml")
+    result = run(kit_pytester, f"--engine={MINIMAL}", name, "-n", "2", "--conformance-json=v.json")
+    assert result.ret == 0, result.stdout.str()
+    data = json.loads((kit_pytester.path / "v.json").read_text())
+    assert data["cases_total"] == len(data["results"]) == 5, data["cases_total"]
+
+
 def test_a_must_failure_fails_the_run_with_the_kit_message(kit_pytester):
     name = copy(kit_pytester, "c1_subagents.scenario.yaml")
     result = run(
